@@ -1,0 +1,165 @@
+"""The frozen settings object the core receives.
+
+The core never reads the environment: the NoneBot plugin (or the CLI) builds one
+`Settings` from its configuration and hands it over. Every field has the default of
+SPEC.md; `.env.example` documents each one under its `YUJI_` name.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Literal
+
+VectorMode = Literal["off", "shadow", "candidate"]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    # storage
+    data_dir: Path = Path("data")
+    database_url: str = ""
+    """Empty means SQLite at `data_dir/yuji.db`."""
+    timezone: str = "Asia/Shanghai"
+
+    # archive
+    attachment_max_bytes: int = 10 * 1024 * 1024
+    attachment_timeout_s: float = 15.0
+    attachment_retention_days: int = 90
+    archive_flush_max: int = 500
+    """Largest group commit the archive writer makes in one transaction."""
+
+    # consolidation
+    batch_max_messages: int = 40
+    batch_max_chars: int = 6000
+    eligible_min_pending: int = 12
+    eligible_max_wait_s: int = 2 * 3600
+    consolidation_tick_s: int = 600
+    consolidation_hourly_cap: int = 4
+    batch_watchdog_s: int = 600
+    batch_max_turns: int = 12
+    batch_failures_before_alert: int = 3
+
+    # recall
+    recall_limit: int = 5
+    recall_min_score: float = 0.0
+    near_duplicate_threshold: float = 0.85
+    near_duplicate_window: int = 500
+    vector_mode: VectorMode = "off"
+    vector_model_path: str = ""
+    """Empty uses the bundled multilingual USE; else a folder with model.onnx + tokenizer.json."""
+    vector_threshold: float = 0.68
+    vector_margin: float = 0.02
+
+    # llm
+    llm_base_url: str = ""
+    llm_api_key: str = field(default="", repr=False)
+    llm_model: str = ""
+    llm_timeout_s: float = 60.0
+    llm_max_retries: int = 3
+    llm_temperature: float = 0.7
+
+    # chat
+    persona_file: str = ""
+    """Empty uses the 大肥鱼 persona shipped in the package."""
+    nicknames: tuple[str, ...] = ("大肥鱼",)
+    ooc_patterns: tuple[str, ...] = (
+        r"作为(一个)?(AI|人工智能|语言模型)",
+        r"我是一个?(AI|人工智能|语言模型)",
+        r"(抱歉|对不起|很遗憾)[，,]?\s*(我)?(无法|不能)",
+        r"我无法(回答|提供|协助|满足)",
+        r"(?i)as an ai",
+        r"(?i)i('m| am) (sorry|unable)",
+    )
+    fallback_line: str = "唔……鱼鱼脑子打结了，等下再说~"
+    failure_line: str = "鱼鱼这会儿有点卡，过会儿再找我吧~"
+    reply_max_chars: int = 300
+    recent_messages: int = 20
+    backfill_interval_s: int = 1800
+    backfill_max: int = 200
+
+    # nightly
+    nightly_time: str = "04:00"
+    nightly_retry_after_s: int = 2 * 3600
+    nightly_max_failures: int = 3
+    gc_cold_after_days: int = 120
+
+    # operations
+    backup_interval_s: int = 3 * 3600
+    backup_mirror: str = ""
+    backup_keep_latest: int = 20
+    backup_keep_daily: int = 30
+    backup_keep_weekly: int = 12
+    capacity_limit_bytes: int = 5 * 1024**3
+    log_retention_days: int = 7
+    telegram_bot_token: str = field(default="", repr=False)
+    telegram_chat_id: str = ""
+    telegram_base_url: str = ""
+    alert_dedup_s: int = 3600
+
+    @property
+    def database_path(self) -> Path:
+        return self.data_dir / "yuji.db"
+
+    @property
+    def sqlalchemy_url(self) -> str:
+        return self.database_url or f"sqlite+aiosqlite:///{self.database_path}"
+
+    @property
+    def attachments_dir(self) -> Path:
+        return self.data_dir / "attachments"
+
+    @property
+    def backups_dir(self) -> Path:
+        return self.data_dir / "backups"
+
+    @property
+    def vectors_dir(self) -> Path:
+        return self.data_dir / "vectors"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.data_dir / "logs"
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.llm_base_url and self.llm_model)
+
+    def with_changes(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+
+def settings_from_mapping(values: dict[str, Any]) -> Settings:
+    """Build Settings from `yuji_`-prefixed (or bare) keys, ignoring unknown ones.
+
+    Used by the CLI, which reads `YUJI_*` from the environment and `.env` itself.
+    """
+    known = {f.name: f for f in fields(Settings)}
+    kwargs: dict[str, Any] = {}
+    for key, raw in values.items():
+        name = key.lower().removeprefix("yuji_")
+        if name not in known or raw is None:
+            continue
+        kwargs[name] = _coerce(name, raw)
+    return Settings(**kwargs)
+
+
+def _coerce(name: str, raw: Any) -> Any:
+    default = getattr(Settings(), name)
+    if not isinstance(raw, str):
+        return Path(raw) if isinstance(default, Path) else raw
+    if isinstance(default, bool):
+        return raw.strip().lower() in {"1", "true", "yes", "on"}
+    if isinstance(default, int):
+        return int(raw)
+    if isinstance(default, float):
+        return float(raw)
+    if isinstance(default, Path):
+        return Path(raw)
+    if isinstance(default, tuple):
+        # A JSON list keeps commas inside items (regex patterns need them).
+        if raw.lstrip().startswith("["):
+            return tuple(str(item) for item in json.loads(raw))
+        return tuple(part.strip() for part in raw.split(",") if part.strip())
+    return raw

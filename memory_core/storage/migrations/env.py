@@ -1,0 +1,42 @@
+"""Alembic environment owned by memory_core.
+
+Migrations run on the connection `migrate.upgrade()` hands over in
+`config.attributes["connection"]`; run from the `alembic` command line (development
+only) they open `sqlalchemy.url` themselves.
+"""
+
+from __future__ import annotations
+
+from alembic import context
+from sqlalchemy import Connection, create_engine
+
+from memory_core.storage.schema import metadata
+
+config = context.config
+
+
+def _include_object(
+    obj: object, name: str | None, type_: str, reflected: bool, compare_to: object
+) -> bool:
+    # Derived full-text tables are created by raw SQL in migrations, not by metadata.
+    return not (type_ == "table" and name is not None and name.startswith("memory_fts"))
+
+
+def _run(connection: Connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=metadata,
+        render_as_batch=True,
+        include_object=_include_object,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+connection = config.attributes.get("connection")
+if connection is not None:
+    _run(connection)
+else:
+    url = config.get_main_option("sqlalchemy.url") or "sqlite:///data/yuji.db"
+    with create_engine(url).connect() as conn:
+        _run(conn)

@@ -1,0 +1,357 @@
+"""Every table of SPEC.md §4, as SQLAlchemy Core.
+
+This module is the description the repositories query against; the Alembic
+migrations create the same tables (a test compares the two). Truth tables:
+experiences (+ attachments links) and memories (+ versions, evidence, relations,
+aliases). Everything else is bookkeeping or derived.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+from .types import JSONText, UTCDateTime
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+SOURCES = ("realtime", "backfill", "migrated")
+ATTACHMENT_STATUSES = ("stored", "cleaned", "failed")
+MEMORY_TYPES = ("fact", "preference", "event", "relation", "state", "rule")
+MEMORY_STATUSES = ("active", "retracted", "cold")
+RELATION_KINDS = ("supports", "related", "contradicts", "supersedes", "merged")
+BATCH_STATES = ("queued", "delivered", "processing", "done", "failed")
+BATCH_OUTCOMES = ("extracted", "nothing")
+CARD_KINDS = (
+    "preferences",
+    "interaction_patterns",
+    "recent_status",
+    "goals",
+    "relationships",
+    "key_events",
+    "interaction_rules",
+)
+NIGHTLY_STEPS = ("settle", "diary", "cards", "events", "gc")
+NIGHTLY_STATES = ("pending", "running", "done", "failed")
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+# --- experience layer (append-only) ---------------------------------------------
+
+experiences = Table(
+    "experiences",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("scope", String(64), nullable=False),
+    Column("fingerprint", String(128), nullable=False),
+    Column("sender_id", String(64), nullable=False),
+    Column("sender_name", Text, nullable=False, server_default=""),
+    Column("is_bot", Boolean, nullable=False, server_default="0"),
+    Column("text", Text, nullable=False),
+    Column("segments", JSONText, nullable=False),
+    Column("reply_to", String(128)),
+    Column("sent_at", UTCDateTime, nullable=False),
+    Column("received_at", UTCDateTime, nullable=False),
+    Column("source", String(16), nullable=False),
+    UniqueConstraint("scope", "fingerprint"),
+    CheckConstraint(_in("source", SOURCES), name="source"),
+    sqlite_autoincrement=True,
+)
+Index("ix_experiences_scope_id", experiences.c.scope, experiences.c.id)
+
+attachments = Table(
+    "attachments",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("sha256", String(64), unique=True),
+    Column("mime", String(128)),
+    Column("size", Integer),
+    Column("status", String(16), nullable=False),
+    Column("url", Text),
+    Column("error", Text),
+    Column("first_seen", UTCDateTime, nullable=False),
+    Column("cleaned_at", UTCDateTime),
+    CheckConstraint(_in("status", ATTACHMENT_STATUSES), name="status"),
+    # A stored or cleaned file is known by its content; only a failed fetch has none.
+    CheckConstraint("status = 'failed' OR sha256 IS NOT NULL", name="hash_known"),
+)
+
+experience_attachments = Table(
+    "experience_attachments",
+    metadata,
+    Column("experience_id", ForeignKey("experiences.id"), primary_key=True),
+    Column("attachment_id", ForeignKey("attachments.id"), primary_key=True),
+    Column("segment_index", Integer, primary_key=True),
+)
+Index("ix_experience_attachments_attachment", experience_attachments.c.attachment_id)
+
+# --- memory layer ----------------------------------------------------------------
+
+memories = Table(
+    "memories",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("scope", String(64), nullable=False),
+    Column("type", String(16), nullable=False),
+    Column("subject", Text, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("importance", Float, nullable=False, server_default="0.5"),
+    Column("confidence", Float, nullable=False, server_default="0.8"),
+    Column("status", String(16), nullable=False, server_default="active"),
+    Column("valid_from", UTCDateTime),
+    Column("valid_to", UTCDateTime),
+    Column("version", Integer, nullable=False, server_default="1"),
+    Column("origin", String(32), nullable=False, server_default="model"),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("last_accessed_at", UTCDateTime),
+    Column("hit_count", Integer, nullable=False, server_default="0"),
+    Column("pinned", Boolean, nullable=False, server_default="0"),
+    Column("starred", Boolean, nullable=False, server_default="0"),
+    CheckConstraint(_in("type", MEMORY_TYPES), name="type"),
+    CheckConstraint(_in("status", MEMORY_STATUSES), name="status"),
+    CheckConstraint("importance >= 0 AND importance <= 1", name="importance"),
+    CheckConstraint("confidence >= 0 AND confidence <= 1", name="confidence"),
+    sqlite_autoincrement=True,
+)
+Index("ix_memories_scope_status", memories.c.scope, memories.c.status)
+Index("ix_memories_scope_type_id", memories.c.scope, memories.c.type, memories.c.id)
+
+memory_versions = Table(
+    "memory_versions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("memory_id", ForeignKey("memories.id"), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("type", String(16), nullable=False),
+    Column("subject", Text, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("importance", Float, nullable=False),
+    Column("confidence", Float, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("valid_from", UTCDateTime),
+    Column("valid_to", UTCDateTime),
+    Column("changed_at", UTCDateTime, nullable=False),
+    Column("changed_by", String(64), nullable=False),
+    Column("reason", Text, nullable=False, server_default=""),
+    UniqueConstraint("memory_id", "version"),
+)
+
+memory_evidence = Table(
+    "memory_evidence",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("memory_id", ForeignKey("memories.id"), nullable=False),
+    Column("experience_id", ForeignKey("experiences.id")),
+    Column("source_memory_id", ForeignKey("memories.id")),
+    Column("fragment_id", ForeignKey("fragments.id")),
+    Column("role", String(16), nullable=False, server_default="primary"),
+    Column("created_at", UTCDateTime, nullable=False),
+    CheckConstraint(
+        "(experience_id IS NOT NULL) + (source_memory_id IS NOT NULL)"
+        " + (fragment_id IS NOT NULL) = 1",
+        name="one_target",
+    ),
+)
+Index("ix_memory_evidence_memory", memory_evidence.c.memory_id)
+Index("ix_memory_evidence_experience", memory_evidence.c.experience_id)
+
+memory_relations = Table(
+    "memory_relations",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("scope", String(64), nullable=False),
+    Column("src_id", ForeignKey("memories.id"), nullable=False),
+    Column("dst_id", ForeignKey("memories.id"), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("reason", Text, nullable=False, server_default=""),
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("src_id", "dst_id", "kind"),
+    CheckConstraint(_in("kind", RELATION_KINDS), name="kind"),
+    CheckConstraint("src_id != dst_id", name="no_self"),
+)
+Index("ix_memory_relations_dst", memory_relations.c.dst_id)
+
+aliases = Table(
+    "aliases",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("scope", String(64), nullable=False),
+    Column("alias", Text, nullable=False),
+    Column("canonical", Text, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("scope", "alias"),
+)
+
+# --- consolidation ---------------------------------------------------------------
+
+consolidation_cursors = Table(
+    "consolidation_cursors",
+    metadata,
+    Column("scope", String(64), primary_key=True),
+    Column("delivered_id", Integer, nullable=False, server_default="0"),
+    Column("acked_id", Integer, nullable=False, server_default="0"),
+    Column("consecutive_failures", Integer, nullable=False, server_default="0"),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+consolidation_batches = Table(
+    "consolidation_batches",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("scope", String(64), nullable=False),
+    Column("first_id", Integer, nullable=False),
+    Column("last_id", Integer, nullable=False),
+    Column("message_count", Integer, nullable=False),
+    Column("chars", Integer, nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("outcome", String(16)),
+    Column("token", String(64), nullable=False),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("delivered_at", UTCDateTime),
+    Column("progressed_at", UTCDateTime),
+    Column("finished_at", UTCDateTime),
+    Column("error", Text),
+    CheckConstraint(_in("state", BATCH_STATES), name="state"),
+    CheckConstraint(f"outcome IS NULL OR {_in('outcome', BATCH_OUTCOMES)}", name="outcome"),
+    CheckConstraint("first_id <= last_id", name="range"),
+    sqlite_autoincrement=True,
+)
+Index(
+    "ix_consolidation_batches_scope_state",
+    consolidation_batches.c.scope,
+    consolidation_batches.c.state,
+)
+
+fragments = Table(
+    "fragments",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("batch_id", ForeignKey("consolidation_batches.id"), nullable=False),
+    Column("scope", String(64), nullable=False),
+    Column("summary", Text, nullable=False),
+    Column("first_id", Integer, nullable=False),
+    Column("last_id", Integer, nullable=False),
+    Column("first_sent_at", UTCDateTime, nullable=False),
+    Column("last_sent_at", UTCDateTime, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("archived", Boolean, nullable=False, server_default="0"),
+)
+Index("ix_fragments_scope_archived", fragments.c.scope, fragments.c.archived)
+
+# --- nightly ----------------------------------------------------------------------
+
+diaries = Table(
+    "diaries",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("scope", String(64), nullable=False),
+    Column("day", String(10), nullable=False),
+    Column("content", Text, nullable=False),
+    Column("fragment_ids", JSONText, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("scope", "day"),
+)
+
+cards = Table(
+    "cards",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("scope", String(64), nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("day", String(10)),
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("scope", "kind", "version"),
+    CheckConstraint(_in("kind", CARD_KINDS), name="kind"),
+)
+
+timeline = Table(
+    "timeline",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("scope", String(64), nullable=False),
+    Column("day", String(10), nullable=False),
+    Column("content", Text, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+Index("ix_timeline_scope_day", timeline.c.scope, timeline.c.day)
+
+nightly_runs = Table(
+    "nightly_runs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("scope", String(64), nullable=False),
+    Column("day", String(10), nullable=False),
+    Column("step", String(16), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("error", Text),
+    Column("started_at", UTCDateTime),
+    Column("finished_at", UTCDateTime),
+    UniqueConstraint("scope", "day", "step"),
+    CheckConstraint(_in("step", NIGHTLY_STEPS), name="step"),
+    CheckConstraint(_in("state", NIGHTLY_STATES), name="state"),
+)
+
+# --- chat ---------------------------------------------------------------------------
+
+chat_state = Table(
+    "chat_state",
+    metadata,
+    Column("scope", String(64), primary_key=True),
+    Column("muted_until", UTCDateTime),
+    Column("last_wake_at", UTCDateTime),
+    Column("last_reply_at", UTCDateTime),
+    Column("settings", JSONText),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+injections = Table(
+    "injections",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("scope", String(64), nullable=False),
+    Column("trigger_experience_id", ForeignKey("experiences.id")),
+    Column("reply_fingerprint", String(128)),
+    Column("query", Text, nullable=False),
+    Column("items", JSONText, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+Index("ix_injections_scope_id", injections.c.scope, injections.c.id)
+
+# Truth tables: backups compare their row counts; gc never deletes from them.
+TRUTH_TABLES = (
+    "experiences",
+    "experience_attachments",
+    "memories",
+    "memory_versions",
+    "memory_evidence",
+    "memory_relations",
+    "aliases",
+)

@@ -1,0 +1,48 @@
+"""yuji: long-term memory for the persona, as one NoneBot plugin (thin glue only)."""
+
+from __future__ import annotations
+
+from nonebot import get_driver, get_plugin_config, logger, require
+from nonebot.plugin import PluginMetadata
+
+require("nonebot_plugin_apscheduler")
+
+from memory_core import Yuji  # noqa: E402
+
+from . import runtime  # noqa: E402
+from .config import Config, to_settings  # noqa: E402
+
+__plugin_meta__ = PluginMetadata(
+    name="鱼记",
+    description="群聊长期记忆：存档、整理、回忆",
+    usage="/mute /unmute /remember /forget /cards /recall /why /backfill /status",
+    type="application",
+    config=Config,
+)
+
+driver = get_driver()
+
+
+@driver.on_startup
+async def _start() -> None:
+    settings = to_settings(get_plugin_config(Config), set(driver.config.nickname))
+    core = await Yuji.open(settings)
+    runtime.set_core(core)
+    logger.info(
+        f"yuji started: database {settings.database_path if not settings.database_url else '(external)'}"
+    )
+    if not settings.llm_configured:
+        logger.warning(
+            "yuji: no LLM configured (YUJI_LLM_BASE_URL / YUJI_LLM_MODEL): messages are archived "
+            "and commands work; replies and consolidation wait for a model"
+        )
+
+
+@driver.on_shutdown
+async def _stop() -> None:
+    try:
+        core = runtime.core()
+    except RuntimeError:
+        return
+    await core.close()
+    runtime.set_core(None)

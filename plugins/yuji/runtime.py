@@ -1,0 +1,18 @@
+"""The one opened core of this bot process, set at startup and closed at shutdown."""
+
+from __future__ import annotations
+
+from memory_core import Yuji
+
+_core: Yuji | None = None
+
+
+def set_core(core: Yuji | None) -> None:
+    global _core
+    _core = core
+
+
+def core() -> Yuji:
+    if _core is None:
+        raise RuntimeError("yuji is not started yet")
+    return _core
