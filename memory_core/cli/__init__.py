@@ -1,0 +1,35 @@
+"""The `yuji` command. Each subcommand is a module of this package exposing
+`register(subparsers)`, which adds its parser and sets `run(args) -> int` (sync or
+async) as the parser's `func` default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import inspect
+import sys
+from collections.abc import Sequence
+
+SUBCOMMANDS: tuple[str, ...] = ()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="yuji", description="鱼记: memory for a QQ group persona")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        importlib.import_module(f"{__name__}.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    result = args.func(args)
+    if inspect.isawaitable(result):
+        result = asyncio.run(result)
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""Value types shared across concepts: frozen dataclasses, never ORM rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+Source = Literal["realtime", "backfill", "migrated"]
+MemoryType = Literal["fact", "preference", "event", "relation", "state", "rule"]
+MemoryStatus = Literal["active", "retracted", "cold"]
+RelationKind = Literal["supports", "related", "contradicts", "supersedes", "merged"]
+Stage = Literal["lexical", "near", "graph", "vector"]
+
+
+def group_scope(group_id: int | str) -> str:
+    return f"group:{group_id}"
+
+
+def private_scope(user_id: int | str) -> str:
+    return f"private:{user_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class AttachmentRef:
+    """An image/sticker segment to fetch: where it sits in the message and its URL."""
+
+    segment_index: int
+    url: str
+    kind: str = "image"
+
+
+@dataclass(frozen=True, slots=True)
+class NewExperience:
+    scope: str
+    fingerprint: str
+    sender_id: str
+    text: str
+    sent_at: datetime
+    segments: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    sender_name: str = ""
+    is_bot: bool = False
+    reply_to: str | None = None
+    source: Source = "realtime"
+    attachments: tuple[AttachmentRef, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Experience:
+    id: int
+    scope: str
+    fingerprint: str
+    sender_id: str
+    sender_name: str
+    is_bot: bool
+    text: str
+    segments: list[dict[str, Any]]
+    reply_to: str | None
+    sent_at: datetime
+    received_at: datetime
+    source: Source
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    id: int
+    scope: str
+    type: MemoryType
+    subject: str
+    content: str
+    importance: float
+    confidence: float
+    status: MemoryStatus
+    valid_from: datetime | None
+    valid_to: datetime | None
+    version: int
+    origin: str
+    created_at: datetime
+    updated_at: datetime
+    last_accessed_at: datetime | None
+    hit_count: int
+    pinned: bool
+    starred: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceRef:
+    """What a memory rests on: exactly one of an experience, a memory or a fragment."""
+
+    experience_id: int | None = None
+    memory_id: int | None = None
+    fragment_id: int | None = None
+    role: str = "primary"
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    memory: Memory
+    stage: Stage
+    score: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    items: tuple[Recalled, ...]
+    retrospective: bool = False
+    trace: tuple[str, ...] = ()
