@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     result = args.func(args)
-    if inspect.isawaitable(result):
+    if inspect.iscoroutine(result):
         result = asyncio.run(result)
     return int(result or 0)
 
