@@ -1,0 +1,1 @@
+"""Recall: visibility, tokenising, the staged search and ranking (SPEC.md §8)."""
