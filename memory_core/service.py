@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .archive.fetcher import AttachmentFetcher
+from .archive.service import ArchiveService
 from .clock import Clock, SystemClock
+from .llm.base import LLMClient
+from .llm.openai_client import OpenAICompatibleClient
 from .settings import Settings
 from .storage import migrate
 from .storage.engine import Database
@@ -19,13 +23,30 @@ class Yuji:
     settings: Settings
     db: Database
     clock: Clock
+    llm: LLMClient | None
+    """None when no model is configured (YUJI_LLM_BASE_URL / YUJI_LLM_MODEL unset)."""
+    archive: ArchiveService
 
     @classmethod
-    async def open(cls, settings: Settings, *, clock: Clock | None = None) -> Yuji:
+    async def open(
+        cls,
+        settings: Settings,
+        *,
+        clock: Clock | None = None,
+        llm: LLMClient | None = None,
+        fetcher: AttachmentFetcher | None = None,
+    ) -> Yuji:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         db = Database(settings.sqlalchemy_url)
         await migrate.upgrade(db)
-        return cls(settings=settings, db=db, clock=clock or SystemClock())
+        if llm is None and settings.llm_configured:
+            llm = OpenAICompatibleClient(settings)
+        clock = clock or SystemClock()
+        archive = ArchiveService(db, settings, clock, fetcher=fetcher)
+        return cls(settings=settings, db=db, clock=clock, llm=llm, archive=archive)
 
     async def close(self) -> None:
+        await self.archive.close()
+        if isinstance(self.llm, OpenAICompatibleClient):
+            await self.llm.aclose()
         await self.db.dispose()
