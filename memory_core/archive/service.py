@@ -1,0 +1,147 @@
+"""`core.archive`: the experience archive service (see CONTRACTS.md).
+
+Writes go through the group-commit writer; a duplicate (scope, fingerprint) returns
+the id already archived. Reads are scoped: an id of another chat is `NotFound`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memory_core.clock import Clock
+from memory_core.errors import NotFound, ValidationError
+from memory_core.settings import Settings
+from memory_core.storage.archive_repo import ArchiveCounts, ArchiveRepo, LinkedAttachment
+from memory_core.storage.engine import Database
+from memory_core.types import Experience, NewExperience
+
+from .attachments import AttachmentIngest
+from .fetcher import AttachmentFetcher, HttpxFetcher
+from .store import AttachmentStore
+from .writer import GroupCommitWriter
+
+SOURCES = ("realtime", "backfill", "migrated")
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveStats:
+    counts: ArchiveCounts
+    database_bytes: int
+    attachment_bytes: int
+
+
+class ArchiveService:
+    def __init__(
+        self,
+        db: Database,
+        settings: Settings,
+        clock: Clock,
+        *,
+        fetcher: AttachmentFetcher | None = None,
+    ) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.db = db
+        self.repo = ArchiveRepo(db)
+        self.store = AttachmentStore(settings.attachments_dir)
+        self.writer = GroupCommitWriter(self.repo.insert_many, max_batch=settings.archive_flush_max)
+        self.attachments = AttachmentIngest(
+            self.repo,
+            self.store,
+            fetcher
+            or HttpxFetcher(
+                max_bytes=settings.attachment_max_bytes,
+                timeout_s=settings.attachment_timeout_s,
+            ),
+            clock,
+        )
+
+    # --- writes ------------------------------------------------------------------
+
+    async def append(self, exp: NewExperience) -> int:
+        _validate(exp)
+        appended = await self.writer.submit(exp, self.clock.now())
+        if appended.created and exp.attachments:
+            self.attachments.schedule(appended.id, exp.attachments)
+        return appended.id
+
+    async def append_many(self, exps: Sequence[NewExperience]) -> list[int]:
+        for exp in exps:
+            _validate(exp)
+        now = self.clock.now()
+        # Everything arrives in the writer's queue at once, so it commits together.
+        ids: list[int] = []
+        for exp, appended in zip(
+            exps, await asyncio.gather(*(self.writer.submit(e, now) for e in exps)), strict=True
+        ):
+            if appended.created and exp.attachments:
+                self.attachments.schedule(appended.id, exp.attachments)
+            ids.append(appended.id)
+        return ids
+
+    async def flush(self) -> None:
+        await self.writer.flush()
+
+    async def wait_attachments(self) -> None:
+        """Wait until every scheduled attachment fetch has stored or failed."""
+        await self.attachments.wait()
+
+    async def close(self) -> None:
+        await self.writer.close()
+        await self.attachments.close()
+
+    # --- reads -------------------------------------------------------------------
+
+    async def get(self, scope: str, experience_id: int) -> Experience:
+        found = await self.repo.get(scope, experience_id)
+        if found is None:
+            raise NotFound(f"experience {experience_id} not found")
+        return found
+
+    async def get_many(self, scope: str, ids: Sequence[int]) -> list[Experience]:
+        return await self.repo.get_many(scope, ids)
+
+    async def after(self, scope: str, after_id: int, limit: int) -> list[Experience]:
+        return await self.repo.after(scope, after_id, limit)
+
+    async def recent(
+        self, scope: str, limit: int, before_id: int | None = None
+    ) -> list[Experience]:
+        return await self.repo.recent(scope, limit, before_id)
+
+    async def by_fingerprint(self, scope: str, fingerprint: str) -> Experience | None:
+        return await self.repo.by_fingerprint(scope, fingerprint)
+
+    async def scopes(self) -> list[str]:
+        return await self.repo.scopes()
+
+    async def max_id(self, scope: str) -> int:
+        return await self.repo.max_id(scope)
+
+    async def attachments_of(self, scope: str, experience_id: int) -> list[LinkedAttachment]:
+        await self.get(scope, experience_id)  # scope check first
+        return await self.repo.attachments_of(experience_id)
+
+    async def stats(self) -> ArchiveStats:
+        counts = await self.repo.counts()
+        path = self.db.sqlite_path
+        db_bytes = 0
+        if path is not None:
+            for suffix in ("", "-wal", "-shm"):
+                candidate = path.with_name(path.name + suffix)
+                if candidate.is_file():
+                    db_bytes += candidate.stat().st_size
+        return ArchiveStats(counts, db_bytes, await asyncio.to_thread(self.store.total_bytes))
+
+
+def _validate(exp: NewExperience) -> None:
+    if not exp.scope or not exp.fingerprint:
+        raise ValidationError("an experience needs a scope and a fingerprint")
+    if not (exp.scope.startswith("group:") or exp.scope.startswith("private:")):
+        raise ValidationError(f"unknown scope kind: {exp.scope!r}")
+    if exp.source not in SOURCES:
+        raise ValidationError(f"unknown source: {exp.source!r}")
+    if exp.sent_at.tzinfo is None:
+        raise ValidationError("sent_at must be timezone-aware")

@@ -1,0 +1,339 @@
+"""The archive aggregate's SQL: experiences, attachments and their links.
+
+Append-only by construction: this repository inserts and reads experiences and
+links, and never updates or deletes them (SQLite triggers refuse it as well). The
+only mutable row here is an attachment's file status (`stored` -> `cleaned`), which
+is bookkeeping about a file on disk, not message content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeVar, cast
+
+from sqlalchemy import Row, func, insert, select, tuple_
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory_core.types import Experience, NewExperience, Source
+
+from .engine import Database
+from .schema import attachments, experience_attachments, experiences
+
+_T = TypeVar("_T")
+
+PAIR_CHUNK = 400
+"""(scope, fingerprint) pairs per lookup: 800 bound parameters, far under SQLite's cap."""
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    id: int
+    created: bool
+    """False when (scope, fingerprint) was already archived: `id` is the existing row."""
+
+
+@dataclass(frozen=True, slots=True)
+class AttachmentRow:
+    id: int
+    sha256: str | None
+    mime: str | None
+    size: int | None
+    status: str
+    url: str | None
+    error: str | None
+    first_seen: datetime
+    cleaned_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class LinkedAttachment:
+    experience_id: int
+    segment_index: int
+    attachment: AttachmentRow
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveCounts:
+    experiences: dict[str, dict[str, int]]
+    """scope -> source -> count."""
+    attachments: dict[str, int]
+    """status -> count."""
+    attachment_bytes_stored: int
+
+
+class ArchiveRepo:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # --- writes ----------------------------------------------------------------
+
+    async def insert_many(
+        self, exps: Sequence[NewExperience], received_at: Sequence[datetime]
+    ) -> list[Appended]:
+        """Insert in one transaction; duplicates (in the database or in `exps`) keep
+        the first row and report its id with `created=False`."""
+        async with self.db.write() as conn:
+            return await _insert_many(conn, exps, received_at)
+
+    async def insert_one(self, exp: NewExperience, received_at: datetime) -> Appended:
+        return (await self.insert_many([exp], [received_at]))[0]
+
+    async def record_attachment(
+        self, *, sha256: str, mime: str, size: int, url: str, at: datetime
+    ) -> int:
+        """The row of a stored file, created once per content hash."""
+        async with self.db.write() as conn:
+            existing = await conn.scalar(
+                select(attachments.c.id).where(attachments.c.sha256 == sha256)
+            )
+            if existing is not None:
+                return int(existing)
+            result = await conn.execute(
+                insert(attachments).values(
+                    sha256=sha256, mime=mime, size=size, status="stored", url=url, first_seen=at
+                )
+            )
+            return int(cast(Any, result.inserted_primary_key)[0])
+
+    async def record_failed_attachment(self, *, url: str, error: str, at: datetime) -> int:
+        async with self.db.write() as conn:
+            result = await conn.execute(
+                insert(attachments).values(
+                    status="failed", url=url, error=error[:500], first_seen=at
+                )
+            )
+            return int(cast(Any, result.inserted_primary_key)[0])
+
+    async def link(self, experience_id: int, attachment_id: int, segment_index: int) -> None:
+        async with self.db.write() as conn:
+            # Idempotent: the single writer makes check-then-insert race-free.
+            already = await conn.scalar(
+                select(func.count()).where(
+                    experience_attachments.c.experience_id == experience_id,
+                    experience_attachments.c.attachment_id == attachment_id,
+                    experience_attachments.c.segment_index == segment_index,
+                )
+            )
+            if not already:
+                await conn.execute(
+                    insert(experience_attachments).values(
+                        experience_id=experience_id,
+                        attachment_id=attachment_id,
+                        segment_index=segment_index,
+                    )
+                )
+
+    # --- reads -----------------------------------------------------------------
+
+    async def get(self, scope: str, experience_id: int) -> Experience | None:
+        async with self.db.read() as conn:
+            row = (
+                await conn.execute(
+                    select(experiences).where(
+                        experiences.c.id == experience_id, experiences.c.scope == scope
+                    )
+                )
+            ).first()
+        return None if row is None else _experience(row)
+
+    async def get_many(self, scope: str, ids: Sequence[int]) -> list[Experience]:
+        if not ids:
+            return []
+        found: list[Experience] = []
+        async with self.db.read() as conn:
+            for chunk in _chunks(sorted(set(ids)), 900):
+                rows = await conn.execute(
+                    select(experiences)
+                    .where(experiences.c.scope == scope, experiences.c.id.in_(chunk))
+                    .order_by(experiences.c.id)
+                )
+                found += [_experience(r) for r in rows]
+        return found
+
+    async def after(self, scope: str, after_id: int, limit: int) -> list[Experience]:
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(experiences)
+                .where(experiences.c.scope == scope, experiences.c.id > after_id)
+                .order_by(experiences.c.id)
+                .limit(limit)
+            )
+            return [_experience(r) for r in rows]
+
+    async def recent(self, scope: str, limit: int, before_id: int | None) -> list[Experience]:
+        query = select(experiences).where(experiences.c.scope == scope)
+        if before_id is not None:
+            query = query.where(experiences.c.id < before_id)
+        async with self.db.read() as conn:
+            rows = await conn.execute(query.order_by(experiences.c.id.desc()).limit(limit))
+            return [_experience(r) for r in reversed(rows.all())]
+
+    async def by_fingerprint(self, scope: str, fingerprint: str) -> Experience | None:
+        async with self.db.read() as conn:
+            row = (
+                await conn.execute(
+                    select(experiences).where(
+                        experiences.c.scope == scope, experiences.c.fingerprint == fingerprint
+                    )
+                )
+            ).first()
+        return None if row is None else _experience(row)
+
+    async def scopes(self) -> list[str]:
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(experiences.c.scope).distinct().order_by(experiences.c.scope)
+            )
+            return [str(r[0]) for r in rows]
+
+    async def max_id(self, scope: str) -> int:
+        async with self.db.read() as conn:
+            value = await conn.scalar(
+                select(func.max(experiences.c.id)).where(experiences.c.scope == scope)
+            )
+        return int(value or 0)
+
+    async def attachments_of(self, experience_id: int) -> list[LinkedAttachment]:
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(
+                    experience_attachments.c.experience_id,
+                    experience_attachments.c.segment_index,
+                    attachments,
+                )
+                .join(attachments, attachments.c.id == experience_attachments.c.attachment_id)
+                .where(experience_attachments.c.experience_id == experience_id)
+                .order_by(experience_attachments.c.segment_index)
+            )
+            return [
+                LinkedAttachment(
+                    experience_id=int(r.experience_id),
+                    segment_index=int(r.segment_index),
+                    attachment=_attachment(r),
+                )
+                for r in rows
+            ]
+
+    async def attachment_by_sha(self, sha256: str) -> AttachmentRow | None:
+        async with self.db.read() as conn:
+            row = (
+                await conn.execute(select(attachments).where(attachments.c.sha256 == sha256))
+            ).first()
+        return None if row is None else _attachment(row)
+
+    async def counts(self) -> ArchiveCounts:
+        async with self.db.read() as conn:
+            per_scope: dict[str, dict[str, int]] = {}
+            rows = await conn.execute(
+                select(experiences.c.scope, experiences.c.source, func.count())
+                .group_by(experiences.c.scope, experiences.c.source)
+                .order_by(experiences.c.scope, experiences.c.source)
+            )
+            for scope, source, count in rows:
+                per_scope.setdefault(str(scope), {})[str(source)] = int(count)
+            statuses = {
+                str(status): int(count)
+                for status, count in await conn.execute(
+                    select(attachments.c.status, func.count()).group_by(attachments.c.status)
+                )
+            }
+            stored_bytes = await conn.scalar(
+                select(func.coalesce(func.sum(attachments.c.size), 0)).where(
+                    attachments.c.status == "stored"
+                )
+            )
+        return ArchiveCounts(per_scope, statuses, int(stored_bytes or 0))
+
+
+async def _insert_many(
+    conn: AsyncConnection, exps: Sequence[NewExperience], received_at: Sequence[datetime]
+) -> list[Appended]:
+    keys = [(e.scope, e.fingerprint) for e in exps]
+    existing = await _ids_of(conn, keys)
+    fresh: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set(existing)
+    for exp, at in zip(exps, received_at, strict=True):
+        key = (exp.scope, exp.fingerprint)
+        if key in seen:
+            continue
+        seen.add(key)
+        fresh.append(_row(exp, at))
+    if fresh:
+        await conn.execute(insert(experiences), fresh)
+    created_keys = {(r["scope"], r["fingerprint"]) for r in fresh}
+    ids = existing | await _ids_of(conn, list(created_keys))
+    results: list[Appended] = []
+    for key in keys:
+        created = key in created_keys
+        results.append(Appended(ids[key], created))
+        created_keys.discard(key)  # a repeat inside the batch is not "created" again
+    return results
+
+
+async def _ids_of(
+    conn: AsyncConnection, keys: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], int]:
+    found: dict[tuple[str, str], int] = {}
+    for chunk in _chunks(sorted(set(keys)), PAIR_CHUNK):
+        rows = await conn.execute(
+            select(experiences.c.scope, experiences.c.fingerprint, experiences.c.id).where(
+                tuple_(experiences.c.scope, experiences.c.fingerprint).in_(chunk)
+            )
+        )
+        for scope, fingerprint, id_ in rows:
+            found[(str(scope), str(fingerprint))] = int(id_)
+    return found
+
+
+def _row(exp: NewExperience, received_at: datetime) -> dict[str, Any]:
+    return {
+        "scope": exp.scope,
+        "fingerprint": exp.fingerprint,
+        "sender_id": exp.sender_id,
+        "sender_name": exp.sender_name,
+        "is_bot": exp.is_bot,
+        "text": exp.text,
+        "segments": exp.segments,
+        "reply_to": exp.reply_to,
+        "sent_at": exp.sent_at,
+        "received_at": received_at,
+        "source": exp.source,
+    }
+
+
+def _experience(row: Row[Any]) -> Experience:
+    return Experience(
+        id=int(row.id),
+        scope=str(row.scope),
+        fingerprint=str(row.fingerprint),
+        sender_id=str(row.sender_id),
+        sender_name=str(row.sender_name),
+        is_bot=bool(row.is_bot),
+        text=str(row.text),
+        segments=list(row.segments),
+        reply_to=None if row.reply_to is None else str(row.reply_to),
+        sent_at=row.sent_at,
+        received_at=row.received_at,
+        source=cast(Source, row.source),
+    )
+
+
+def _attachment(row: Row[Any]) -> AttachmentRow:
+    return AttachmentRow(
+        id=int(row.id),
+        sha256=row.sha256,
+        mime=row.mime,
+        size=row.size,
+        status=str(row.status),
+        url=row.url,
+        error=row.error,
+        first_seen=row.first_seen,
+        cleaned_at=row.cleaned_at,
+    )
+
+
+def _chunks(items: Sequence[_T], size: int) -> Iterable[Sequence[_T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
