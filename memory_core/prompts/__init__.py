@@ -1,0 +1,1 @@
+"""Every prompt yuji sends, as pure functions, each beside the response it expects."""
