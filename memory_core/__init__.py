@@ -4,11 +4,36 @@ This module is the curated public API; plugins import only from here. It never
 imports nonebot.
 """
 
+from .archive import AttachmentFetcher as AttachmentFetcher
+from .archive import FakeFetcher as FakeFetcher
+from .archive import FetchedFile as FetchedFile
+from .archive import HttpxFetcher as HttpxFetcher
 from .clock import Clock as Clock
 from .clock import FakeClock as FakeClock
 from .clock import SystemClock as SystemClock
 from .errors import YujiError as YujiError
 from .service import Yuji as Yuji
 from .settings import Settings as Settings
+from .types import AttachmentRef as AttachmentRef
+from .types import Experience as Experience
+from .types import NewExperience as NewExperience
+from .types import group_scope as group_scope
+from .types import private_scope as private_scope
 
-__all__ = ["Clock", "FakeClock", "Settings", "SystemClock", "Yuji", "YujiError"]
+__all__ = [
+    "AttachmentFetcher",
+    "AttachmentRef",
+    "Clock",
+    "Experience",
+    "FakeClock",
+    "FakeFetcher",
+    "FetchedFile",
+    "HttpxFetcher",
+    "NewExperience",
+    "Settings",
+    "SystemClock",
+    "Yuji",
+    "YujiError",
+    "group_scope",
+    "private_scope",
+]
