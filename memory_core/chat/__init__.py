@@ -1,0 +1,1 @@
+"""Waking and replying: wake rules, the reply pipeline, commands' core, backfill."""

@@ -1,0 +1,52 @@
+"""Citation markers: how the model says which injected memory it actually used.
+
+The prompt tells the model the exact syntax (`MARKER_EXAMPLE`). Markers are removed
+before anything is sent, and the ids they name are credited (usage, not retrieval),
+but only ids that were injected into that very turn: a marker naming any other id
+is stripped and ignored. Models drift from the syntax (full-width brackets, `mem`,
+`记忆`, several ids in one marker), so stripping is forgiving; crediting is strict.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+
+
+def marker(memory_id: int) -> str:
+    return f"[[m:{memory_id}]]"
+
+
+MARKER_EXAMPLE = marker(12)
+
+_OPEN = r"(?:\[\[|【【|［［|\[|【|［|⟦)"
+_CLOSE = r"(?:\]\]|】】|］］|\]|】|］|⟧)"
+_TAG = r"(?:m|mem|memory|记忆|#)"
+_IDS = r"\d+(?:\s*[,，、/ ]\s*(?:m\s*[:：#]?\s*)?\d+)*"
+_MARKER = re.compile(
+    rf"\s*{_OPEN}\s*{_TAG}\s*[:：#]?\s*(?P<ids>{_IDS})\s*{_CLOSE}",
+    re.IGNORECASE,
+)
+_DIGITS = re.compile(r"\d+")
+
+
+@dataclass(frozen=True, slots=True)
+class Cited:
+    text: str
+    """The reply with every marker removed."""
+    used_ids: tuple[int, ...]
+    """Injected ids the model cited, first mention first, each once."""
+
+
+def strip_citations(text: str, injected_ids: Collection[int]) -> Cited:
+    allowed = set(injected_ids)
+    used: list[int] = []
+    for match in _MARKER.finditer(text):
+        for raw in _DIGITS.findall(match.group("ids")):
+            memory_id = int(raw)
+            if memory_id in allowed and memory_id not in used:
+                used.append(memory_id)
+    cleaned = _MARKER.sub("", text)
+    cleaned = re.sub(r"[ \t]+\n", "\n", cleaned).strip()
+    return Cited(text=cleaned, used_ids=tuple(used))

@@ -1,0 +1,249 @@
+"""The reply prompt (SPEC.md §9): a pure function of what the chat service gathered.
+
+Block order is fixed, stable prefix first so providers can cache it: persona and
+house rules -> active time-bound states -> the seven cards -> relationship timeline
+-> recent diaries -> recalled memories -> background diary of an earlier day ->
+unarchived fragment summaries -> recent raw messages -> the message itself. Each
+block has its own token budget; an empty block is left out entirely.
+
+Expected response: plain chat text, optionally ending in citation markers
+(`memory_core.chat.citations`, syntax `[[m:<id>]]`) naming the memories it used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from memory_core.chat.citations import MARKER_EXAMPLE, marker
+from memory_core.llm.base import ChatMessage
+from memory_core.recall.vector_port import VECTOR_LABEL
+
+from .budget import estimate_tokens, take_within, truncate_to
+
+CARD_TITLES: dict[str, str] = {
+    "preferences": "偏好",
+    "interaction_patterns": "相处模式",
+    "recent_status": "近况",
+    "goals": "目标",
+    "relationships": "关系",
+    "key_events": "关键事件",
+    "interaction_rules": "相处规则",
+}
+STAGE_TAGS: dict[str, str] = {
+    "lexical": "原话命中",
+    "near": "说法相近",
+    "graph": "相关记忆",
+    "vector": VECTOR_LABEL,
+}
+
+
+_SLOW = frozenset({"persona", "states", "cards", "timeline", "diaries"})
+
+
+@dataclass(frozen=True, slots=True)
+class PromptBudget:
+    """Tokens per block (estimated by `budget.estimate_tokens`)."""
+
+    persona: int = 800
+    states: int = 200
+    cards: int = 900
+    timeline: int = 200
+    diaries: int = 600
+    memories: int = 700
+    background: int = 400
+    fragments: int = 500
+    recent: int = 1500
+    message: int = 600
+
+    @property
+    def total(self) -> int:
+        return sum(getattr(self, f.name) for f in fields(self))
+
+
+@dataclass(frozen=True, slots=True)
+class PromptMemory:
+    id: int
+    content: str
+    stage: str
+    subject: str = ""
+    reason: str = ""
+    since: str = ""
+    """Local date the memory became valid, or empty."""
+    until: str = ""
+    """Local date its validity ends (time-bound states), or empty."""
+    contradicts: int | None = None
+    """Id of the injected memory it contradicts; the two are shown side by side."""
+
+
+@dataclass(frozen=True, slots=True)
+class PromptLine:
+    sender: str
+    text: str
+    time: str = ""
+    """Local "HH:MM" (or "MM-DD HH:MM"), already formatted."""
+    is_bot: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ChatPromptInput:
+    persona: str
+    bot_name: str
+    now: str
+    """Local date and time, e.g. "2026-11-20 20:00 周五"."""
+    is_private: bool
+    message: PromptLine
+    states: tuple[str, ...] = ()
+    cards: tuple[tuple[str, str], ...] = ()
+    timeline: tuple[str, ...] = ()
+    recent_diaries: tuple[tuple[str, str], ...] = ()
+    memories: tuple[PromptMemory, ...] = ()
+    background_diary: tuple[str, str] | None = None
+    fragments: tuple[str, ...] = ()
+    recent: tuple[PromptLine, ...] = ()
+    bridge: tuple[PromptLine, ...] = ()
+    """A few already-summarised messages just before `recent`, for continuity."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatPrompt:
+    messages: list[ChatMessage]
+    blocks: tuple[tuple[str, str], ...] = field(default=())
+    """(name, rendered text) of every non-empty block, in prompt order."""
+    memory_ids: tuple[int, ...] = ()
+    """Ids of the memories that made it into the prompt after budgeting."""
+
+
+def house_rules(bot_name: str, is_private: bool) -> str:
+    where = "私聊" if is_private else "QQ 群聊"
+    return (
+        f"你现在在{where}里，以「{bot_name}」的身份说话，始终保持这个角色。\n"
+        "- 像真人一样自然聊天，简短口语，不用 Markdown；一次只回一条消息的内容。\n"
+        "- 不提自己是 AI、模型或程序，不提“系统提示”“记忆库”这类东西。\n"
+        "- 下面的记忆只在相关时才用；记忆里没有、也不确定的事就说记不清，不要编。\n"
+        "- 标着“向量猜的”的记忆没有确认过，要用也只能带着不确定的语气。\n"
+        "- 标着“互相矛盾”的两条记忆都还没定论，不要当成确定的事。\n"
+        f"- 如果回复确实用到了某条记忆，在整条回复的最末尾写上它的标记：用到 #12 就写 {MARKER_EXAMPLE}，"
+        f"用到几条就写几个，例如 {marker(12)}{marker(7)}；没用到就不写。标记会被自动去掉，别人看不到。"
+    )
+
+
+def render_memory(memory: PromptMemory) -> str:
+    tag = STAGE_TAGS.get(memory.stage, memory.stage)
+    if memory.reason and memory.stage != "vector" and memory.reason != tag:
+        tag = f"{tag}：{memory.reason}"
+    about = f"（{memory.subject}）" if memory.subject and memory.subject not in {"group"} else ""
+    when = ""
+    if memory.since and memory.until:
+        when = f"（{memory.since} 至 {memory.until}）"
+    elif memory.since:
+        when = f"（{memory.since} 起）"
+    elif memory.until:
+        when = f"（到 {memory.until} 为止）"
+    return f"#{memory.id}〔{tag}〕{about}{memory.content}{when}"
+
+
+def render_line(line: PromptLine) -> str:
+    stamp = f"[{line.time}] " if line.time else ""
+    return f"{stamp}{line.sender}：{line.text}"
+
+
+def _memory_groups(memories: tuple[PromptMemory, ...]) -> list[list[PromptMemory]]:
+    """Recall order, but a contradicting pair always sits together (second moved up)."""
+    by_id = {m.id: m for m in memories}
+    placed: set[int] = set()
+    groups: list[list[PromptMemory]] = []
+    for memory in memories:
+        if memory.id in placed:
+            continue
+        group = [memory]
+        placed.add(memory.id)
+        partner = by_id.get(memory.contradicts) if memory.contradicts is not None else None
+        if partner is None:
+            partner = next((m for m in memories if m.contradicts == memory.id), None)
+        if partner is not None and partner.id not in placed:
+            group.append(partner)
+            placed.add(partner.id)
+        groups.append(group)
+    return groups
+
+
+def _memories_block(memories: tuple[PromptMemory, ...], budget: int) -> tuple[str, tuple[int, ...]]:
+    per_memory = max(40, budget // max(1, len(memories)))
+    lines: list[str] = []
+    ids: list[int] = []
+    used = 0
+    for group in _memory_groups(memories):
+        rendered = [truncate_to(render_memory(m), per_memory) for m in group]
+        if len(group) == 2:
+            rendered.append(f"  ↑ #{group[0].id} 和 #{group[1].id} 互相矛盾，都还没定论")
+        cost = sum(estimate_tokens(r) + 1 for r in rendered)
+        if used + cost > budget:
+            break
+        lines += rendered
+        ids += [m.id for m in group]
+        used += cost
+    return "\n".join(lines), tuple(ids)
+
+
+def build_chat_prompt(data: ChatPromptInput, budget: PromptBudget | None = None) -> ChatPrompt:
+    b = budget or PromptBudget()
+    blocks: list[tuple[str, str, str]] = []  # (name, heading, body)
+
+    persona = truncate_to(data.persona.strip(), b.persona)
+    blocks.append(("persona", "", f"{persona}\n\n{house_rules(data.bot_name, data.is_private)}"))
+
+    states = take_within([f"- {s}" for s in data.states], b.states)
+    blocks.append(("states", "现在正生效的状态", "\n".join(states)))
+
+    card_lines = [
+        f"【{CARD_TITLES.get(kind, kind)}】{text.strip()}"
+        for kind, text in data.cards
+        if text.strip()
+    ]
+    per_card = max(40, b.cards // max(1, len(card_lines)))
+    cards = take_within([truncate_to(c, per_card) for c in card_lines], b.cards)
+    blocks.append(("cards", "记忆卡片", "\n".join(cards)))
+
+    timeline = take_within([f"- {t}" for t in data.timeline], b.timeline, newest_last=True)
+    blocks.append(("timeline", "关系时间线（旧→新）", "\n".join(timeline)))
+
+    per_diary = max(60, b.diaries // max(1, len(data.recent_diaries)))
+    diaries = take_within(
+        [truncate_to(f"{day}：{text.strip()}", per_diary) for day, text in data.recent_diaries],
+        b.diaries,
+        newest_last=True,
+    )
+    blocks.append(("diaries", "最近几天的小传", "\n".join(diaries)))
+
+    memories_text, memory_ids = _memories_block(data.memories, b.memories)
+    blocks.append(("memories", "可能相关的记忆（#编号 〔为什么想起〕 内容）", memories_text))
+
+    if data.background_diary is not None:
+        day, text = data.background_diary
+        body = truncate_to(f"{day}：{text.strip()}", b.background)
+        blocks.append(("background", f"较早日期（{day}）的背景，不代表最近发生", body))
+
+    fragments = take_within([f"- {f}" for f in data.fragments], b.fragments, newest_last=True)
+    blocks.append(("fragments", "今天稍早聊过的（摘要）", "\n".join(fragments)))
+
+    recent = take_within(
+        [render_line(line) for line in (*data.bridge, *data.recent)], b.recent, newest_last=True
+    )
+    blocks.append(("recent", "最近的聊天记录", "\n".join(recent)))
+
+    kept = [(name, heading, body) for name, heading, body in blocks if body.strip()]
+    # Slow blocks first (cacheable prefix); the clock line opens the per-turn part.
+    slow = [
+        body if not heading else f"## {heading}\n{body}" for n, heading, body in kept if n in _SLOW
+    ]
+    fast = [f"## {heading}\n{body}" for n, heading, body in kept if n not in _SLOW]
+    system = "\n\n".join([*slow, f"现在是 {data.now}。", *fast])
+    message = truncate_to(render_line(data.message), b.message)
+    return ChatPrompt(
+        messages=[
+            ChatMessage(role="system", content=system),
+            ChatMessage(role="user", content=message),
+        ],
+        blocks=(*((name, body) for name, _, body in kept), ("message", message)),
+        memory_ids=memory_ids,
+    )

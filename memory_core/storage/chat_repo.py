@@ -1,0 +1,190 @@
+"""The chat aggregate's SQL: per-chat state (mute, last wake/reply) and injections.
+
+`injections` records what each reply was given: the memory ids with their stage
+tags, scores and reasons, and which of them the model cited. `/why` reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Row, insert, select, update
+
+from .engine import Database
+from .schema import chat_state, injections
+
+
+@dataclass(frozen=True, slots=True)
+class ChatState:
+    scope: str
+    muted_until: datetime | None = None
+    last_wake_at: datetime | None = None
+    last_reply_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InjectedItem:
+    memory_id: int
+    stage: str
+    score: float
+    reason: str = ""
+    cited: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "memory_id": self.memory_id,
+            "stage": self.stage,
+            "score": round(self.score, 4),
+            "reason": self.reason,
+            "cited": self.cited,
+        }
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> InjectedItem:
+        return cls(
+            memory_id=int(raw["memory_id"]),
+            stage=str(raw.get("stage", "")),
+            score=float(raw.get("score", 0.0)),
+            reason=str(raw.get("reason", "")),
+            cited=bool(raw.get("cited", False)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Injection:
+    id: int
+    scope: str
+    trigger_experience_id: int | None
+    reply_fingerprint: str | None
+    query: str
+    items: tuple[InjectedItem, ...]
+    created_at: datetime
+
+
+class ChatRepo:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # --- chat_state ------------------------------------------------------------
+
+    async def state(self, scope: str) -> ChatState:
+        async with self.db.read() as conn:
+            row = (
+                await conn.execute(select(chat_state).where(chat_state.c.scope == scope))
+            ).first()
+        return _state(row) if row is not None else ChatState(scope=scope)
+
+    async def states(self) -> list[ChatState]:
+        async with self.db.read() as conn:
+            rows = (await conn.execute(select(chat_state).order_by(chat_state.c.scope))).all()
+        return [_state(row) for row in rows]
+
+    async def set_muted(self, scope: str, until: datetime | None, now: datetime) -> None:
+        await self._upsert(scope, now, muted_until=until)
+
+    async def touch(
+        self,
+        scope: str,
+        now: datetime,
+        *,
+        wake_at: datetime | None = None,
+        reply_at: datetime | None = None,
+    ) -> None:
+        values: dict[str, Any] = {}
+        if wake_at is not None:
+            values["last_wake_at"] = wake_at
+        if reply_at is not None:
+            values["last_reply_at"] = reply_at
+        if values:
+            await self._upsert(scope, now, **values)
+
+    async def _upsert(self, scope: str, now: datetime, **values: Any) -> None:
+        async with self.db.write() as conn:
+            exists = (
+                await conn.execute(select(chat_state.c.scope).where(chat_state.c.scope == scope))
+            ).first()
+            if exists is None:
+                await conn.execute(insert(chat_state).values(scope=scope, updated_at=now, **values))
+            else:
+                await conn.execute(
+                    update(chat_state)
+                    .where(chat_state.c.scope == scope)
+                    .values(updated_at=now, **values)
+                )
+
+    # --- injections --------------------------------------------------------------
+
+    async def add_injection(
+        self,
+        scope: str,
+        *,
+        trigger_experience_id: int | None,
+        reply_fingerprint: str | None,
+        query: str,
+        items: Sequence[InjectedItem],
+        now: datetime,
+    ) -> int:
+        async with self.db.write() as conn:
+            result = await conn.execute(
+                insert(injections).values(
+                    scope=scope,
+                    trigger_experience_id=trigger_experience_id,
+                    reply_fingerprint=reply_fingerprint,
+                    query=query,
+                    items=[item.to_json() for item in items],
+                    created_at=now,
+                )
+            )
+            return _inserted_id(result.inserted_primary_key)
+
+    async def last_injection(self, scope: str) -> Injection | None:
+        query = (
+            select(injections)
+            .where(injections.c.scope == scope)
+            .order_by(injections.c.id.desc())
+            .limit(1)
+        )
+        return await self._one(query)
+
+    async def injection_for_reply(self, scope: str, reply_fingerprint: str) -> Injection | None:
+        query = (
+            select(injections)
+            .where(injections.c.scope == scope, injections.c.reply_fingerprint == reply_fingerprint)
+            .order_by(injections.c.id.desc())
+            .limit(1)
+        )
+        return await self._one(query)
+
+    async def _one(self, query: Any) -> Injection | None:
+        async with self.db.read() as conn:
+            row = (await conn.execute(query)).first()
+        return _injection(row) if row is not None else None
+
+
+def _inserted_id(key: Any) -> int:
+    return int(key[0])
+
+
+def _state(row: Row[Any]) -> ChatState:
+    return ChatState(
+        scope=row.scope,
+        muted_until=row.muted_until,
+        last_wake_at=row.last_wake_at,
+        last_reply_at=row.last_reply_at,
+    )
+
+
+def _injection(row: Row[Any]) -> Injection:
+    raw_items: list[dict[str, Any]] = row.items or []
+    return Injection(
+        id=row.id,
+        scope=row.scope,
+        trigger_experience_id=row.trigger_experience_id,
+        reply_fingerprint=row.reply_fingerprint,
+        query=row.query,
+        items=tuple(InjectedItem.from_json(item) for item in raw_items),
+        created_at=row.created_at,
+    )

@@ -1,0 +1,183 @@
+"""Prompt assembly: snapshots pin the text; properties pin order and budgets.
+
+Regenerate snapshots after an intended change with YUJI_UPDATE_SNAPSHOTS=1.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory_core.prompts.budget import estimate_tokens, take_within, truncate_to
+from memory_core.prompts.chat import (
+    ChatPromptInput,
+    PromptBudget,
+    PromptLine,
+    PromptMemory,
+    build_chat_prompt,
+)
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+PERSONA = (
+    Path(__file__).resolve().parents[3] / "memory_core" / "prompts" / "persona_default.md"
+).read_text("utf-8")
+
+
+def check_snapshot(name: str, text: str) -> None:
+    path = SNAPSHOTS / f"{name}.txt"
+    if os.environ.get("YUJI_UPDATE_SNAPSHOTS") == "1":
+        path.write_text(text, "utf-8")
+    assert text == path.read_text("utf-8")
+
+
+def render(prompt_messages: list[tuple[str, str]]) -> str:
+    return "\n".join(f"=== {role}\n{content}" for role, content in prompt_messages)
+
+
+def minimal() -> ChatPromptInput:
+    return ChatPromptInput(
+        persona=PERSONA,
+        bot_name="大肥鱼",
+        now="2026-11-20 20:00 周五",
+        is_private=False,
+        message=PromptLine("阿明", "大肥鱼在吗", "20:00"),
+    )
+
+
+def full() -> ChatPromptInput:
+    return ChatPromptInput(
+        persona=PERSONA,
+        bot_name="大肥鱼",
+        now="2026-11-20 20:00 周五",
+        is_private=False,
+        message=PromptLine("阿明", "鱼鱼，撤离率是多少来着？", "20:00"),
+        states=("阿明这周在出差（到 11-22）",),
+        cards=(("preferences", "阿明爱吃辣"), ("goals", " "), ("key_events", "11-01 群里开黑")),
+        timeline=("10-01 阿明进群", "11-01 第一次一起开黑"),
+        recent_diaries=(("2026-11-19", "大家聊了火锅。"),),
+        memories=(
+            PromptMemory(
+                3, "撤离率 20%", "lexical", "阿明", "撤离率", since="2026-11-01", contradicts=7
+            ),
+            PromptMemory(5, "阿明养了一只猫", "vector"),
+            PromptMemory(7, "撤离率 30%", "near", "阿明"),
+            PromptMemory(9, "阿明在杭州出差", "graph", "阿明", until="2026-11-22"),
+        ),
+        background_diary=("2026-10-01", "阿明进群那天，大家一起庆祝。"),
+        fragments=("傍晚聊了新地图",),
+        bridge=(PromptLine("小红", "新地图好难", "18:30"),),
+        recent=(
+            PromptLine("小红", "今天好冷", "19:58"),
+            PromptLine("大肥鱼", "咕噜，冻成冰鱼了", "19:59", is_bot=True),
+        ),
+    )
+
+
+def test_minimal_prompt_snapshot() -> None:
+    prompt = build_chat_prompt(minimal())
+    check_snapshot("chat_minimal", render([(m.role, m.content or "") for m in prompt.messages]))
+    assert [name for name, _ in prompt.blocks] == ["persona", "message"]
+
+
+def test_full_prompt_snapshot() -> None:
+    prompt = build_chat_prompt(full())
+    check_snapshot("chat_full", render([(m.role, m.content or "") for m in prompt.messages]))
+
+
+def test_blocks_follow_the_spec_order() -> None:
+    prompt = build_chat_prompt(full())
+    assert [name for name, _ in prompt.blocks] == [
+        "persona",
+        "states",
+        "cards",
+        "timeline",
+        "diaries",
+        "memories",
+        "background",
+        "fragments",
+        "recent",
+        "message",
+    ]
+    system = prompt.messages[0].content or ""
+    positions = [system.index(body) for name, body in prompt.blocks if name != "message"]
+    assert positions == sorted(positions)
+    assert prompt.messages[-1].role == "user"
+
+
+def test_prompt_teaches_the_exact_marker_syntax() -> None:
+    system = build_chat_prompt(minimal()).messages[0].content or ""
+    assert "[[m:12]]" in system
+
+
+def test_empty_card_is_left_out_and_vector_guess_is_labelled() -> None:
+    system = build_chat_prompt(full()).messages[0].content or ""
+    assert "【目标】" not in system
+    assert "#5〔向量猜的，可能对错了人或事，还没确认〕阿明养了一只猫" in system
+
+
+def test_contradicting_pair_is_shown_together() -> None:
+    prompt = build_chat_prompt(full())
+    assert prompt.memory_ids == (3, 7, 5, 9)
+    system = prompt.messages[0].content or ""
+    assert system.index("#3") < system.index("#7") < system.index("#5")
+    assert "#3 和 #7 互相矛盾" in system
+
+
+def test_background_diary_is_labelled_as_not_recent() -> None:
+    system = build_chat_prompt(full()).messages[0].content or ""
+    assert "较早日期（2026-10-01）的背景，不代表最近发生" in system
+
+
+def test_slow_blocks_form_a_stable_prefix() -> None:
+    a = full()
+    b = ChatPromptInput(**{**_fields(a), "now": "2026-11-20 21:13 周五", "memories": ()})
+    sa = build_chat_prompt(a).messages[0].content or ""
+    sb = build_chat_prompt(b).messages[0].content or ""
+    prefix = sa[: sa.index("现在是")]
+    assert sb.startswith(prefix)
+    assert "最近几天的小传" in prefix
+
+
+def _fields(data: ChatPromptInput) -> dict[str, object]:
+    return {name: getattr(data, name) for name in data.__dataclass_fields__}
+
+
+def test_recent_messages_keep_the_newest_within_budget() -> None:
+    recent = tuple(PromptLine("阿明", f"第{i}条消息内容", f"19:{i:02d}") for i in range(60))
+    data = ChatPromptInput(**{**_fields(minimal()), "recent": recent})
+    prompt = build_chat_prompt(data, PromptBudget(recent=60))
+    body = dict(prompt.blocks)["recent"]
+    assert "第59条" in body
+    assert "第0条" not in body
+    assert estimate_tokens(body) <= 60
+
+
+def test_memories_over_budget_drop_whole_items_in_recall_order() -> None:
+    memories = tuple(PromptMemory(i, "很长的记忆内容" * 5, "lexical") for i in range(1, 6))
+    data = ChatPromptInput(**{**_fields(minimal()), "memories": memories})
+    prompt = build_chat_prompt(data, PromptBudget(memories=120))
+    assert 0 < len(prompt.memory_ids) < 5
+    assert prompt.memory_ids == tuple(range(1, len(prompt.memory_ids) + 1))
+    assert estimate_tokens(dict(prompt.blocks)["memories"]) <= 120
+
+
+@given(st.lists(st.text(min_size=1, max_size=80), max_size=40), st.integers(1, 500))
+def test_take_within_never_exceeds_the_budget(lines: list[str], budget: int) -> None:
+    kept = take_within(lines, budget)
+    assert sum(estimate_tokens(line) + 1 for line in kept) <= budget
+    assert kept == lines[: len(kept)]
+
+
+@given(st.text(max_size=500), st.integers(0, 200))
+def test_truncate_to_fits_and_is_a_prefix(text: str, budget: int) -> None:
+    cut = truncate_to(text, budget)
+    assert estimate_tokens(cut) <= max(budget, 0) or cut == ""
+    assert text.startswith(cut.removesuffix("…").rstrip()) or cut == text
+
+
+def test_token_estimate_counts_chinese_per_character() -> None:
+    assert estimate_tokens("撤离率") == 3
+    assert estimate_tokens("abcdefgh") == 2
