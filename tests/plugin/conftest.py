@@ -1,0 +1,101 @@
+"""nonebug setup for every plugin test.
+
+- `pytest_configure` stashes the `nonebot.init` keywords (nonebug 0.4 reads them):
+  the FastAPI driver, the persona nickname, `/` commands, a superuser, and a
+  session-wide throwaway `yuji_data_dir`, so the startup hook never touches `data/`.
+- `after_nonebot_init` (session) registers the OneBot v11 adapter and loads
+  `plugins.yuji`.
+- `yuji_core` (autouse) opens a fresh core on the test's own `tmp_path`, installs it
+  as `plugins.yuji.runtime.core()` for the test, and closes it afterwards, so every
+  test starts from an empty database. Override the small fixtures it is built from
+  in a test module to change it: `yuji_settings`, `yuji_clock`, `yuji_fetcher`,
+  `yuji_open_kwargs` (e.g. add `llm=ScriptedLLM(...)`).
+
+Events for tests are built with `tests.plugin.factories`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import nonebot
+import pytest
+from nonebot.adapters.onebot.v11 import Adapter as OneBotV11Adapter
+from nonebug import NONEBOT_INIT_KWARGS
+
+from memory_core import FakeClock, FakeFetcher, Settings, Yuji
+
+SUPERUSER = "10000"
+NICKNAME = "大肥鱼"
+_SESSION_DATA = pytest.StashKey[Path]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    data_dir = Path(tempfile.mkdtemp(prefix="yuji-nonebug-"))
+    config.stash[_SESSION_DATA] = data_dir
+    config.stash[NONEBOT_INIT_KWARGS] = {
+        "driver": "~fastapi",
+        "nickname": [NICKNAME],
+        "command_start": ["/"],
+        "superusers": [SUPERUSER],
+        "yuji_data_dir": str(data_dir),
+        "log_level": "INFO",
+    }
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    data_dir = config.stash.get(_SESSION_DATA, None)
+    if data_dir is not None:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+async def after_nonebot_init(after_nonebot_init: None) -> None:
+    driver = nonebot.get_driver()
+    if OneBotV11Adapter.get_name() not in driver._adapters:  # pyright: ignore[reportPrivateUsage]
+        driver.register_adapter(OneBotV11Adapter)
+    nonebot.load_plugin("plugins.yuji")
+
+
+@pytest.fixture
+def yuji_settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "yuji-data", nicknames=(NICKNAME,))
+
+
+@pytest.fixture
+def yuji_clock() -> FakeClock:
+    return FakeClock(datetime(2026, 11, 20, 12, 0, tzinfo=UTC))
+
+
+@pytest.fixture
+def yuji_fetcher() -> FakeFetcher:
+    return FakeFetcher()
+
+
+@pytest.fixture
+def yuji_open_kwargs(yuji_clock: FakeClock, yuji_fetcher: FakeFetcher) -> dict[str, Any]:
+    return {"clock": yuji_clock, "fetcher": yuji_fetcher}
+
+
+@pytest.fixture(autouse=True)
+async def yuji_core(
+    yuji_settings: Settings, yuji_open_kwargs: dict[str, Any]
+) -> AsyncIterator[Yuji]:
+    from plugins.yuji import runtime
+
+    try:
+        previous: Yuji | None = runtime.core()
+    except RuntimeError:
+        previous = None
+    core = await Yuji.open(yuji_settings, **yuji_open_kwargs)
+    runtime.set_core(core)
+    try:
+        yield core
+    finally:
+        runtime.set_core(previous)
+        await core.close()

@@ -1,0 +1,131 @@
+"""The archive hooks under nonebug: group and private messages, and our own sends."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from nonebot.adapters.onebot.v11 import Bot, Message, MessageSegment
+from nonebug import App
+
+from memory_core import FakeFetcher, FetchedFile, Yuji
+
+from .factories import BOT_ID, TIME, group_message, private_message
+
+
+async def test_group_message_is_archived_with_card_and_segments(app: App, yuji_core: Yuji) -> None:
+    event = group_message(
+        [
+            {"type": "at", "data": {"qq": "300", "name": "小明"}},
+            {"type": "text", "data": {"text": " 明天去爬山 [CQ:at,qq=1]"}},
+        ],
+        message_id=555,
+        group_id=42,
+        user_id=200,
+        card="阿鱼",
+        nickname="fish",
+    )
+    async with app.test_matcher() as ctx:
+        bot = ctx.create_bot(base=Bot, self_id=BOT_ID)
+        ctx.receive_event(bot, event)
+    got = await yuji_core.archive.by_fingerprint("group:42", "555")
+    assert got is not None
+    assert got.text == "@小明 明天去爬山 [CQ:at,qq=1]"
+    assert got.sender_id == "200"
+    assert got.sender_name == "阿鱼"
+    assert got.is_bot is False
+    assert got.sent_at == datetime.fromtimestamp(TIME, UTC)
+    assert got.segments[0] == {"type": "at", "data": {"qq": "300", "name": "小明"}}
+
+
+async def test_private_message_is_archived_under_the_private_scope(
+    app: App, yuji_core: Yuji
+) -> None:
+    event = private_message("在吗", message_id=777, user_id=321, nickname="小红")
+    async with app.test_matcher() as ctx:
+        bot = ctx.create_bot(base=Bot, self_id=BOT_ID)
+        ctx.receive_event(bot, event)
+    got = await yuji_core.archive.by_fingerprint("private:321", "777")
+    assert got is not None
+    assert (got.text, got.sender_name) == ("在吗", "小红")
+
+
+async def test_the_same_message_twice_is_archived_once(app: App, yuji_core: Yuji) -> None:
+    async with app.test_matcher() as ctx:
+        bot = ctx.create_bot(base=Bot, self_id=BOT_ID)
+        ctx.receive_event(bot, group_message("一", message_id=1))
+        ctx.receive_event(bot, group_message("一 (replayed)", message_id=1))
+    rows = await yuji_core.archive.after("group:100", 0, 10)
+    assert [(r.fingerprint, r.text) for r in rows] == [("1", "一")]
+
+
+async def test_reply_image_and_sticker_are_linked(
+    app: App, yuji_core: Yuji, yuji_fetcher: FakeFetcher
+) -> None:
+    yuji_fetcher.files["https://img.example/a.png"] = FetchedFile(b"\x89PNG-a", "image/png")
+    event = group_message(
+        [
+            {"type": "reply", "data": {"id": "9001"}},
+            {"type": "image", "data": {"file": "a.png", "url": "https://img.example/a.png"}},
+            {
+                "type": "mface",
+                "data": {"url": "https://img.example/missing.gif", "summary": "[开心]"},
+            },
+        ],
+        message_id=12,
+    )
+    async with app.test_matcher() as ctx:
+        bot = ctx.create_bot(base=Bot, self_id=BOT_ID)
+        ctx.receive_event(bot, event)
+    await yuji_core.archive.wait_attachments()
+    got = await yuji_core.archive.by_fingerprint("group:100", "12")
+    assert got is not None
+    assert got.reply_to == "9001"
+    assert got.text == "[图片][开心]"
+    linked = await yuji_core.archive.attachments_of("group:100", got.id)
+    assert [(a.segment_index, a.attachment.status) for a in linked] == [
+        (1, "stored"),
+        (2, "failed"),
+    ]
+
+
+async def test_own_group_send_is_archived_as_bot(app: App, yuji_core: Yuji) -> None:
+    async with app.test_api() as ctx:
+        bot = ctx.create_bot(base=Bot, self_id=BOT_ID)
+        message = Message([MessageSegment.reply(5), MessageSegment.text("我记住啦")])
+        ctx.should_call_api(
+            "send_group_msg", {"group_id": 42, "message": message}, result={"message_id": 8888}
+        )
+        await bot.send_group_msg(group_id=42, message=message)
+    got = await yuji_core.archive.by_fingerprint("group:42", "8888")
+    assert got is not None
+    assert got.is_bot is True
+    assert got.sender_id == BOT_ID
+    assert got.sender_name == "大肥鱼"
+    assert got.text == "我记住啦"
+    assert got.reply_to == "5"
+
+
+async def test_own_send_msg_private_with_cq_string(app: App, yuji_core: Yuji) -> None:
+    async with app.test_api() as ctx:
+        bot = ctx.create_bot(base=Bot, self_id=BOT_ID)
+        data = {"message_type": "private", "user_id": 321, "message": "[CQ:face,id=1]好的"}
+        ctx.should_call_api("send_msg", data, result={"message_id": 99})
+        await bot.call_api("send_msg", **data)
+    got = await yuji_core.archive.by_fingerprint("private:321", "99")
+    assert got is not None
+    assert got.is_bot is True
+    assert got.text == "[表情]好的"
+
+
+async def test_failed_or_other_api_calls_are_not_archived(app: App, yuji_core: Yuji) -> None:
+    async with app.test_api() as ctx:
+        bot = ctx.create_bot(base=Bot, self_id=BOT_ID)
+        ctx.should_call_api("get_login_info", {}, result={"user_id": 1, "nickname": "x"})
+        ctx.should_call_api(
+            "send_group_msg", {"group_id": 1, "message": "x"}, exception=RuntimeError("offline")
+        )
+        await bot.get_login_info()
+        with pytest.raises(RuntimeError, match="offline"):
+            await bot.send_group_msg(group_id=1, message="x")
+    assert await yuji_core.archive.scopes() == []
