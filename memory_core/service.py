@@ -13,6 +13,7 @@ from .archive.service import ArchiveService
 from .clock import Clock, SystemClock
 from .llm.base import LLMClient
 from .llm.openai_client import OpenAICompatibleClient
+from .memories.service import Memories
 from .settings import Settings
 from .storage import migrate
 from .storage.engine import Database
@@ -26,6 +27,7 @@ class Yuji:
     llm: LLMClient | None
     """None when no model is configured (YUJI_LLM_BASE_URL / YUJI_LLM_MODEL unset)."""
     archive: ArchiveService
+    memories: Memories
 
     @classmethod
     async def open(
@@ -43,7 +45,10 @@ class Yuji:
             llm = OpenAICompatibleClient(settings)
         clock = clock or SystemClock()
         archive = ArchiveService(db, settings, clock, fetcher=fetcher)
-        return cls(settings=settings, db=db, clock=clock, llm=llm, archive=archive)
+        memories = Memories(db, clock, settings)
+        return cls(
+            settings=settings, db=db, clock=clock, llm=llm, archive=archive, memories=memories
+        )
 
     async def close(self) -> None:
         await self.archive.close()

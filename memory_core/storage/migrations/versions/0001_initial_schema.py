@@ -37,6 +37,26 @@ def _create_append_only_triggers() -> None:
             )
 
 
+# The full-text index of memories is derived and rebuildable (`yuji reindex`); its
+# layout (scope-keyed CJK bigram / unigram tokens) is memory_core/recall/fts.py.
+MEMORY_FTS = (
+    "CREATE VIRTUAL TABLE memory_fts USING fts5("
+    "bi, uni, tokenize = 'unicode61 remove_diacritics 0')",
+    "CREATE VIRTUAL TABLE memory_fts_vocab USING fts5vocab(memory_fts, 'row')",
+)
+
+
+def _create_memory_fts() -> None:
+    if op.get_bind().dialect.name == "sqlite":
+        for statement in MEMORY_FTS:
+            op.execute(statement)
+
+
+def _drop_memory_fts() -> None:
+    op.execute("DROP TABLE IF EXISTS memory_fts_vocab")
+    op.execute("DROP TABLE IF EXISTS memory_fts")
+
+
 def _drop_append_only_triggers() -> None:
     for table in APPEND_ONLY:
         for action in ("update", "delete"):
@@ -449,9 +469,11 @@ def upgrade() -> None:
         )
         batch_op.create_index("ix_memory_evidence_memory", ["memory_id"], unique=False)
     _create_append_only_triggers()
+    _create_memory_fts()
 
 
 def downgrade() -> None:
+    _drop_memory_fts()
     _drop_append_only_triggers()
     with op.batch_alter_table("memory_evidence", schema=None) as batch_op:
         batch_op.drop_index("ix_memory_evidence_memory")

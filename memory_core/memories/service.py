@@ -1,0 +1,397 @@
+"""`core.memories`: the one write path into the memory network (SPEC.md §6).
+
+Every operation runs in one write transaction, refuses ids of another chat as
+`NotFound`, records a version row for every change of text, metadata, status or
+validity (history is never lost) and keeps the derived full-text index in step.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
+from typing import Any, get_args
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory_core.clock import Clock, as_utc
+from memory_core.errors import EvidenceRequired, NotFound, ValidationError
+from memory_core.recall import fts, visibility
+from memory_core.recall.tokenize import bigram_tokens
+from memory_core.settings import Settings
+from memory_core.storage import memory_repo as repo
+from memory_core.storage.engine import Database
+from memory_core.storage.memory_repo import m
+from memory_core.types import EvidenceRef, Memory, MemoryStatus, MemoryType
+
+from . import gates
+from .aliases import canonical_subject
+from .near_duplicate import best_match
+from .outcomes import SupersedeOutcome, WriteOutcome
+
+log = logging.getLogger(__name__)
+
+SearchFn = Callable[[str, str, int, datetime], Awaitable[list[Memory]]]
+
+
+class Memories:
+    def __init__(
+        self, db: Database, clock: Clock, settings: Settings, search: SearchFn | None = None
+    ) -> None:
+        self._db = db
+        self._clock = clock
+        self._settings = settings
+        self._search = search
+
+    # --- writing ----------------------------------------------------------------------
+
+    async def write(
+        self,
+        scope: str,
+        *,
+        type: MemoryType,
+        subject: str,
+        content: str,
+        evidence: Sequence[EvidenceRef],
+        importance: float = 0.5,
+        confidence: float = 0.8,
+        valid_from: datetime | None = None,
+        valid_to: datetime | None = None,
+        origin: str = "model",
+        changed_by: str = "model",
+    ) -> WriteOutcome:
+        """Insert a memory (never merges); returns it with any near-duplicate hint."""
+        if type not in get_args(MemoryType):
+            raise ValidationError(f"unknown memory type {type!r}")
+        content = content.strip()
+        if not content:
+            raise ValidationError("memory content must not be empty")
+        _check_unit("importance", importance)
+        _check_unit("confidence", confidence)
+        if not evidence:
+            raise EvidenceRequired("a memory needs at least one piece of evidence")
+        gates.check_evidence_shape(evidence)
+        now = self._clock.now()
+        start = as_utc(valid_from) if valid_from else now
+        end = as_utc(valid_to) if valid_to else None
+        if end is not None and end <= start:
+            raise ValidationError("valid_to must be after valid_from")
+        async with self._db.write() as conn:
+            await _require_evidence_in_scope(conn, scope, evidence)
+            subject = canonical_subject(subject, await repo.alias_map(conn, scope))
+            window = await repo.recent_texts(
+                conn, scope, type, self._settings.near_duplicate_window
+            )
+            hint = best_match(content, window, self._settings.near_duplicate_threshold)
+            memory_id = await repo.insert_memory(
+                conn,
+                {
+                    "scope": scope,
+                    "type": type,
+                    "subject": subject,
+                    "content": content,
+                    "importance": importance,
+                    "confidence": confidence,
+                    "status": "active",
+                    "valid_from": start,
+                    "valid_to": end,
+                    "version": 1,
+                    "origin": origin,
+                    "created_at": now,
+                    "updated_at": now,
+                },
+            )
+            memory = await _get(conn, scope, memory_id)
+            await repo.insert_version(conn, memory, changed_by=changed_by, reason="written", at=now)
+            await repo.insert_evidence(conn, memory_id, evidence, now)
+            await repo.fts_put(conn, memory)
+            near = await repo.get(conn, scope, hint[0]) if hint else None
+        return WriteOutcome(memory=memory, near_duplicate=near, similarity=hint[1] if hint else 0.0)
+
+    async def edit(
+        self,
+        scope: str,
+        memory_id: int,
+        *,
+        content: str | None = None,
+        subject: str | None = None,
+        importance: float | None = None,
+        confidence: float | None = None,
+        valid_to: datetime | None = None,
+        reason: str,
+        changed_by: str,
+        evidence: Sequence[EvidenceRef] = (),
+    ) -> Memory:
+        """A new version of the memory; the previous one stays in memory_versions."""
+        if not reason.strip():
+            raise ValidationError("an edit needs a reason")
+        gates.check_evidence_shape(evidence)
+        changes: dict[str, Any] = {}
+        if content is not None:
+            if not content.strip():
+                raise ValidationError("memory content must not be empty")
+            changes["content"] = content.strip()
+        if importance is not None:
+            _check_unit("importance", importance)
+            changes["importance"] = importance
+        if confidence is not None:
+            _check_unit("confidence", confidence)
+            changes["confidence"] = confidence
+        if valid_to is not None:
+            changes["valid_to"] = as_utc(valid_to)
+        now = self._clock.now()
+        async with self._db.write() as conn:
+            old = await _get(conn, scope, memory_id)
+            if old.status == "retracted":
+                raise ValidationError(f"memory #{memory_id} is retracted")
+            await _require_evidence_in_scope(conn, scope, evidence)
+            if subject is not None:
+                changes["subject"] = canonical_subject(subject, await repo.alias_map(conn, scope))
+            changes = {k: v for k, v in changes.items() if getattr(old, k) != v}
+            if not changes and not evidence:
+                raise ValidationError("the edit changes nothing")
+            start = old.valid_from
+            end = changes.get("valid_to")
+            if end is not None and start is not None and end <= start:
+                raise ValidationError("valid_to must be after valid_from")
+            memory = await _new_version(conn, old, changes, changed_by, reason, now)
+            await repo.insert_evidence(conn, memory_id, evidence, now)
+        return memory
+
+    async def supersede(
+        self, scope: str, old_id: int, new_id: int, *, reason: str, changed_by: str
+    ) -> SupersedeOutcome:
+        """Close `old` in favour of `new` if all four gates pass, else mark a contradiction."""
+        now = self._clock.now()
+        async with self._db.write() as conn:
+            old = await _get(conn, scope, old_id)
+            new = await _get(conn, scope, new_id)
+            failures = gates.supersede_failures(
+                old,
+                new,
+                new_evidence=await repo.evidence_count(conn, new_id),
+                reason=reason,
+                changed_by=changed_by,
+            )
+            if not failures:
+                # FORMAT.md: the old memory ends where the new one begins.
+                end = max(new.valid_from or now, old.valid_from or now)
+                note = f"superseded by #{new_id}: {reason}"
+                await _new_version(conn, old, {"valid_to": end}, changed_by, note, now)
+                await repo.add_relation(
+                    conn, scope, new_id, old_id, "supersedes", reason=reason, at=now
+                )
+                return SupersedeOutcome(applied=True, detail=f"#{old_id} closed by #{new_id}")
+            detail = "; ".join(failures)
+            if old_id != new_id:
+                await repo.add_relation(
+                    conn,
+                    scope,
+                    new_id,
+                    old_id,
+                    "contradicts",
+                    reason=f"supersede refused ({detail}): {reason}",
+                    at=now,
+                )
+                detail = f"recorded as contradicts: {detail}"
+        log.info("supersede #%s -> #%s in %s degraded: %s", old_id, new_id, scope, detail)
+        return SupersedeOutcome(applied=False, detail=detail)
+
+    async def contradict(
+        self, scope: str, a_id: int, b_id: int, *, reason: str, changed_by: str
+    ) -> None:
+        """Both stay active with no end time; recall shows them together."""
+        if a_id == b_id:
+            raise ValidationError("a memory cannot contradict itself")
+        now = self._clock.now()
+        async with self._db.write() as conn:
+            await _get(conn, scope, a_id)
+            await _get(conn, scope, b_id)
+            edges = await repo.relations(conn, scope, [a_id], ["contradicts"])
+            if not any({src, dst} == {a_id, b_id} for src, dst, _ in edges):
+                await repo.add_relation(
+                    conn, scope, a_id, b_id, "contradicts", reason=f"{changed_by}: {reason}", at=now
+                )
+
+    async def relate(
+        self,
+        scope: str,
+        src_id: int,
+        dst_id: int,
+        *,
+        kind: str = "related",
+        reason: str,
+        changed_by: str,
+    ) -> None:
+        """A `supports` or `related` edge (graph recall follows these one hop)."""
+        if kind not in ("supports", "related"):
+            raise ValidationError(f"relate() records supports/related, not {kind!r}")
+        if src_id == dst_id:
+            raise ValidationError("a memory cannot relate to itself")
+        now = self._clock.now()
+        async with self._db.write() as conn:
+            await _get(conn, scope, src_id)
+            await _get(conn, scope, dst_id)
+            await repo.add_relation(
+                conn,
+                scope,
+                src_id,
+                dst_id,
+                "supports" if kind == "supports" else "related",
+                reason=f"{changed_by}: {reason}",
+                at=now,
+            )
+
+    async def retract(self, scope: str, memory_id: int, *, reason: str, changed_by: str) -> Memory:
+        """Hide from recall for good; text, versions and evidence are kept."""
+        return await self.set_status(
+            scope, memory_id, "retracted", reason=reason, changed_by=changed_by
+        )
+
+    async def set_status(
+        self, scope: str, memory_id: int, status: MemoryStatus, *, reason: str, changed_by: str
+    ) -> Memory:
+        if status not in get_args(MemoryStatus):
+            raise ValidationError(f"unknown status {status!r}")
+        if not reason.strip():
+            raise ValidationError("a status change needs a reason")
+        now = self._clock.now()
+        async with self._db.write() as conn:
+            old = await _get(conn, scope, memory_id)
+            if old.status == status:
+                return old
+            return await _new_version(conn, old, {"status": status}, changed_by, reason, now)
+
+    async def set_flags(
+        self, scope: str, memory_id: int, *, pinned: bool | None = None, starred: bool | None = None
+    ) -> Memory:
+        """Pin (never goes cold) or star (ranks higher); bookkeeping, not a new version."""
+        values = {k: v for k, v in (("pinned", pinned), ("starred", starred)) if v is not None}
+        async with self._db.write() as conn:
+            await _get(conn, scope, memory_id)
+            if values:
+                await repo.update_memory(conn, memory_id, values)
+            return await _get(conn, scope, memory_id)
+
+    async def add_alias(self, scope: str, alias: str, canonical: str) -> None:
+        """An explicit nickname mapping inside one chat (never guessed)."""
+        alias, canonical = alias.strip(), canonical.strip()
+        if not alias or not canonical:
+            raise ValidationError("alias and canonical name must not be empty")
+        now = self._clock.now()
+        async with self._db.write() as conn:
+            known = await repo.alias_map(conn, scope)
+            canonical = canonical_subject(canonical, known)
+            if alias == canonical:
+                raise ValidationError(f"{alias!r} already is the canonical name")
+            await repo.upsert_alias(conn, scope, alias, canonical, now)
+
+    async def aliases(self, scope: str) -> dict[str, str]:
+        async with self._db.read() as conn:
+            return await repo.alias_map(conn, scope)
+
+    # --- reading ----------------------------------------------------------------------
+
+    async def get(self, scope: str, memory_id: int) -> Memory:
+        async with self._db.read() as conn:
+            return await _get(conn, scope, memory_id)
+
+    async def get_many(self, scope: str, ids: Sequence[int]) -> list[Memory]:
+        async with self._db.read() as conn:
+            return await repo.get_many(conn, scope, ids)
+
+    async def search(
+        self, scope: str, text: str, *, limit: int = 10, now: datetime | None = None
+    ) -> list[Memory]:
+        """The model's search tool: this chat's current memories sharing words with text."""
+        when = now or self._clock.now()
+        if self._search is not None:
+            return await self._search(scope, text, limit, when)
+        match = fts.match_any(scope, bi=bigram_tokens(text))
+        if match is None:
+            return []
+        async with self._db.read() as conn:
+            found = await repo.fts_candidates(
+                conn, match, visibility.visible(scope, when), limit=limit * 20
+            )
+        wanted = set(bigram_tokens(text))
+        ranked = sorted(
+            found, key=lambda f: (-len(wanted & set(fts.unkeyed_tokens(f[1]))), -f[0].id)
+        )
+        return [memory for memory, _, _ in ranked[:limit]]
+
+    async def list(
+        self,
+        scope: str,
+        *,
+        types: Sequence[MemoryType] | None = None,
+        status: MemoryStatus | None = "active",
+        limit: int = 100,
+    ) -> list[Memory]:
+        """Newest first; `status=None` lists every status."""
+        where = [m.scope == scope]
+        if types:
+            where.append(m.type.in_(list(types)))
+        if status is not None:
+            where.append(m.status == status)
+        async with self._db.read() as conn:
+            return await repo.select_where(conn, *where, limit=limit)
+
+    async def credit(self, scope: str, ids: Sequence[int], at: datetime) -> None:
+        """A memory was actually used in a reply: hit_count + 1, last_accessed_at = at."""
+        async with self._db.write() as conn:
+            await repo.credit(conn, scope, ids, as_utc(at))
+
+    async def evidence(self, scope: str, memory_id: int) -> list[EvidenceRef]:
+        async with self._db.read() as conn:
+            await _get(conn, scope, memory_id)
+            return await repo.evidence(conn, memory_id)
+
+    async def history(self, scope: str, memory_id: int) -> list[dict[str, Any]]:
+        """Every version of the memory, oldest first, with who changed it and why."""
+        async with self._db.read() as conn:
+            await _get(conn, scope, memory_id)
+            return await repo.history(conn, memory_id)
+
+
+def _check_unit(name: str, value: float) -> None:
+    if not 0.0 <= value <= 1.0:
+        raise ValidationError(f"{name} must be between 0 and 1, got {value}")
+
+
+async def _get(conn: AsyncConnection, scope: str, memory_id: int) -> Memory:
+    memory = await repo.get(conn, scope, memory_id)
+    if memory is None:
+        raise NotFound(f"memory #{memory_id} not found")
+    return memory
+
+
+async def _require_evidence_in_scope(
+    conn: AsyncConnection, scope: str, refs: Sequence[EvidenceRef]
+) -> None:
+    exps, mems, frags = await repo.existing_in_scope(conn, scope, refs)
+    for ref in refs:
+        if ref.experience_id is not None and ref.experience_id not in exps:
+            raise NotFound(f"experience #{ref.experience_id} not found")
+        if ref.memory_id is not None and ref.memory_id not in mems:
+            raise NotFound(f"memory #{ref.memory_id} not found")
+        if ref.fragment_id is not None and ref.fragment_id not in frags:
+            raise NotFound(f"fragment #{ref.fragment_id} not found")
+
+
+async def _new_version(
+    conn: AsyncConnection,
+    old: Memory,
+    changes: dict[str, Any],
+    changed_by: str,
+    reason: str,
+    now: datetime,
+) -> Memory:
+    await repo.update_memory(
+        conn, old.id, {**changes, "version": old.version + 1, "updated_at": now}
+    )
+    memory = await _get(conn, old.scope, old.id)
+    await repo.insert_version(conn, memory, changed_by=changed_by, reason=reason, at=now)
+    if "content" in changes or "subject" in changes:
+        await repo.fts_put(conn, memory)
+    return memory

@@ -1,0 +1,61 @@
+"""How memories are laid out in the FTS5 index `memory_fts` (pure functions).
+
+The index is derived and rebuildable (`yuji reindex`). Each row (rowid = memory
+id) has two columns of space-separated tokens that FTS5's `unicode61` tokenizer
+keeps whole: `bi` (CJK bigrams and latin words of subject + content) and `uni`
+(CJK unigrams). Every token carries its chat's key as a prefix, so
+
+- a term of one chat can never match a memory of another (fail-closed twice:
+  recall also filters on `memories.scope`), and
+- `memory_fts_vocab` (an fts5vocab table) gives document frequencies *per chat*,
+  which is what IDF in recall needs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+from .tokenize import bigram_tokens, unigram_tokens
+
+KEY_LENGTH = 11
+
+
+def scope_key(scope: str) -> str:
+    """A token-safe prefix for a chat: 's' + 10 hex digits of its SHA-1."""
+    return "s" + hashlib.sha1(scope.encode("utf-8")).hexdigest()[: KEY_LENGTH - 1]
+
+
+def document(scope: str, subject: str, content: str) -> tuple[str, str]:
+    """The (bi, uni) column values of one memory."""
+    key = scope_key(scope)
+    text = f"{subject} {content}"
+    bi = " ".join(key + token for token in bigram_tokens(text))
+    uni = " ".join(key + token for token in unigram_tokens(text))
+    return bi, uni
+
+
+def keyed(scope: str, tokens: Iterable[str]) -> list[str]:
+    key = scope_key(scope)
+    return [key + token for token in tokens]
+
+
+def unkey(token: str) -> str:
+    return token[KEY_LENGTH:]
+
+
+def unkeyed_tokens(column: str) -> list[str]:
+    """The plain tokens of one stored column value."""
+    return [token[KEY_LENGTH:] for token in column.split()]
+
+
+def match_any(scope: str, bi: Iterable[str] = (), uni: Iterable[str] = ()) -> str | None:
+    """An FTS5 MATCH expression for rows holding any of the given tokens, or None."""
+    parts: list[str] = []
+    bi_terms = sorted(set(keyed(scope, bi)))
+    uni_terms = sorted(set(keyed(scope, uni)))
+    if bi_terms:
+        parts.append("bi : (" + " OR ".join(f'"{t}"' for t in bi_terms) + ")")
+    if uni_terms:
+        parts.append("uni : (" + " OR ".join(f'"{t}"' for t in uni_terms) + ")")
+    return " OR ".join(parts) or None

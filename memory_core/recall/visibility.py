@@ -1,0 +1,86 @@
+"""Fail-closed visibility: the one rule every read of memories goes through first.
+
+A memory is visible to a question asked in `scope` at `now` when it belongs to that
+chat, has not been retracted and is valid at `now`; a retrospective question
+("以前…", "原来…", "当时…") also sees memories whose validity has ended and cold
+ones, but never retracted ones, other chats' or ones that start after `now`.
+
+`visible()` is the SQL form every stage puts in its WHERE clause; `is_visible()`
+is the same rule in Python, applied once more to whatever a stage returns.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from sqlalchemy import ColumnElement, and_, or_
+
+from memory_core.clock import as_utc
+from memory_core.storage.schema import memories
+from memory_core.types import Memory
+
+from .tokenize import normalise
+
+_m = memories.c
+
+RETROSPECTIVE_CUES = (
+    "以前",
+    "之前",
+    "原来",
+    "原先",
+    "原本",
+    "本来",
+    "当时",
+    "当初",
+    "那时",
+    "那会",
+    "曾经",
+    "过去",
+    "从前",
+    "先前",
+    "早先",
+    "起初",
+    "最早",
+    "最初",
+    "一开始",
+    "老早",
+    "used to",
+    "previously",
+    "originally",
+    "back then",
+    "formerly",
+    "in the past",
+    "at first",
+)
+"""Words that ask how things used to be, not how they are."""
+
+_CUE = re.compile("|".join(re.escape(cue) for cue in RETROSPECTIVE_CUES))
+
+
+def is_retrospective(question: str) -> bool:
+    return _CUE.search(normalise(question)) is not None
+
+
+def visible(scope: str, now: datetime, *, retrospective: bool = False) -> ColumnElement[bool]:
+    now = as_utc(now)
+    started = or_(_m.valid_from.is_(None), _m.valid_from <= now)
+    if retrospective:
+        return and_(_m.scope == scope, _m.status.in_(("active", "cold")), started)
+    return and_(
+        _m.scope == scope,
+        _m.status == "active",
+        started,
+        or_(_m.valid_to.is_(None), _m.valid_to > now),
+    )
+
+
+def is_visible(memory: Memory, scope: str, now: datetime, *, retrospective: bool = False) -> bool:
+    now = as_utc(now)
+    if memory.scope != scope:
+        return False
+    if memory.valid_from is not None and memory.valid_from > now:
+        return False
+    if retrospective:
+        return memory.status in ("active", "cold")
+    return memory.status == "active" and (memory.valid_to is None or memory.valid_to > now)
