@@ -19,7 +19,7 @@ from typing import Any
 
 from nonebot import logger, on_message
 from nonebot.adapters import Bot as BaseBot
-from nonebot.adapters.onebot.v11 import Bot, Message, MessageEvent, MessageSegment
+from nonebot.adapters.onebot.v11 import Bot, Event, Message, MessageEvent, MessageSegment
 
 from memory_core import NewExperience, Yuji, group_scope, private_scope
 
@@ -32,7 +32,12 @@ archive_incoming = on_message(priority=0, block=False)
 
 
 @archive_incoming.handle()
-async def _archive_incoming(bot: Bot, event: MessageEvent) -> None:
+async def _archive_incoming(bot: Bot, event: Event) -> None:
+    if not isinstance(event, MessageEvent):
+        # The adapter could not parse it as any message event (it logs that only at
+        # DEBUG): say so once, plainly, and skip it.
+        logger.warning(f"yuji: malformed message event skipped: {_preview(event)}")
+        return
     try:
         core = runtime.core()
         exp = incoming_experience(bot, event, now=core.clock.now())
@@ -139,6 +144,14 @@ def _instant(timestamp: Any, fallback: datetime) -> datetime:
         return datetime.fromtimestamp(int(timestamp), UTC)
     except (TypeError, ValueError, OverflowError, OSError):
         return fallback
+
+
+def _preview(event: Event) -> str:
+    try:
+        raw = repr(event.model_dump())
+    except Exception:
+        raw = repr(event)
+    return raw if len(raw) <= 300 else raw[:300] + "..."
 
 
 def _bot_name(core: Yuji) -> str:
