@@ -1,0 +1,104 @@
+"""Reads the vector side path needs from the truth tables (it writes none of them).
+
+The vector index itself is a file under `data/vectors/`, never a table here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlalchemy import func, select
+
+from .engine import Database
+from .schema import aliases, memories
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryText:
+    id: int
+    version: int
+    scope: str
+    subject: str
+    content: str
+    status: str
+
+
+async def embeddable_memories(db: Database) -> list[MemoryText]:
+    """Every memory recall could ever show (active or cold; retracted ones never are),
+    current version, in id order."""
+    query = (
+        select(
+            memories.c.id,
+            memories.c.version,
+            memories.c.scope,
+            memories.c.subject,
+            memories.c.content,
+            memories.c.status,
+        )
+        .where(memories.c.status != "retracted")
+        .order_by(memories.c.id)
+    )
+    async with db.read() as conn:
+        rows = (await conn.execute(query)).all()
+    return [
+        MemoryText(int(r[0]), int(r[1]), str(r[2]), str(r[3]), str(r[4]), str(r[5])) for r in rows
+    ]
+
+
+async def all_aliases(db: Database) -> dict[str, dict[str, str]]:
+    """scope -> alias -> canonical."""
+    async with db.read() as conn:
+        rows = (
+            await conn.execute(select(aliases.c.scope, aliases.c.alias, aliases.c.canonical))
+        ).all()
+    out: dict[str, dict[str, str]] = {}
+    for scope, alias, canonical in rows:
+        out.setdefault(str(scope), {})[str(alias)] = str(canonical)
+    return out
+
+
+async def scope_aliases(db: Database, scope: str) -> dict[str, str]:
+    query = select(aliases.c.alias, aliases.c.canonical).where(aliases.c.scope == scope)
+    async with db.read() as conn:
+        rows = (await conn.execute(query)).all()
+    return {str(alias): str(canonical) for alias, canonical in rows}
+
+
+async def current_versions(db: Database, ids: Iterable[int]) -> dict[int, tuple[int, str]]:
+    """id -> (version, status) for the given ids (missing ids are absent)."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    query = select(memories.c.id, memories.c.version, memories.c.status).where(
+        memories.c.id.in_(wanted)
+    )
+    async with db.read() as conn:
+        rows = (await conn.execute(query)).all()
+    return {int(r[0]): (int(r[1]), str(r[2])) for r in rows}
+
+
+async def contents(db: Database, ids: Iterable[int]) -> dict[int, str]:
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    query = select(memories.c.id, memories.c.content).where(memories.c.id.in_(wanted))
+    async with db.read() as conn:
+        rows = (await conn.execute(query)).all()
+    return {int(r[0]): str(r[1]) for r in rows}
+
+
+async def source_fingerprint(db: Database) -> str:
+    """Changes whenever anything the index is derived from changes (cheap to compute:
+    the scheduler asks it before starting `yuji embed`)."""
+    memory_stats = select(
+        func.count(memories.c.id),
+        func.max(memories.c.id),
+        func.coalesce(func.sum(memories.c.version), 0),
+        func.max(memories.c.updated_at),
+    )
+    alias_stats = select(func.count(aliases.c.id), func.max(aliases.c.id))
+    async with db.read() as conn:
+        m = (await conn.execute(memory_stats)).one()
+        a = (await conn.execute(alias_stats)).one()
+    return "|".join(str(v) for v in (*m, *a))

@@ -1,0 +1,126 @@
+"""Bring the vector index up to date with the memories: what `yuji embed` runs.
+
+A row is reused only when its key — memory id, version and the hash of the exact
+text embedded — is unchanged; anything new, edited, or whose text changed (a new
+alias renames a person) is embedded again, and rows of memories that are gone or
+retracted are dropped. Each text is embedded on its own, so a vector never depends
+on which other texts happened to share its batch: an incremental run and a rebuild
+from nothing write the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from memory_core.storage import vectors_repo
+from memory_core.storage.engine import Database
+from memory_core.storage.vectors_repo import MemoryText
+
+from .embedder import Embedder
+from .store import IndexRow, VectorIndex, model_folder, text_sha
+from .text import ScopeNames, memory_text, scope_names
+
+SOURCE_FILE = "source.json"
+"""Beside the manifest: the database fingerprint the index was built from."""
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedReport:
+    model_id: str
+    folder: str
+    total: int
+    embedded: int
+    reused: int
+    dropped: int
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def names_by_scope(
+    memories: Sequence[MemoryText], aliases: dict[str, dict[str, str]]
+) -> dict[str, ScopeNames]:
+    subjects: dict[str, set[str]] = defaultdict(set)
+    for m in memories:
+        subjects[m.scope].add(m.subject)
+    scopes = set(subjects) | set(aliases)
+    return {s: scope_names(subjects.get(s, set()), aliases.get(s, {})) for s in scopes}
+
+
+def plan_index(
+    memories: Sequence[MemoryText],
+    aliases: dict[str, dict[str, str]],
+    embedder: Embedder,
+    previous: VectorIndex | None,
+) -> tuple[VectorIndex, EmbedReport]:
+    names = names_by_scope(memories, aliases)
+    reusable: dict[tuple[int, int, str], int] = {}
+    if previous is not None:
+        reusable = {(r.memory_id, r.version, r.text_sha): i for i, r in enumerate(previous.rows)}
+    rows: list[IndexRow] = []
+    vectors: list[np.ndarray] = []
+    embedded = 0
+    for m in sorted(memories, key=lambda m: m.id):
+        text = memory_text(m.content, names[m.scope])
+        row = IndexRow(m.id, m.version, m.scope, m.subject, text_sha(text))
+        pos = reusable.get((row.memory_id, row.version, row.text_sha))
+        if previous is not None and pos is not None:
+            vectors.append(previous.vectors[pos])
+        else:
+            vectors.append(embedder.embed([text])[0])
+            embedded += 1
+        rows.append(row)
+    matrix = (
+        np.stack(vectors).astype(np.float32)
+        if vectors
+        else np.zeros((0, embedder.dim), dtype=np.float32)
+    )
+    index = VectorIndex(embedder.model_id, int(matrix.shape[1]), tuple(rows), matrix)
+    kept = {(r.memory_id, r.version, r.text_sha) for r in rows}
+    dropped = sum(1 for key in reusable if key not in kept)
+    report = EmbedReport(
+        model_id=embedder.model_id,
+        folder="",
+        total=len(rows),
+        embedded=embedded,
+        reused=len(rows) - embedded,
+        dropped=dropped,
+    )
+    return index, report
+
+
+async def sync_index(
+    db: Database, embedder: Embedder, vectors_dir: Path, *, rebuild: bool = False
+) -> EmbedReport:
+    """Embed what is missing or stale and write the index (only if it changed)."""
+    folder = model_folder(vectors_dir, embedder.model_id)
+    fingerprint = await vectors_repo.source_fingerprint(db)
+    memories = await vectors_repo.embeddable_memories(db)
+    aliases = await vectors_repo.all_aliases(db)
+    previous = None if rebuild else VectorIndex.load(folder, embedder.model_id)
+    index, report = plan_index(memories, aliases, embedder, previous)
+    unchanged = (
+        previous is not None and previous.rows == index.rows and (folder / SOURCE_FILE).is_file()
+    )
+    if not unchanged:
+        index.save(folder)
+    write_source(folder, fingerprint)
+    return replace(report, folder=str(folder))
+
+
+def write_source(folder: Path, fingerprint: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / SOURCE_FILE).write_text(json.dumps({"fingerprint": fingerprint}), encoding="utf-8")
+
+
+def read_source(folder: Path) -> str | None:
+    try:
+        return str(json.loads((folder / SOURCE_FILE).read_text(encoding="utf-8"))["fingerprint"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

@@ -1,0 +1,76 @@
+"""The gate of the vector side path (SPEC.md §8.5), as a pure function.
+
+A vector guess is the least trustworthy thing recall can inject, so it must clear
+every bar, in this order:
+
+1. the question asks something (intent) about someone this chat knows (subject);
+2. the best candidate shares no content word with the question — if it did, the
+   lexical stages have already weighed that memory and said nothing, and a vector
+   must not overrule them: the side path exists for questions that share *no*
+   words with the memory that answers them;
+3. its score reaches the model's threshold;
+4. it leads the runner-up by at least the margin (a near tie is a coin toss).
+
+At most one memory comes out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memory_core.recall.vector_port import VectorGuess
+
+from .embedder import Calibration
+from .text import QuestionShape
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    memory_id: int
+    score: float
+    shares_terms: bool
+    """The memory's text has a content term of the question."""
+
+
+@dataclass(frozen=True, slots=True)
+class GateDecision:
+    guess: VectorGuess | None
+    reason: str
+    best: Scored | None = None
+    """The top candidate, also when refused (shadow logs and the sweep use it)."""
+    margin: float = 0.0
+
+
+def rank(scored: Sequence[Scored]) -> list[Scored]:
+    """Best first; ties broken by the lower (older) memory id, so order is total."""
+    return sorted(scored, key=lambda s: (-s.score, s.memory_id))
+
+
+def decide(
+    shape: QuestionShape, scored: Sequence[Scored], calibration: Calibration
+) -> GateDecision:
+    if not shape.has_intent:
+        return GateDecision(None, "no question intent")
+    if not shape.has_subject:
+        return GateDecision(None, "no clear subject")
+    ranked = rank(scored)
+    if not ranked:
+        return GateDecision(None, "no indexed candidate")
+    best = ranked[0]
+    runner_up = ranked[1].score if len(ranked) > 1 else 0.0
+    margin = best.score - runner_up
+    if best.shares_terms:
+        return GateDecision(
+            None, "best candidate shares words: lexical stages decide", best, margin
+        )
+    if best.score < calibration.threshold:
+        return GateDecision(None, f"score {best.score:.3f} below threshold", best, margin)
+    if margin < calibration.margin:
+        return GateDecision(None, f"margin {margin:.3f} below {calibration.margin}", best, margin)
+    return GateDecision(
+        VectorGuess(memory_id=best.memory_id, score=best.score, margin=margin),
+        "guess",
+        best,
+        margin,
+    )

@@ -1,0 +1,209 @@
+"""`core.vectors`: the vector side path recall consults when its lexical stages are silent.
+
+It implements `memory_core.recall.vector_port.VectorSidePath`. The bot process only
+embeds questions: memory vectors come from the index file `yuji embed` writes in a
+separate process, re-read whenever that file changes. The model is loaded on the
+first question, once, off the event loop. Nothing here raises into recall: a missing
+index, an unloadable model or a stale row all end in silence (None).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from memory_core.recall.vector_port import VectorGuess
+from memory_core.settings import Settings, VectorMode
+from memory_core.storage import vectors_repo
+from memory_core.storage.engine import Database
+
+from .embedder import Calibration, Embedder
+from .factory import calibration_for, embedder_from_settings
+from .gate import GateDecision, Scored, decide, rank
+from .store import MANIFEST, VectorIndex, model_folder
+from .text import ScopeNames, content_terms, question_shape, question_text, scope_names
+
+log = logging.getLogger(__name__)
+
+TERM_CHECKED = 2
+"""How many leading candidates get the word-sharing check (the gate looks at the best)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """The scored candidates of one question, before the gate."""
+
+    scored: tuple[Scored, ...]
+    subject_filtered: bool
+
+
+class VectorSide:
+    def __init__(
+        self,
+        settings: Settings,
+        db: Database,
+        *,
+        embedder: Embedder | None = None,
+        embedder_factory: Callable[[Settings], Embedder] = embedder_from_settings,
+    ) -> None:
+        self._settings = settings
+        self._db = db
+        self._mode: VectorMode = settings.vector_mode
+        self._embedder = embedder
+        self._factory = embedder_factory
+        self._index: VectorIndex | None = None
+        self._index_stamp: int | None = None
+        self.last_decision: GateDecision | None = None
+        """The most recent gate decision (for logs, `/recall` and tests)."""
+
+    # --- configuration -------------------------------------------------------------
+
+    @property
+    def mode(self) -> VectorMode:
+        return self._mode
+
+    def set_mode(self, mode: VectorMode) -> None:
+        """Switching mode changes configuration only: the index stays as it is."""
+        self._mode = mode
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = self._factory(self._settings)
+        return self._embedder
+
+    @property
+    def calibration(self) -> Calibration:
+        return calibration_for(self._settings, self.embedder)
+
+    def with_calibration(self, calibration: Calibration) -> None:
+        """Override the operating point (the sweep walks a grid with this)."""
+        self._settings = self._settings.with_changes(
+            vector_threshold=calibration.threshold, vector_margin=calibration.margin
+        )
+
+    # --- the index file --------------------------------------------------------------
+
+    def index(self) -> VectorIndex | None:
+        """The current index of this model, re-read when `yuji embed` replaced it."""
+        folder = model_folder(self._settings.vectors_dir, self.embedder.model_id)
+        try:
+            stamp = os.stat(folder / MANIFEST).st_mtime_ns
+        except OSError:
+            self._index, self._index_stamp = None, None
+            return None
+        if stamp != self._index_stamp:
+            self._index = VectorIndex.load(folder, self.embedder.model_id)
+            self._index_stamp = stamp if self._index is not None else None
+        return self._index
+
+    # --- the side path -------------------------------------------------------------------
+
+    async def guess(
+        self, scope: str, text: str, candidate_ids: set[int], now: datetime
+    ) -> VectorGuess | None:
+        try:
+            decision = await self.decide(scope, text, candidate_ids)
+        except Exception:
+            log.exception("vector side path failed; staying silent")
+            return None
+        self.last_decision = decision
+        log.debug("vector gate %s: %s (%s)", scope, decision.reason, decision.best)
+        return decision.guess
+
+    async def decide(self, scope: str, text: str, candidate_ids: set[int]) -> GateDecision:
+        names = await self._names(scope)
+        shape = question_shape(text, names, private=scope.startswith("private:"))
+        if not (shape.has_intent and shape.has_subject):
+            return decide(shape, (), self.calibration)
+        found = await self.candidates(
+            scope, text, candidate_ids, subjects=shape.subjects, names=names
+        )
+        decision = decide(shape, found.scored, self.calibration)
+        if decision.guess is not None and not await self._is_current(decision.guess.memory_id):
+            return GateDecision(None, "indexed vector is stale", decision.best, decision.margin)
+        return decision
+
+    async def candidates(
+        self,
+        scope: str,
+        text: str,
+        candidate_ids: set[int],
+        *,
+        subjects: frozenset[str] = frozenset(),
+        names: ScopeNames | None = None,
+    ) -> Candidates:
+        """Score the question against the indexed candidates of this scope only; when
+        it names people, only memories about them compete."""
+        index = self.index()
+        if index is None:
+            return Candidates((), False)
+        positions = index.select(scope, candidate_ids)
+        filtered = False
+        if subjects:
+            about = [p for p in positions if _about(index, p, subjects)]
+            positions, filtered = about, True
+        if not positions:
+            return Candidates((), filtered)
+        if names is None:
+            names = await self._names(scope)
+        nicknames = self._settings.nicknames
+        query = await asyncio.to_thread(
+            self.embedder.embed, [question_text(text, names, nicknames)]
+        )
+        scores = index.scores(positions, query[0])
+        ranked = rank(
+            [
+                Scored(index.rows[p].memory_id, float(s), shares_terms=False)
+                for p, s in zip(positions, scores, strict=True)
+            ]
+        )
+        # Only the leaders can pass the gate: check word sharing for them alone.
+        leaders = ranked[:TERM_CHECKED]
+        contents = await vectors_repo.contents(self._db, [s.memory_id for s in leaders])
+        question_terms = content_terms(text, names, nicknames)
+        checked = [
+            replace(
+                s,
+                shares_terms=bool(
+                    question_terms & content_terms(contents.get(s.memory_id, ""), names)
+                ),
+            )
+            for s in leaders
+        ]
+        scored = (*checked, *ranked[TERM_CHECKED:])
+        return Candidates(scored, filtered)
+
+    async def top(self, scope: str, text: str, candidate_ids: set[int], k: int) -> list[Scored]:
+        """Plain vector top-k with no gate (the baseline of `yuji eval --baselines`)."""
+        found = await self.candidates(scope, text, candidate_ids)
+        return rank(found.scored)[:k]
+
+    def warm(self) -> None:
+        """Load the model now (blocking); used by benchmarks and `yuji embed`."""
+        load = getattr(self.embedder, "load", None)
+        if callable(load):
+            load()
+
+    # --- reads ---------------------------------------------------------------------
+
+    async def _names(self, scope: str) -> ScopeNames:
+        index = self.index()
+        subjects = index.subjects(scope) if index is not None else frozenset[str]()
+        return scope_names(subjects, await vectors_repo.scope_aliases(self._db, scope))
+
+    async def _is_current(self, memory_id: int) -> bool:
+        index = self.index()
+        pos = index.position(memory_id) if index is not None else None
+        if index is None or pos is None:
+            return False
+        current = await vectors_repo.current_versions(self._db, [memory_id])
+        return current.get(memory_id, (-1, ""))[0] == index.rows[pos].version
+
+
+def _about(index: VectorIndex, position: int, subjects: frozenset[str]) -> bool:
+    return index.rows[position].subject in subjects

@@ -1,0 +1,143 @@
+"""The vector index: a derived file beside the database, never inside it.
+
+Layout, one folder per model under `data/vectors/`:
+
+    data/vectors/<model>/manifest.json        model id, dimension, one row per vector:
+                                              [memory id, version, scope, subject, text sha]
+    data/vectors/<model>/vectors-<sha>.npy    float32 matrix, row i = manifest row i
+
+Rows are sorted by memory id and the matrix file is named by its content hash, so
+the same memories embedded by the same model give byte-identical files: deleting
+the folder and rebuilding reproduces the index. A writer replaces `manifest.json`
+atomically after the new matrix is on disk, so a reader sees the old index or the
+new one, never half of each.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .embedder import Matrix
+
+FORMAT = 1
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True, slots=True)
+class IndexRow:
+    memory_id: int
+    version: int
+    scope: str
+    subject: str
+    text_sha: str
+
+
+def text_sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def model_folder(vectors_dir: Path, model_id: str) -> Path:
+    return vectors_dir / re.sub(r"[^A-Za-z0-9._-]+", "_", model_id)
+
+
+@dataclass(frozen=True, eq=False)
+class VectorIndex:
+    model_id: str
+    dim: int
+    rows: tuple[IndexRow, ...]
+    vectors: Matrix
+    _by_id: dict[int, int] = field(init=False, repr=False)
+    _subjects: dict[str, frozenset[str]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.vectors.shape != (len(self.rows), self.dim):
+            raise ValueError(f"matrix {self.vectors.shape} does not fit {len(self.rows)} rows")
+        object.__setattr__(self, "_by_id", {r.memory_id: i for i, r in enumerate(self.rows)})
+        subjects: dict[str, set[str]] = {}
+        for row in self.rows:
+            subjects.setdefault(row.scope, set()).add(row.subject)
+        object.__setattr__(self, "_subjects", {k: frozenset(v) for k, v in subjects.items()})
+
+    @classmethod
+    def empty(cls, model_id: str, dim: int) -> VectorIndex:
+        return cls(model_id, dim, (), np.zeros((0, dim), dtype=np.float32))
+
+    def subjects(self, scope: str) -> frozenset[str]:
+        """The subjects of this scope's indexed memories."""
+        return self._subjects.get(scope, frozenset())
+
+    def position(self, memory_id: int) -> int | None:
+        return self._by_id.get(memory_id)
+
+    def select(self, scope: str, candidate_ids: Iterable[int]) -> list[int]:
+        """Row positions of the candidates that are indexed AND of this scope, by id.
+
+        Both conditions, always: a candidate id of another chat never reaches the
+        scoring, whatever the caller passed.
+        """
+        positions: list[int] = []
+        for memory_id in sorted(set(candidate_ids)):
+            pos = self.position(memory_id)
+            if pos is not None and self.rows[pos].scope == scope:
+                positions.append(pos)
+        return positions
+
+    def scores(self, positions: Sequence[int], query: Matrix) -> Matrix:
+        """Cosine of the (unit) query vector with each selected row."""
+        if not positions:
+            return np.zeros(0, dtype=np.float32)
+        return (self.vectors[np.asarray(positions)] @ query.reshape(-1)).astype(np.float32)
+
+    # --- files -----------------------------------------------------------------------
+
+    def save(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        matrix = np.ascontiguousarray(self.vectors, dtype=np.float32)
+        digest = hashlib.sha256(matrix.tobytes()).hexdigest()[:16]
+        name = f"vectors-{digest}.npy"
+        if not (folder / name).is_file():
+            tmp = folder / f".{name}.tmp"
+            with tmp.open("wb") as fh:
+                np.save(fh, matrix, allow_pickle=False)
+            os.replace(tmp, folder / name)
+        manifest: dict[str, Any] = {
+            "format": FORMAT,
+            "model_id": self.model_id,
+            "dim": self.dim,
+            "vectors": name,
+            "rows": [[r.memory_id, r.version, r.scope, r.subject, r.text_sha] for r in self.rows],
+        }
+        tmp = folder / f".{MANIFEST}.tmp"
+        tmp.write_text(json.dumps(manifest, ensure_ascii=False, indent=0), encoding="utf-8")
+        os.replace(tmp, folder / MANIFEST)
+        for old in folder.glob("vectors-*.npy"):
+            if old.name != name:
+                with contextlib.suppress(OSError):
+                    old.unlink()
+
+    @classmethod
+    def load(cls, folder: Path, model_id: str) -> VectorIndex | None:
+        """The index in `folder`, or None when it is missing, unreadable or of
+        another model (a derived file: the caller rebuilds instead of failing)."""
+        try:
+            manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+            if manifest.get("format") != FORMAT or manifest.get("model_id") != model_id:
+                return None
+            vectors = np.load(folder / str(manifest["vectors"]), allow_pickle=False)
+            rows = tuple(
+                IndexRow(int(r[0]), int(r[1]), str(r[2]), str(r[3]), str(r[4]))
+                for r in manifest["rows"]
+            )
+            return cls(model_id, int(manifest["dim"]), rows, np.asarray(vectors, np.float32))
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            return None

@@ -1,0 +1,112 @@
+"""The gate of SPEC.md §8.5 is a pure function: properties, then the named rules."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory_core.vectors.embedder import Calibration
+from memory_core.vectors.gate import Scored, decide, rank
+from memory_core.vectors.text import QuestionShape
+
+ASKS = QuestionShape(has_intent=True, subjects=frozenset({"小明"}), first_person=False)
+
+scored_lists = st.lists(
+    st.builds(
+        Scored,
+        memory_id=st.integers(1, 10_000),
+        score=st.floats(-1, 1, allow_nan=False),
+        shares_terms=st.booleans(),
+    ),
+    max_size=30,
+    unique_by=lambda s: s.memory_id,
+)
+calibrations = st.builds(
+    Calibration, threshold=st.floats(-1, 1, allow_nan=False), margin=st.floats(0, 1)
+)
+
+
+@given(scored_lists, calibrations)
+def test_a_guess_is_the_unshared_leader_clearing_both_bars(
+    scored: list[Scored], calibration: Calibration
+) -> None:
+    decision = decide(ASKS, scored, calibration)
+    if decision.guess is None:
+        return
+    best = rank(scored)[0]
+    runner_up = rank(scored)[1].score if len(scored) > 1 else 0.0
+    assert decision.guess.memory_id == best.memory_id
+    assert not best.shares_terms
+    assert decision.guess.score >= calibration.threshold
+    assert decision.guess.margin == best.score - runner_up
+    assert decision.guess.margin >= calibration.margin
+
+
+@given(scored_lists, calibrations, st.floats(0, 1))
+def test_raising_a_bar_never_creates_a_guess(
+    scored: list[Scored], calibration: Calibration, extra: float
+) -> None:
+    stricter = Calibration(calibration.threshold + extra, calibration.margin + extra)
+    if decide(ASKS, scored, calibration).guess is None:
+        assert decide(ASKS, scored, stricter).guess is None
+
+
+@given(scored_lists, calibrations, st.booleans(), st.booleans())
+def test_no_intent_or_no_subject_means_no_guess(
+    scored: list[Scored], calibration: Calibration, intent: bool, subject: bool
+) -> None:
+    shape = QuestionShape(
+        has_intent=intent,
+        subjects=frozenset({"小明"}) if subject else frozenset(),
+        first_person=False,
+    )
+    decision = decide(shape, scored, calibration)
+    if not (intent and subject):
+        assert decision.guess is None
+
+
+@given(scored_lists)
+def test_rank_is_a_total_order_best_first(scored: list[Scored]) -> None:
+    ranked = rank(scored)
+    assert sorted(s.memory_id for s in ranked) == sorted(s.memory_id for s in scored)
+    assert all(a.score >= b.score for a, b in itertools.pairwise(ranked))
+    assert rank(list(reversed(scored))) == ranked
+
+
+CAL = Calibration(threshold=0.3, margin=0.05)
+
+
+def test_clear_leader_is_guessed() -> None:
+    decision = decide(ASKS, [Scored(1, 0.5, False), Scored(2, 0.3, False)], CAL)
+    assert decision.guess is not None
+    assert decision.guess.memory_id == 1
+    assert abs(decision.guess.margin - 0.2) < 1e-9
+
+
+def test_near_tie_is_refused() -> None:
+    decision = decide(ASKS, [Scored(1, 0.50, False), Scored(2, 0.48, False)], CAL)
+    assert decision.guess is None
+    assert "margin" in decision.reason
+
+
+def test_low_score_is_refused() -> None:
+    assert decide(ASKS, [Scored(1, 0.29, False)], CAL).guess is None
+
+
+def test_leader_sharing_words_belongs_to_the_lexical_stages() -> None:
+    decision = decide(ASKS, [Scored(1, 0.9, True), Scored(2, 0.2, False)], CAL)
+    assert decision.guess is None
+    assert decision.best == Scored(1, 0.9, True)
+
+
+def test_single_candidate_competes_with_zero() -> None:
+    decision = decide(ASKS, [Scored(7, 0.4, False)], CAL)
+    assert decision.guess is not None
+    assert decision.guess.margin == 0.4
+
+
+def test_first_person_counts_as_subject() -> None:
+    me = QuestionShape(has_intent=True, subjects=frozenset(), first_person=True)
+    assert decide(me, [Scored(1, 0.9, False)], CAL).guess is not None
