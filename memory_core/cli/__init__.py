@@ -12,7 +12,7 @@ import inspect
 import sys
 from collections.abc import Sequence
 
-SUBCOMMANDS: tuple[str, ...] = ()
+SUBCOMMANDS: tuple[str, ...] = ("stats",)
 
 
 def build_parser() -> argparse.ArgumentParser:
