@@ -49,8 +49,10 @@ class Settings:
     vector_mode: VectorMode = "off"
     vector_model_path: str = ""
     """Empty uses the bundled multilingual USE; else a folder with model.onnx + tokenizer.json."""
-    vector_threshold: float = 0.68
-    vector_margin: float = 0.02
+    vector_threshold: float = -1.0
+    """Negative = the calibrated threshold of the model in use (USE or ONNX, see README)."""
+    vector_margin: float = -1.0
+    """Negative = the calibrated margin of the model in use."""
 
     # llm
     llm_base_url: str = ""
@@ -84,6 +86,16 @@ class Settings:
     nightly_retry_after_s: int = 2 * 3600
     nightly_max_failures: int = 3
     gc_cold_after_days: int = 120
+    nightly_llm_retries: int = 5
+    """Extra asks (each cooler) when a nightly model reply is invalid or out of character."""
+    nightly_catchup_days: int = 14
+    """After downtime, at most this many missed days are caught up (the most recent)."""
+    nightly_recent_diaries: int = 3
+    """Latest diaries shown to the chat model."""
+    gc_exempt_types: tuple[str, ...] = ("rule",)
+    """Memory types that never go cold."""
+    gc_keep_importance: float = 0.9
+    """Memories at least this important never go cold."""
 
     # operations
     backup_interval_s: int = 3 * 3600
@@ -97,6 +109,8 @@ class Settings:
     telegram_chat_id: str = ""
     telegram_base_url: str = ""
     alert_dedup_s: int = 3600
+    alert_timeout_s: float = 10.0
+    """Hard limit on one Telegram send; alerts are sent in the background either way."""
 
     @property
     def database_path(self) -> Path:

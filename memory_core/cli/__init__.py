@@ -12,7 +12,7 @@ import inspect
 import sys
 from collections.abc import Sequence
 
-SUBCOMMANDS: tuple[str, ...] = ("stats",)
+SUBCOMMANDS: tuple[str, ...] = ("stats", "embed")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,42 @@
+"""`yuji embed [--rebuild] [--json]`: bring the vector index up to date.
+
+Runs in its own process (the bot's scheduler starts it after consolidation and the
+nightly run), embeds every memory whose vector is missing or stale with the
+configured model (`YUJI_VECTOR_MODEL_PATH`, default the bundled USE) and writes the
+index under `data/vectors/`. `--rebuild` ignores the existing index.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from memory_core.cli.common import load_settings, opened_core
+from memory_core.vectors.build import EmbedReport, sync_index
+from memory_core.vectors.factory import embedder_from_settings
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "embed", help="compute missing or stale memory vectors into data/vectors/"
+    )
+    parser.add_argument("--rebuild", action="store_true", help="re-embed everything")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=run)
+
+
+async def run(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    embedder = embedder_from_settings(settings)
+    async with opened_core(settings) as core:
+        report = await sync_index(core.db, embedder, settings.vectors_dir, rebuild=args.rebuild)
+    print(json.dumps(report.as_dict(), ensure_ascii=False) if args.json else render(report))
+    return 0
+
+
+def render(report: EmbedReport) -> str:
+    return (
+        f"vectors ({report.model_id}): {report.total} memories, {report.embedded} embedded, "
+        f"{report.reused} reused, {report.dropped} dropped -> {report.folder}"
+    )
