@@ -1,0 +1,176 @@
+"""One batch, one conversation: deliver, let the model call tools, demand the ack.
+
+queued -> delivered (the prompt is about to be sent; `delivered` watermark moves)
+       -> processing (the model answered) -> done (acknowledge tool) | failed.
+A turn that ends without the acknowledge call fails the batch; so do model errors,
+too many turns, and anything unexpected. Failing moves `delivered` back to `acked`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import tzinfo
+
+from memory_core.clock import Clock
+from memory_core.errors import BatchError, LLMError
+from memory_core.llm.base import ChatMessage, LLMClient
+from memory_core.prompts.consolidation import Line, batch_prompt, system_prompt, tool_specs
+from memory_core.storage.consolidation_repo import Batch, ConsolidationRepo, Failed
+
+from .tools import BatchTools
+
+log = logging.getLogger("yuji.consolidation")
+
+TEMPERATURE = 0.3
+
+
+@dataclass(frozen=True, slots=True)
+class BatchReport:
+    batch_id: int
+    scope: str
+    first_id: int
+    last_id: int
+    messages: int
+    chars: int
+    """Characters of message text delivered (the batch's latched size)."""
+    attempts: int
+    state: str
+    """done | failed"""
+    outcome: str | None
+    error: str | None
+    turns: int
+    tool_calls: int
+    refused: int
+    written: tuple[int, ...]
+    changed: tuple[int, ...]
+    near_duplicates: int
+    fragment_id: int | None
+    prompt_chars: int
+    """Characters of the whole first prompt (system + batch), formatting included."""
+    model_s: float
+    """Seconds spent waiting for the model."""
+    consecutive_failures: int = 0
+    tool_results: tuple[str, ...] = ()
+    """What each tool call answered, in order (the model's view of refusals)."""
+
+    def describe(self) -> str:
+        head = (
+            f"batch {self.batch_id} {self.scope} #{self.first_id}..#{self.last_id} "
+            f"({self.messages} messages, {self.chars} chars, attempt {self.attempts}): "
+        )
+        if self.state == "done":
+            return head + (
+                f"done, {self.outcome}; {len(self.written)} written, {len(self.changed)} changed, "
+                f"{self.refused} of {self.tool_calls} tool calls refused, {self.turns} turns"
+            )
+        return head + f"FAILED: {self.error} ({self.consecutive_failures} in a row)"
+
+
+class BatchRunner:
+    def __init__(
+        self,
+        *,
+        llm: LLMClient,
+        repo: ConsolidationRepo,
+        clock: Clock,
+        zone: tzinfo,
+        bot_name: str,
+        max_turns: int,
+        timeout_s: float,
+    ) -> None:
+        self.llm = llm
+        self.repo = repo
+        self.clock = clock
+        self.zone = zone
+        self.bot_name = bot_name
+        self.max_turns = max(1, max_turns)
+        self.timeout_s = timeout_s
+
+    async def run(self, batch: Batch, lines: Sequence[Line], tools: BatchTools) -> BatchReport:
+        messages = [
+            ChatMessage(role="system", content=system_prompt(self.bot_name)),
+            ChatMessage(
+                role="user",
+                content=batch_prompt(
+                    batch.scope,
+                    batch.token,
+                    lines,
+                    self.zone,
+                    first_id=batch.first_id,
+                    last_id=batch.last_id,
+                ),
+            ),
+        ]
+        prompt_chars = sum(len(m.content or "") for m in messages)
+        turns = 0
+        model_s = 0.0
+        error: str | None = None
+        specs = tool_specs()
+        try:
+            await self.repo.delivered(batch.id, self.clock.now())
+            while error is None and tools.acknowledged is None:
+                if turns >= self.max_turns:
+                    error = f"no acknowledgement after {turns} turns"
+                    break
+                started = time.perf_counter()
+                response = await self.llm.chat(
+                    messages, tools=specs, temperature=TEMPERATURE, timeout_s=self.timeout_s
+                )
+                model_s += time.perf_counter() - started
+                turns += 1
+                if turns == 1:
+                    await self.repo.processing(batch.id, self.clock.now())
+                messages.append(response.message)
+                if not response.message.tool_calls:
+                    error = "the model ended its turn without acknowledging"
+                    break
+                for call in response.message.tool_calls:
+                    result = await tools.handle(call)
+                    messages.append(ChatMessage(role="tool", content=result, tool_call_id=call.id))
+                if tools.acknowledged is None and tools.ended is not None:
+                    error = f"batch ended without acknowledgement: {tools.ended}"
+        except LLMError as exc:
+            error = f"model error: {type(exc).__name__}: {exc}"
+        except BatchError as exc:
+            error = f"batch closed from outside: {exc}"
+        except asyncio.CancelledError:
+            await asyncio.shield(self._fail(batch, "cancelled (watchdog or shutdown)"))
+            raise
+        except Exception as exc:
+            log.exception("batch %d crashed", batch.id)
+            error = f"unexpected {type(exc).__name__}: {exc}"
+        failed: Failed | None = None
+        if tools.acknowledged is None:
+            failed = await self._fail(batch, error or "no acknowledgement")
+        return BatchReport(
+            batch_id=batch.id,
+            scope=batch.scope,
+            first_id=batch.first_id,
+            last_id=batch.last_id,
+            messages=batch.message_count,
+            chars=batch.chars,
+            attempts=batch.attempts,
+            state="done" if tools.acknowledged else "failed",
+            outcome=tools.acknowledged,
+            error=None if tools.acknowledged else (error or "no acknowledgement"),
+            turns=turns,
+            tool_calls=tools.stats.calls,
+            refused=tools.stats.refused,
+            written=tuple(tools.stats.written),
+            changed=tuple(tools.stats.changed),
+            near_duplicates=tools.stats.near_duplicates,
+            fragment_id=tools.fragment_id,
+            prompt_chars=prompt_chars,
+            model_s=model_s,
+            consecutive_failures=failed.consecutive_failures if failed else 0,
+            tool_results=tuple(m.content or "" for m in messages if m.role == "tool"),
+        )
+
+    async def _fail(self, batch: Batch, error: str) -> Failed | None:
+        failed = await self.repo.fail(batch.id, error, self.clock.now())
+        log.warning("batch %d (%s) failed: %s", batch.id, batch.scope, error)
+        return failed

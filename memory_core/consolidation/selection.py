@@ -1,0 +1,98 @@
+"""Which chat gets the next batch, and what goes into it. Pure: no I/O, no clock.
+
+SPEC §7: a chat is eligible with >= 12 unacknowledged experiences or when its oldest
+one has waited 2 hours; one batch at a time across all chats, oldest waiting first;
+at most 4 batches started per hour; a batch latches a contiguous run of the chat's
+pending experiences (<= 40 messages, <= 6,000 characters) and never splits a message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """What one chat has waiting behind its acknowledged watermark."""
+
+    scope: str
+    acked_id: int
+    count: int
+    oldest_at: datetime | None
+    """When the oldest unacknowledged experience was archived (None when count is 0)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_messages: int = 40
+    max_chars: int = 6000
+    min_pending: int = 12
+    max_wait: timedelta = timedelta(hours=2)
+    hourly_cap: int = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One pending experience as the cut sees it."""
+
+    id: int
+    chars: int
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    first_id: int
+    last_id: int
+    count: int
+    chars: int
+
+
+def is_eligible(pending: Pending, now: datetime, limits: Limits) -> bool:
+    if pending.count <= 0:
+        return False
+    if pending.count >= limits.min_pending:
+        return True
+    return pending.oldest_at is not None and now - pending.oldest_at >= limits.max_wait
+
+
+def serial_order(
+    pendings: Sequence[Pending], now: datetime, limits: Limits, *, force: bool = False
+) -> list[Pending]:
+    """Eligible chats, oldest waiting first (ties by scope, so the order is total).
+
+    `force` drops the thresholds: any chat with something pending qualifies.
+    """
+    chosen = [
+        p
+        for p in pendings
+        if (p.count > 0 if force else is_eligible(p, now, limits)) and p.oldest_at is not None
+    ]
+    return sorted(chosen, key=lambda p: (p.oldest_at, p.scope))
+
+
+def under_hourly_cap(started: Sequence[datetime], now: datetime, cap: int) -> bool:
+    """May another batch start? `started` are start instants of earlier batches."""
+    window_start = now - timedelta(hours=1)
+    recent = sum(1 for t in started if window_start < t <= now)
+    return recent < cap
+
+
+def cut(items: Sequence[Item], limits: Limits) -> Cut | None:
+    """The longest prefix of `items` within both caps; never empty when items exist.
+
+    A single message longer than `max_chars` forms a batch of its own.
+    """
+    if not items:
+        return None
+    count = 0
+    chars = 0
+    for item in items[: max(1, limits.max_messages)]:
+        if count > 0 and chars + item.chars > limits.max_chars:
+            break
+        count += 1
+        chars += item.chars
+        if chars >= limits.max_chars:
+            break
+    return Cut(first_id=items[0].id, last_id=items[count - 1].id, count=count, chars=chars)

@@ -1,0 +1,332 @@
+"""`core.consolidation`: pick the next batch, run it, heal what crashed.
+
+- `run_once(scope=None, force=False)`: one batch at most (globally serial, oldest
+  waiting chat first, hourly cap unless forced), or None with `last_skip` saying why.
+- `reconcile()`: at start-up, fail open batches and pull watermarks back to truth.
+- `watchdog()`: fail open batches without progress for `batch_watchdog_s`.
+- `remember(...)`: the immediate write `/remember` uses (evidence: one experience).
+Three failed batches in a row in one chat fire an alert; the next success recovers it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from memory_core.archive.service import ArchiveService
+from memory_core.clock import Clock
+from memory_core.errors import LLMUnavailable, NotFound
+from memory_core.llm.base import LLMClient
+from memory_core.ops.alerts import AlertSink, LogAlertSink
+from memory_core.prompts.consolidation import Line, clip, quotes_bot_text
+from memory_core.settings import Settings
+from memory_core.storage.consolidation_repo import (
+    Batch,
+    ConsolidationRepo,
+    Cursor,
+    CursorFix,
+)
+from memory_core.storage.engine import Database
+from memory_core.types import EvidenceRef, Experience, MemoryType
+
+from . import selection
+from .ports import MemoryStore, WriteOutcomeLike
+from .runner import BatchReport, BatchRunner
+from .tools import BatchTools, BatchView
+
+log = logging.getLogger("yuji.consolidation")
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileReport:
+    failed: tuple[Batch, ...]
+    fixes: tuple[CursorFix, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidationStatus:
+    scope: str
+    cursor: Cursor
+    pending: int
+    oldest_pending_at: datetime | None
+    last_batch: Batch | None
+
+
+class ConsolidationService:
+    def __init__(
+        self,
+        db: Database,
+        settings: Settings,
+        clock: Clock,
+        *,
+        archive: ArchiveService,
+        memories: MemoryStore,
+        llm: Callable[[], LLMClient | None],
+        alerts: Callable[[], AlertSink] = LogAlertSink,
+    ) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.repo = ConsolidationRepo(db)
+        self.archive = archive
+        self.memories = memories
+        self._llm = llm
+        self._alerts = alerts
+        self.zone = ZoneInfo(settings.timezone)
+        self.limits = selection.Limits(
+            max_messages=settings.batch_max_messages,
+            max_chars=settings.batch_max_chars,
+            min_pending=settings.eligible_min_pending,
+            max_wait=timedelta(seconds=settings.eligible_max_wait_s),
+            hourly_cap=settings.consolidation_hourly_cap,
+        )
+        self.last_skip = ""
+        self._running: dict[int, asyncio.Task[BatchReport]] = {}
+        self._lock = asyncio.Lock()
+
+    @property
+    def bot_name(self) -> str:
+        return self.settings.nicknames[0] if self.settings.nicknames else "bot"
+
+    # --- one batch -----------------------------------------------------------------
+
+    async def run_once(
+        self, *, scope: str | None = None, force: bool = False
+    ) -> BatchReport | None:
+        llm = self._llm()
+        if llm is None:
+            raise LLMUnavailable("no model configured: consolidation waits (YUJI_LLM_*)")
+        if self._lock.locked():
+            return self._skip("a batch is already running in this process")
+        async with self._lock:
+            planned = await self._plan(scope, force)
+            if planned is None:
+                return None
+            batch, experiences = planned
+            lines, view = await self._lines(batch.scope, experiences)
+            runner = BatchRunner(
+                llm=llm,
+                repo=self.repo,
+                clock=self.clock,
+                zone=self.zone,
+                bot_name=self.bot_name,
+                max_turns=self.settings.batch_max_turns,
+                timeout_s=self.settings.llm_timeout_s,
+            )
+            tools = BatchTools(
+                batch,
+                view,
+                memories=self.memories,
+                repo=self.repo,
+                now=self.clock.now,
+                zone=self.zone,
+                bot_names=self.settings.nicknames,
+            )
+            previous_failures = (await self.repo.cursor(batch.scope)).consecutive_failures
+            task = asyncio.create_task(runner.run(batch, lines, tools))
+            self._running[batch.id] = task
+            try:
+                report = await task
+            except asyncio.CancelledError:
+                if not task.cancelled() or batch.id in self._running:
+                    raise
+                report = _killed_report(batch)
+            finally:
+                self._running.pop(batch.id, None)
+            self._after(report, previous_failures)
+            log.info("%s", report.describe())
+            return report
+
+    def _skip(self, reason: str) -> None:
+        self.last_skip = reason
+        log.debug("consolidation: %s", reason)
+
+    async def _plan(self, scope: str | None, force: bool) -> tuple[Batch, list[Experience]] | None:
+        now = self.clock.now()
+        if await self.repo.open_batches():
+            return self._skip("another batch is still open")
+        if not force:
+            started = await self.repo.started_since(now - timedelta(hours=1))
+            if not selection.under_hourly_cap(started, now, self.limits.hourly_cap):
+                return self._skip(f"hourly cap of {self.limits.hourly_cap} batches reached")
+        order = selection.serial_order(
+            await self.repo.pending(scope), now, self.limits, force=force
+        )
+        if not order:
+            where = f" in {scope}" if scope else ""
+            return self._skip(f"nothing eligible{where}")
+        chosen = order[0]
+        await self.archive.flush()
+        experiences = await self.archive.after(
+            chosen.scope, chosen.acked_id, self.limits.max_messages
+        )
+        items = [
+            selection.Item(e.id, len(clip(e.text, self.limits.max_chars))) for e in experiences
+        ]
+        cut = selection.cut(items, self.limits)
+        if cut is None:
+            return self._skip(f"nothing pending in {chosen.scope}")
+        batch = await self.repo.create(chosen.scope, cut, secrets.token_urlsafe(12), now)
+        if batch is None:
+            return self._skip("another batch is still open")
+        return batch, experiences[: cut.count]
+
+    async def _lines(
+        self, scope: str, experiences: Sequence[Experience]
+    ) -> tuple[list[Line], BatchView]:
+        by_fingerprint = {e.fingerprint: e for e in experiences}
+        bot_texts = [e.text for e in experiences if e.is_bot]
+        replied: dict[str, Experience | None] = {}
+        for e in experiences:
+            if e.reply_to and e.reply_to not in by_fingerprint and e.reply_to not in replied:
+                replied[e.reply_to] = await self.archive.by_fingerprint(scope, e.reply_to)
+        lines: list[Line] = []
+        bot_sourced: set[int] = set()
+        for e in experiences:
+            target = None
+            if e.reply_to:
+                target = by_fingerprint.get(e.reply_to) or replied.get(e.reply_to)
+            quoted = target.text if target is not None and target.is_bot else None
+            repeats = not e.is_bot and quotes_bot_text(
+                e.text, [*bot_texts, *([quoted] if quoted else [])]
+            )
+            if e.is_bot or repeats:
+                bot_sourced.add(e.id)
+            lines.append(
+                Line(
+                    id=e.id,
+                    sent_at=e.sent_at,
+                    sender=f"{e.sender_name}({e.sender_id})" if e.sender_name else e.sender_id,
+                    text=clip(e.text, self.limits.max_chars),
+                    is_bot=e.is_bot,
+                    quotes_bot=repeats,
+                    reply_to_id=target.id if target is not None else None,
+                    quoted_bot_text=quoted,
+                )
+            )
+        return lines, BatchView(frozenset(e.id for e in experiences), frozenset(bot_sourced))
+
+    def _after(self, report: BatchReport, previous_failures: int) -> None:
+        threshold = self.settings.batch_failures_before_alert
+        key = f"consolidation:{report.scope}"
+        if report.state == "done":
+            if previous_failures >= threshold:
+                self._alerts().recover(key, f"{report.scope}: consolidation works again")
+            return
+        if report.consecutive_failures >= threshold:
+            self._alerts().fire(
+                key,
+                f"{report.scope}: {report.consecutive_failures} consolidation batches failed "
+                f"in a row; last error: {report.error}",
+            )
+
+    # --- healing -------------------------------------------------------------------------
+
+    async def reconcile(self) -> ReconcileReport:
+        failed, fixes = await self.repo.reconcile(self.clock.now())
+        for batch in failed:
+            log.warning("reconcile: batch %d (%s) was left open; failed", batch.id, batch.scope)
+        for fix in fixes:
+            log.warning(
+                "reconcile: %s delivered %d->%d acked %d->%d",
+                fix.scope,
+                *fix.delivered,
+                *fix.acked,
+            )
+        return ReconcileReport(tuple(failed), tuple(fixes))
+
+    async def watchdog(self) -> list[Batch]:
+        now = self.clock.now()
+        stale_s = self.settings.batch_watchdog_s
+        killed: list[Batch] = []
+        for batch in await self.repo.stale(now - timedelta(seconds=stale_s)):
+            failed = await self.repo.fail(batch.id, f"watchdog: no progress for {stale_s}s", now)
+            if failed is None:
+                continue
+            killed.append(failed.batch)
+            task = self._running.pop(batch.id, None)
+            if task is not None:
+                task.cancel()
+            self._alerts().fire(
+                f"consolidation-watchdog:{batch.scope}",
+                f"{batch.scope}: batch {batch.id} made no progress for {stale_s}s and was failed",
+            )
+            threshold = self.settings.batch_failures_before_alert
+            if failed.consecutive_failures >= threshold:
+                self._alerts().fire(
+                    f"consolidation:{batch.scope}",
+                    f"{batch.scope}: {failed.consecutive_failures} consolidation batches "
+                    "failed in a row (last: watchdog)",
+                )
+        return killed
+
+    # --- reads and the /remember write ---------------------------------------------------
+
+    async def status(self, scope: str) -> ConsolidationStatus:
+        pending = await self.repo.pending(scope)
+        batches = await self.repo.batches(scope, limit=1)
+        return ConsolidationStatus(
+            scope=scope,
+            cursor=await self.repo.cursor(scope),
+            pending=pending[0].count if pending else 0,
+            oldest_pending_at=pending[0].oldest_at if pending else None,
+            last_batch=batches[0] if batches else None,
+        )
+
+    async def remember(
+        self,
+        scope: str,
+        experience_id: int,
+        content: str,
+        *,
+        subject: str = "group",
+        type: MemoryType = "fact",
+        importance: float = 0.9,
+        confidence: float = 1.0,
+        changed_by: str = "remember",
+    ) -> WriteOutcomeLike:
+        """An immediate memory outside any batch, resting on one experience of `scope`."""
+        await self.archive.flush()
+        try:
+            await self.archive.get(scope, experience_id)
+        except NotFound:
+            raise NotFound(f"experience {experience_id} not found") from None
+        return await self.memories.write(
+            scope,
+            type=type,
+            subject=subject,
+            content=content,
+            evidence=[EvidenceRef(experience_id=experience_id)],
+            importance=importance,
+            confidence=confidence,
+            origin="remember",
+            changed_by=changed_by,
+        )
+
+
+def _killed_report(batch: Batch) -> BatchReport:
+    return BatchReport(
+        batch_id=batch.id,
+        scope=batch.scope,
+        first_id=batch.first_id,
+        last_id=batch.last_id,
+        messages=batch.message_count,
+        chars=batch.chars,
+        attempts=batch.attempts,
+        state="failed",
+        outcome=None,
+        error="watchdog: no progress",
+        turns=0,
+        tool_calls=0,
+        refused=0,
+        written=(),
+        changed=(),
+        near_duplicates=0,
+        fragment_id=None,
+        prompt_chars=0,
+        model_s=0.0,
+    )

@@ -1,0 +1,413 @@
+"""The consolidation aggregate's SQL: cursors (two watermarks), batches, fragments.
+
+Every state change of a batch is one `BEGIN IMMEDIATE` transaction that moves the
+batch and its chat's cursor together, so a process killed at any instant leaves a
+state `reconcile()` can repair. `acked_id` moves forward in exactly one place,
+`acknowledge()`, in the same transaction that marks the batch done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    String,
+    and_,
+    case,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory_core.consolidation.selection import Cut, Pending
+from memory_core.errors import BatchError, NotFound
+
+from .engine import Database
+from .schema import consolidation_batches as B
+from .schema import consolidation_cursors as C
+from .schema import experiences as E
+from .schema import fragments as F
+from .types import UTCDateTime
+
+OPEN_STATES = ("queued", "delivered", "processing")
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    scope: str
+    delivered_id: int
+    acked_id: int
+    consecutive_failures: int
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    id: int
+    scope: str
+    first_id: int
+    last_id: int
+    message_count: int
+    chars: int
+    state: str
+    outcome: str | None
+    token: str
+    attempts: int
+    created_at: datetime
+    delivered_at: datetime | None
+    progressed_at: datetime | None
+    finished_at: datetime | None
+    error: str | None
+
+    @property
+    def is_open(self) -> bool:
+        return self.state in OPEN_STATES
+
+
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    id: int
+    batch_id: int
+    scope: str
+    summary: str
+    first_id: int
+    last_id: int
+    first_sent_at: datetime
+    last_sent_at: datetime
+    created_at: datetime
+    archived: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    batch: Batch
+    consecutive_failures: int
+
+
+@dataclass(frozen=True, slots=True)
+class CursorFix:
+    scope: str
+    delivered: tuple[int, int]
+    acked: tuple[int, int]
+    """(before, after) of each watermark."""
+
+
+_PENDING_SQL = """
+WITH RECURSIVE s(scope) AS (
+    SELECT MIN(scope) FROM experiences
+    UNION ALL
+    SELECT (SELECT MIN(e.scope) FROM experiences e WHERE e.scope > s.scope)
+    FROM s WHERE s.scope IS NOT NULL
+)
+SELECT s.scope AS scope,
+       COALESCE(c.acked_id, 0) AS acked,
+       (SELECT COUNT(*) FROM experiences e
+         WHERE e.scope = s.scope AND e.id > COALESCE(c.acked_id, 0)) AS cnt,
+       (SELECT e.received_at FROM experiences e
+         WHERE e.scope = s.scope AND e.id > COALESCE(c.acked_id, 0)
+         ORDER BY e.id LIMIT 1) AS oldest
+FROM s LEFT JOIN consolidation_cursors c ON c.scope = s.scope
+WHERE s.scope IS NOT NULL
+"""
+
+
+def _batch(row: Any) -> Batch:
+    m = row._mapping
+    return Batch(**{k: m[k] for k in Batch.__dataclass_fields__})
+
+
+def _fragment(row: Any) -> Fragment:
+    m = row._mapping
+    return Fragment(**{k: m[k] for k in Fragment.__dataclass_fields__})
+
+
+class ConsolidationRepo:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # --- reads -------------------------------------------------------------------
+
+    async def pending(self, scope: str | None = None) -> list[Pending]:
+        """Per chat with archived experiences: acked watermark, count behind it, oldest."""
+        sql = text(_PENDING_SQL).columns(
+            scope=String, acked=Integer, cnt=Integer, oldest=UTCDateTime
+        )
+        async with self.db.read() as conn:
+            rows = (await conn.execute(sql)).all()
+        out = [Pending(r.scope, r.acked, r.cnt, r.oldest) for r in rows]
+        return [p for p in out if scope is None or p.scope == scope]
+
+    async def cursor(self, scope: str) -> Cursor:
+        async with self.db.read() as conn:
+            return await _cursor(conn, scope)
+
+    async def cursors(self) -> list[Cursor]:
+        async with self.db.read() as conn:
+            rows = (await conn.execute(select(C).order_by(C.c.scope))).all()
+        return [Cursor(r.scope, r.delivered_id, r.acked_id, r.consecutive_failures) for r in rows]
+
+    async def batch(self, batch_id: int) -> Batch:
+        async with self.db.read() as conn:
+            return await _get_batch(conn, batch_id)
+
+    async def open_batches(self) -> list[Batch]:
+        async with self.db.read() as conn:
+            rows = (await conn.execute(select(B).where(B.c.state.in_(OPEN_STATES)))).all()
+        return [_batch(r) for r in rows]
+
+    async def batches(self, scope: str | None = None, *, limit: int = 50) -> list[Batch]:
+        """Newest first."""
+        query = select(B).order_by(B.c.id.desc()).limit(limit)
+        if scope is not None:
+            query = query.where(B.c.scope == scope)
+        async with self.db.read() as conn:
+            return [_batch(r) for r in (await conn.execute(query)).all()]
+
+    async def started_since(self, since: datetime) -> list[datetime]:
+        async with self.db.read() as conn:
+            rows = (await conn.execute(select(B.c.created_at).where(B.c.created_at > since))).all()
+        return [r.created_at for r in rows]
+
+    async def stale(self, before: datetime) -> list[Batch]:
+        """Open batches whose last sign of life is older than `before`."""
+        last = func.coalesce(B.c.progressed_at, B.c.delivered_at, B.c.created_at)
+        async with self.db.read() as conn:
+            rows = (
+                await conn.execute(select(B).where(B.c.state.in_(OPEN_STATES), last < before))
+            ).all()
+        return [_batch(r) for r in rows]
+
+    async def fragments(
+        self, scope: str, *, archived: bool | None = None, limit: int = 200
+    ) -> list[Fragment]:
+        """Oldest first."""
+        query = select(F).where(F.c.scope == scope).order_by(F.c.id).limit(limit)
+        if archived is not None:
+            query = query.where(F.c.archived == archived)
+        async with self.db.read() as conn:
+            return [_fragment(r) for r in (await conn.execute(query)).all()]
+
+    # --- the state machine -------------------------------------------------------------
+
+    async def create(self, scope: str, cut: Cut, token: str, now: datetime) -> Batch | None:
+        """Latch `cut` as a queued batch; None when any batch is still open (serial)."""
+        async with self.db.write() as conn:
+            busy = await conn.scalar(
+                select(func.count()).select_from(B).where(B.c.state.in_(OPEN_STATES))
+            )
+            if busy:
+                return None
+            cursor = await _cursor(conn, scope)
+            if cut.first_id <= cursor.acked_id:
+                raise BatchError(f"batch range {cut.first_id} starts at or before acked")
+            if not await conn.scalar(select(C.c.scope).where(C.c.scope == scope)):
+                await conn.execute(insert(C).values(scope=scope, updated_at=now))
+            earlier = await conn.scalar(
+                select(func.count())
+                .select_from(B)
+                .where(B.c.scope == scope, B.c.first_id == cut.first_id)
+            )
+            result = await conn.execute(
+                insert(B).values(
+                    scope=scope,
+                    first_id=cut.first_id,
+                    last_id=cut.last_id,
+                    message_count=cut.count,
+                    chars=cut.chars,
+                    state="queued",
+                    token=token,
+                    attempts=int(earlier or 0) + 1,
+                    created_at=now,
+                    progressed_at=now,
+                )
+            )
+            batch_id = result.inserted_primary_key[0] if result.inserted_primary_key else 0
+            return await _get_batch(conn, int(batch_id))
+
+    async def delivered(self, batch_id: int, now: datetime) -> Batch:
+        """queued -> delivered, and the chat's `delivered` watermark to the batch end."""
+        async with self.db.write() as conn:
+            batch = await _transition(conn, batch_id, ("queued",), "delivered", now)
+            await conn.execute(
+                update(C)
+                .where(C.c.scope == batch.scope)
+                .values(delivered_id=_at_least(C.c.delivered_id, batch.last_id), updated_at=now)
+            )
+            return batch
+
+    async def processing(self, batch_id: int, now: datetime) -> Batch:
+        async with self.db.write() as conn:
+            return await _transition(conn, batch_id, ("delivered",), "processing", now)
+
+    async def touch(self, batch_id: int, now: datetime) -> bool:
+        """Record progress; False when the batch has ended (watchdog, reconcile)."""
+        async with self.db.write() as conn:
+            result = await conn.execute(
+                update(B)
+                .where(B.c.id == batch_id, B.c.state.in_(OPEN_STATES))
+                .values(progressed_at=now)
+            )
+        return result.rowcount == 1
+
+    async def acknowledge(
+        self, batch_id: int, token: str, outcome: str, summary: str, now: datetime
+    ) -> int | None:
+        """delivered|processing -> done; `acked` to the batch end; a fragment when
+        something was extracted. Returns the fragment id."""
+        async with self.db.write() as conn:
+            batch = await _get_batch(conn, batch_id)
+            if batch.token != token:
+                raise BatchError("token does not belong to this batch")
+            if batch.state not in ("delivered", "processing"):
+                raise BatchError(f"batch is {batch.state}, not open for acknowledgement")
+            cursor = await _cursor(conn, batch.scope)
+            if cursor.acked_id >= batch.first_id:
+                raise BatchError("acked watermark already covers this batch")
+            await conn.execute(
+                update(B)
+                .where(B.c.id == batch_id)
+                .values(state="done", outcome=outcome, finished_at=now, progressed_at=now)
+            )
+            await conn.execute(
+                update(C)
+                .where(C.c.scope == batch.scope)
+                .values(
+                    acked_id=batch.last_id,
+                    delivered_id=_at_least(C.c.delivered_id, batch.last_id),
+                    consecutive_failures=0,
+                    updated_at=now,
+                )
+            )
+            if outcome != "extracted":
+                return None
+            span = (
+                await conn.execute(
+                    select(func.min(E.c.sent_at), func.max(E.c.sent_at)).where(
+                        E.c.scope == batch.scope, E.c.id.between(batch.first_id, batch.last_id)
+                    )
+                )
+            ).one()
+            first_sent = span[0] if span[0] is not None else now
+            last_sent = span[1] if span[1] is not None else now
+            result = await conn.execute(
+                insert(F).values(
+                    batch_id=batch_id,
+                    scope=batch.scope,
+                    summary=summary,
+                    first_id=batch.first_id,
+                    last_id=batch.last_id,
+                    first_sent_at=first_sent,
+                    last_sent_at=last_sent,
+                    created_at=now,
+                )
+            )
+            return int(result.inserted_primary_key[0]) if result.inserted_primary_key else None
+
+    async def fail(self, batch_id: int, error: str, now: datetime) -> Failed | None:
+        """open -> failed; `delivered` back to `acked`. None if it had already ended."""
+        async with self.db.write() as conn:
+            return await _fail(conn, batch_id, error, now)
+
+    async def reconcile(self, now: datetime) -> tuple[list[Batch], list[CursorFix]]:
+        """Start-up repair: fail every open batch, then for every cursor move
+        `acked` back to the end of its last done batch (never forward) and
+        `delivered` back to `acked`."""
+        async with self.db.write() as conn:
+            before = {
+                r.scope: (r.delivered_id, r.acked_id) for r in (await conn.execute(select(C))).all()
+            }
+            open_ids = (
+                await conn.execute(select(B.c.id).where(B.c.state.in_(OPEN_STATES)))
+            ).scalars()
+            failed: list[Batch] = []
+            for batch_id in list(open_ids):
+                outcome = await _fail(conn, batch_id, "interrupted: still open at start-up", now)
+                if outcome is not None:
+                    failed.append(outcome.batch)
+            done_end = (
+                select(B.c.scope, func.max(B.c.last_id).label("end"))
+                .where(B.c.state == "done")
+                .group_by(B.c.scope)
+                .subquery()
+            )
+            rows = (
+                await conn.execute(
+                    select(C, done_end.c.end).outerjoin(done_end, done_end.c.scope == C.c.scope)
+                )
+            ).all()
+            fixes: list[CursorFix] = []
+            for row in rows:
+                acked = min(row.acked_id, row.end or 0)
+                if (acked, acked) != (row.acked_id, row.delivered_id):
+                    await conn.execute(
+                        update(C)
+                        .where(C.c.scope == row.scope)
+                        .values(acked_id=acked, delivered_id=acked, updated_at=now)
+                    )
+                delivered_was, acked_was = before.get(row.scope, (0, 0))
+                if (delivered_was, acked_was) != (acked, acked):
+                    fixes.append(CursorFix(row.scope, (delivered_was, acked), (acked_was, acked)))
+            return failed, fixes
+
+
+def _at_least(column: Any, value: int) -> ColumnElement[int]:
+    """Portable max(column, value) (SQLite's two-argument max is not PostgreSQL's)."""
+    return case((column > value, column), else_=value)
+
+
+async def _cursor(conn: AsyncConnection, scope: str) -> Cursor:
+    row = (await conn.execute(select(C).where(C.c.scope == scope))).first()
+    if row is None:
+        return Cursor(scope, 0, 0, 0)
+    return Cursor(row.scope, row.delivered_id, row.acked_id, row.consecutive_failures)
+
+
+async def _get_batch(conn: AsyncConnection, batch_id: int) -> Batch:
+    row = (await conn.execute(select(B).where(B.c.id == batch_id))).first()
+    if row is None:
+        raise NotFound(f"batch {batch_id}")
+    return _batch(row)
+
+
+async def _transition(
+    conn: AsyncConnection, batch_id: int, sources: Sequence[str], target: str, now: datetime
+) -> Batch:
+    values: dict[str, Any] = {"state": target, "progressed_at": now}
+    if target == "delivered":
+        values["delivered_at"] = now
+    result = await conn.execute(
+        update(B).where(and_(B.c.id == batch_id, B.c.state.in_(sources))).values(**values)
+    )
+    if result.rowcount != 1:
+        batch = await _get_batch(conn, batch_id)
+        raise BatchError(f"batch {batch_id} is {batch.state}, cannot become {target}")
+    return await _get_batch(conn, batch_id)
+
+
+async def _fail(conn: AsyncConnection, batch_id: int, error: str, now: datetime) -> Failed | None:
+    result = await conn.execute(
+        update(B)
+        .where(B.c.id == batch_id, B.c.state.in_(OPEN_STATES))
+        .values(state="failed", error=error[:2000], finished_at=now, progressed_at=now)
+    )
+    if result.rowcount != 1:
+        return None
+    batch = await _get_batch(conn, batch_id)
+    await conn.execute(
+        update(C)
+        .where(C.c.scope == batch.scope)
+        .values(
+            delivered_id=C.c.acked_id,
+            consecutive_failures=C.c.consecutive_failures + 1,
+            updated_at=now,
+        )
+    )
+    cursor = await _cursor(conn, batch.scope)
+    return Failed(batch, cursor.consecutive_failures)

@@ -1,0 +1,294 @@
+"""The service around one batch: choosing, latching, capping, alerting and healing."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import text, update
+
+from memory_core import FakeClock, Settings, Yuji
+from memory_core.consolidation.selection import Cut
+from memory_core.consolidation.service import ConsolidationService
+from memory_core.errors import LLMUnavailable, NotFound
+from memory_core.llm import LLMRequest, OpenAICompatibleClient, ScriptedLLM, text_response
+from memory_core.llm.base import ChatResponse
+from memory_core.ops.alerts import RecordingAlertSink
+from memory_core.storage.schema import consolidation_batches, consolidation_cursors
+from tests.fakes.openai_server import FakeOpenAIServer, Reply, openai_server
+
+from .conftest import G1, G2, call, ids_in_prompt, respond, seed, token_of
+
+__all__ = ["openai_server"]
+
+
+def ack_nothing(request: LLMRequest) -> ChatResponse:
+    return respond(call("acknowledge", token=token_of(request), outcome="nothing"))
+
+
+async def test_no_model_means_no_consolidation(core: Yuji, sink: RecordingAlertSink) -> None:
+    service = ConsolidationService(
+        core.db, core.settings, core.clock, archive=core.archive, memories=core.memories,
+        llm=lambda: None, alerts=lambda: sink,
+    )  # fmt: skip
+    await seed(core, n=20)
+    with pytest.raises(LLMUnavailable):
+        await service.run_once()
+
+
+async def test_not_eligible_until_twelve_or_two_hours(
+    core: Yuji, service: ConsolidationService, llm: ScriptedLLM, clock: FakeClock
+) -> None:
+    await seed(core, n=11)
+    llm.push(ack_nothing)
+    assert await service.run_once() is None
+    assert "nothing eligible" in service.last_skip
+    clock.advance(timedelta(hours=2))
+    report = await service.run_once()
+    assert report is not None
+    assert (report.state, report.messages) == ("done", 11)
+
+
+async def test_force_runs_a_small_batch(
+    core: Yuji, service: ConsolidationService, llm: ScriptedLLM
+) -> None:
+    await seed(core, n=3)
+    llm.push(ack_nothing)
+    assert await service.run_once(scope=G1) is None
+    report = await service.run_once(scope=G1, force=True)
+    assert report is not None
+    assert report.messages == 3
+
+
+async def test_oldest_waiting_chat_goes_first(
+    core: Yuji, service: ConsolidationService, llm: ScriptedLLM, clock: FakeClock
+) -> None:
+    await seed(core, G2, n=12)
+    clock.advance(timedelta(minutes=5))
+    await seed(core, G1, n=30)
+    llm.push(ack_nothing, ack_nothing)
+    first = await service.run_once()
+    second = await service.run_once()
+    assert first is not None
+    assert second is not None
+    assert [first.scope, second.scope] == [G2, G1]
+
+
+async def test_hourly_cap_and_force(
+    core: Yuji, service: ConsolidationService, llm: ScriptedLLM, clock: FakeClock
+) -> None:
+    await seed(core, n=300)
+    llm.default = ack_nothing
+    for _ in range(4):
+        report = await service.run_once()
+        assert report is not None
+        assert report.state == "done"
+        clock.advance(timedelta(minutes=1))
+    assert await service.run_once() is None
+    assert "hourly cap" in service.last_skip
+    forced = await service.run_once(force=True)
+    assert forced is not None
+    clock.advance(timedelta(minutes=57))
+    assert await service.run_once() is not None
+
+
+async def test_range_is_latched_while_new_messages_arrive(
+    core: Yuji, service: ConsolidationService, llm: ScriptedLLM
+) -> None:
+    ids = await seed(core, n=15)
+    late: list[int] = []
+
+    async def arrive_then_ack(request: LLMRequest) -> ChatResponse:
+        late.extend(await seed(core, n=5, start=1000))
+        return ack_nothing(request)
+
+    llm.push(arrive_then_ack)
+    report = await service.run_once()
+    assert report is not None
+    assert report.last_id == ids[-1]
+    assert ids_in_prompt(llm.requests[0]) == ids
+    assert (await service.repo.cursor(G1)).acked_id == ids[-1]
+    status = await service.status(G1)
+    assert status.pending == 5
+    assert status.last_batch is not None
+    assert status.last_batch.id == report.batch_id
+    assert min(late) > ids[-1]
+
+
+async def test_one_open_batch_blocks_every_other(
+    core: Yuji, service: ConsolidationService, llm: ScriptedLLM
+) -> None:
+    g1 = await seed(core, G1, n=12)
+    await seed(core, G2, n=12)
+    now = core.clock.now()
+    batch = await service.repo.create(G1, Cut(g1[0], g1[-1], 12, 100), "t", now)
+    assert batch is not None
+    assert await service.repo.create(G2, Cut(1, 2, 2, 2), "u", now) is None
+    llm.push(ack_nothing)
+    assert await service.run_once() is None
+    assert "still open" in service.last_skip
+
+
+async def test_three_failures_in_a_row_alert_and_success_recovers(
+    core: Yuji, service: ConsolidationService, llm: ScriptedLLM, sink: RecordingAlertSink
+) -> None:
+    ids = await seed(core, n=12)
+    llm.push(text_response("a"), text_response("b"))
+    for _ in range(2):
+        report = await service.run_once(force=True)
+        assert report is not None
+        assert report.state == "failed"
+    assert sink.fired == []
+    llm.push(text_response("c"))
+    third = await service.run_once(force=True)
+    assert third is not None
+    assert third.consecutive_failures == 3
+    assert [key for key, _ in sink.fired] == [f"consolidation:{G1}"]
+    assert "3 consolidation batches failed" in sink.fired[0][1]
+    llm.push(ack_nothing)
+    done = await service.run_once(force=True)
+    assert done is not None
+    assert done.state == "done"
+    assert [key for key, _ in sink.recovered] == [f"consolidation:{G1}"]
+    assert (await service.repo.cursor(G1)).acked_id == ids[-1]
+
+
+async def test_watchdog_fails_a_batch_without_progress(
+    core: Yuji, service: ConsolidationService, sink: RecordingAlertSink, clock: FakeClock
+) -> None:
+    ids = await seed(core, n=12)
+    batch = await service.repo.create(G1, Cut(ids[0], ids[-1], 12, 100), "t", clock.now())
+    assert batch is not None
+    await service.repo.delivered(batch.id, clock.now())
+    clock.advance(timedelta(minutes=9))
+    assert await service.watchdog() == []
+    assert await service.repo.touch(batch.id, clock.now())
+    clock.advance(timedelta(minutes=10, seconds=1))
+    (killed,) = await service.watchdog()
+    assert killed.id == batch.id
+    assert killed.state == "failed"
+    assert "watchdog" in (killed.error or "")
+    cursor = await service.repo.cursor(G1)
+    assert (cursor.delivered_id, cursor.acked_id) == (0, 0)
+    assert [k for k, _ in sink.fired] == [f"consolidation-watchdog:{G1}"]
+    assert not await service.repo.touch(batch.id, clock.now())
+
+
+async def test_watchdog_cancels_a_hung_batch_in_this_process(
+    core: Yuji, service: ConsolidationService, llm: ScriptedLLM, clock: FakeClock
+) -> None:
+    await seed(core, n=12)
+    entered = asyncio.Event()
+
+    async def hang(request: LLMRequest) -> ChatResponse:
+        entered.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    llm.push(hang)
+    running = asyncio.create_task(service.run_once())
+    await asyncio.wait_for(entered.wait(), 5)
+    clock.advance(timedelta(minutes=11))
+    (killed,) = await service.watchdog()
+    report = await asyncio.wait_for(running, 5)
+    assert report is not None
+    assert report.state == "failed"
+    assert report.batch_id == killed.id
+    assert (await service.repo.batch(killed.id)).state == "failed"
+    llm.push(ack_nothing)
+    again = await service.run_once()
+    assert again is not None
+    assert (again.state, again.attempts) == ("done", 2)
+
+
+async def test_reconcile_pulls_watermarks_back_to_the_truth(
+    core: Yuji, service: ConsolidationService, llm: ScriptedLLM, clock: FakeClock
+) -> None:
+    ids = await seed(core, n=30)
+    llm.push(ack_nothing)
+    done = await service.run_once()
+    assert done is not None
+    assert done.last_id == ids[-1]
+    more = await seed(core, n=12, start=100)
+    batch = await service.repo.create(G1, Cut(more[0], more[-1], 12, 100), "t", clock.now())
+    assert batch is not None
+    await service.repo.delivered(batch.id, clock.now())
+    # A bug (or an old version) pushed acked past the last acknowledged batch:
+    async with core.db.write() as conn:
+        await conn.execute(
+            update(consolidation_cursors)
+            .where(consolidation_cursors.c.scope == G1)
+            .values(acked_id=more[5])
+        )
+    report = await service.reconcile()
+    assert [b.id for b in report.failed] == [batch.id]
+    (fix,) = report.fixes
+    assert fix.acked == (more[5], ids[-1])
+    assert fix.delivered == (more[-1], ids[-1])
+    cursor = await service.repo.cursor(G1)
+    assert (cursor.acked_id, cursor.delivered_id) == (ids[-1], ids[-1])
+    assert (await service.reconcile()) == type(report)((), ())
+    async with core.db.read() as conn:
+        states = (await conn.execute(text("SELECT state FROM consolidation_batches"))).scalars()
+        assert sorted(states) == ["done", "failed"]
+    _ = consolidation_batches
+
+
+async def test_remember_writes_now_with_the_command_as_evidence(
+    core: Yuji, service: ConsolidationService
+) -> None:
+    (exp,) = await seed(core, n=1, texts=["/remember 群规：周五晚上不刷屏"])
+    (other,) = await seed(core, G2, n=1)
+    outcome = await service.remember(G1, exp, "群规：周五晚上不刷屏", type="rule")
+    assert outcome.memory.origin == "remember"
+    assert [e.experience_id for e in await core.memories.evidence(G1, outcome.memory.id)] == [exp]
+    with pytest.raises(NotFound):
+        await service.remember(G1, other, "借别的群的消息当证据")
+
+
+async def test_real_client_rides_out_429_and_500(
+    core: Yuji, openai_server: FakeOpenAIServer, sink: RecordingAlertSink, settings: Settings
+) -> None:
+    ids = await seed(core, n=12)
+    configured = settings.with_changes(
+        llm_base_url=openai_server.base_url, llm_model="fake-model", llm_max_retries=3
+    )
+    client = OpenAICompatibleClient(configured, backoff_base_s=0.001)
+    service = ConsolidationService(
+        core.db, configured, core.clock, archive=core.archive, memories=core.memories,
+        llm=lambda: client, alerts=lambda: sink,
+    )  # fmt: skip
+
+    def answer(body: dict[str, object]) -> Reply | None:
+        messages = body["messages"]
+        assert isinstance(messages, list)
+        if len(openai_server.requests) <= 2:
+            return Reply.error(429 if len(openai_server.requests) == 1 else 500)
+        user = str(messages[1]["content"])  # type: ignore[index]
+        tok = user.split("token：", 1)[1].split("\n", 1)[0]
+        return Reply.tools(
+            (
+                "write_memory",
+                {
+                    "token": tok,
+                    "type": "event",
+                    "subject": "张三",
+                    "content": "张三今天打了羽毛球",
+                    "evidence": [ids[0]],
+                },
+            ),
+            ("acknowledge", {"token": tok, "outcome": "extracted", "summary": "羽毛球"}),
+        )
+
+    openai_server.handler = answer
+    try:
+        report = await service.run_once()
+    finally:
+        await client.aclose()
+    assert report is not None
+    assert report.state == "done"
+    assert len(report.written) == 1
+    assert len(openai_server.requests) == 3
+    assert openai_server.requests[-1].body["tools"][0]["function"]["name"] == "search_memories"
+    assert (await service.repo.cursor(G1)).acked_id == ids[-1]
