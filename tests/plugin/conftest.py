@@ -3,8 +3,10 @@
 - `pytest_configure` stashes the `nonebot.init` keywords (nonebug 0.4 reads them):
   the FastAPI driver, the persona nickname, `/` commands, a superuser, and a
   session-wide throwaway `yuji_data_dir`, so the startup hook never touches `data/`.
-- `after_nonebot_init` (session) registers the OneBot v11 adapter and loads
-  `plugins.yuji`.
+  It also calls `nonebot.init` with them right away, registers the OneBot v11
+  adapter and loads `plugins.yuji` (nonebug's own later `init` is then a no-op and
+  its matcher provider copies ours). So test modules may import `plugins.yuji.*` at
+  the top, and the plugin's startup hook runs in nonebug's lifespan.
 - `yuji_core` (autouse) opens a fresh core on the test's own `tmp_path`, installs it
   as `plugins.yuji.runtime.core()` for the test, and closes it afterwards, so every
   test starts from an empty database. Override the small fixtures it is built from
@@ -38,7 +40,7 @@ _SESSION_DATA = pytest.StashKey[Path]()
 def pytest_configure(config: pytest.Config) -> None:
     data_dir = Path(tempfile.mkdtemp(prefix="yuji-nonebug-"))
     config.stash[_SESSION_DATA] = data_dir
-    config.stash[NONEBOT_INIT_KWARGS] = {
+    kwargs: dict[str, Any] = {
         "driver": "~fastapi",
         "nickname": [NICKNAME],
         "command_start": ["/"],
@@ -46,20 +48,18 @@ def pytest_configure(config: pytest.Config) -> None:
         "yuji_data_dir": str(data_dir),
         "log_level": "INFO",
     }
+    config.stash[NONEBOT_INIT_KWARGS] = kwargs
+    nonebot.init(**kwargs)
+    driver = nonebot.get_driver()
+    if OneBotV11Adapter.get_name() not in driver._adapters:  # pyright: ignore[reportPrivateUsage]
+        driver.register_adapter(OneBotV11Adapter)
+    nonebot.load_plugin("plugins.yuji")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     data_dir = config.stash.get(_SESSION_DATA, None)
     if data_dir is not None:
         shutil.rmtree(data_dir, ignore_errors=True)
-
-
-@pytest.fixture(scope="session", autouse=True)
-async def after_nonebot_init(after_nonebot_init: None) -> None:
-    driver = nonebot.get_driver()
-    if OneBotV11Adapter.get_name() not in driver._adapters:  # pyright: ignore[reportPrivateUsage]
-        driver.register_adapter(OneBotV11Adapter)
-    nonebot.load_plugin("plugins.yuji")
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from nonebot.adapters.onebot.v11 import Bot, Message, MessageSegment
+from nonebot.adapters.onebot.v11 import Bot, Event, Message, MessageSegment
 from nonebug import App
 
 from memory_core import FakeFetcher, FetchedFile, Yuji
@@ -129,3 +129,16 @@ async def test_failed_or_other_api_calls_are_not_archived(app: App, yuji_core: Y
         with pytest.raises(RuntimeError, match="offline"):
             await bot.send_group_msg(group_id=1, message="x")
     assert await yuji_core.archive.scopes() == []
+
+
+async def test_a_malformed_message_event_is_skipped(app: App, yuji_core: Yuji) -> None:
+    # What the adapter makes of a message event it cannot parse: the bare base event.
+    malformed = Event.model_validate(
+        {"time": 1, "self_id": int(BOT_ID), "post_type": "message", "message_id": "x"}
+    )
+    async with app.test_matcher() as ctx:
+        bot = ctx.create_bot(base=Bot, self_id=BOT_ID)
+        ctx.receive_event(bot, malformed)
+        ctx.receive_event(bot, group_message("之后的消息照常存档", message_id=2))
+    rows = await yuji_core.archive.after("group:100", 0, 10)
+    assert [r.text for r in rows] == ["之后的消息照常存档"]
