@@ -1,0 +1,181 @@
+"""`core.chat_commands`: what each slash command does, answered as one Chinese text.
+
+The plugin checks who may run a command (it knows roles and SUPERUSERS), passes the
+chat's scope, and sends back the returned text; errors are raised from the error
+tree and worded by `texts.error_text`. Every read and write is scoped: an id of
+another chat is `NotFound`, indistinguishable from an id that never existed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol
+from zoneinfo import ZoneInfo
+
+from memory_core.clock import Clock
+from memory_core.errors import NotFound, ValidationError
+from memory_core.memories.service import Memories
+from memory_core.settings import Settings
+from memory_core.storage.chat_repo import ChatRepo
+from memory_core.types import EvidenceRef, NewExperience
+
+from . import texts
+from .duration import parse_duration
+from .ports import ArchivePort, RecallPort
+from .texts import UsageError, WhyItem
+from .wake import is_muted
+
+MUTE_FOREVER = datetime(9999, 1, 1, tzinfo=UTC)
+"""`/mute` without a duration: until `/unmute`."""
+REMEMBER_MAX_CHARS = 500
+
+
+class CardLike(Protocol):
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def content(self) -> str: ...
+
+
+class CardsPort(Protocol):
+    async def cards(self, scope: str) -> Sequence[CardLike]: ...
+
+
+class StatusPort(Protocol):
+    async def scope_status(self, scope: str) -> texts.ScopeStatus: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    text: str
+    memory_id: int
+
+
+class ChatCommands:
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        clock: Clock,
+        repo: ChatRepo,
+        archive: ArchivePort,
+        memories: Memories,
+        recall: RecallPort,
+        status: StatusPort,
+        cards: CardsPort | None = None,
+    ) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.repo = repo
+        self.archive = archive
+        self.memories = memories
+        self.recall = recall
+        self.status_source = status
+        self.cards_source = cards
+        self.zone = ZoneInfo(settings.timezone)
+
+    # --- mute ---------------------------------------------------------------------
+
+    async def mute(self, scope: str, raw_duration: str = "") -> str:
+        now = self.clock.now()
+        until: datetime | None = None
+        if raw_duration.strip():
+            try:
+                until = now + parse_duration(raw_duration)
+            except ValidationError as exc:
+                raise UsageError("时长看不懂，比如 /mute 30m、/mute 2h、/mute 1天") from exc
+        await self.repo.set_muted(scope, until or MUTE_FOREVER, now)
+        return texts.mute_text(until, now, self.zone)
+
+    async def unmute(self, scope: str) -> str:
+        now = self.clock.now()
+        state = await self.repo.state(scope)
+        await self.repo.set_muted(scope, None, now)
+        return texts.unmute_text(is_muted(state.muted_until, now))
+
+    async def is_muted(self, scope: str) -> bool:
+        return is_muted((await self.repo.state(scope)).muted_until, self.clock.now())
+
+    # --- memories -----------------------------------------------------------------
+
+    async def remember(
+        self, scope: str, content: str, *, command: NewExperience, by: str
+    ) -> Remembered:
+        """A memory now, with the command message itself as its evidence."""
+        content = content.strip()
+        if not content:
+            raise UsageError("用法：/remember <要记住的话>")
+        if len(content) > REMEMBER_MAX_CHARS:
+            raise UsageError(f"太长了，一次最多记 {REMEMBER_MAX_CHARS} 个字。")
+        if command.scope != scope:
+            raise NotFound("command message of another chat")
+        archived = await self.archive.by_fingerprint(scope, command.fingerprint)
+        evidence_id = archived.id if archived is not None else await self.archive.append(command)
+        outcome = await self.memories.write(
+            scope,
+            type="fact",
+            subject="group" if scope.startswith("group:") else command.sender_id,
+            content=content,
+            evidence=[EvidenceRef(experience_id=evidence_id)],
+            importance=0.9,
+            confidence=1.0,
+            origin="admin",
+            changed_by=f"admin:{by}",
+        )
+        text = texts.remember_text(outcome.memory, outcome.near_duplicate, outcome.similarity)
+        return Remembered(text=text, memory_id=outcome.memory.id)
+
+    async def forget(self, scope: str, raw_id: str, *, by: str) -> str:
+        memory_id = texts.parse_memory_id(raw_id)
+        memory = await self.memories.get(scope, memory_id)
+        if memory.status == "retracted":
+            return f"#{memory.id} 早就忘掉了。"
+        retracted = await self.memories.retract(
+            scope, memory_id, reason=f"/forget by {by}", changed_by=f"admin:{by}"
+        )
+        return texts.forget_text(retracted)
+
+    async def recall_preview(self, scope: str, question: str) -> str:
+        question = question.strip()
+        if not question:
+            raise UsageError("用法：/recall <问题>，看看这句话会让我想起什么")
+        limit = min(5, self.settings.recall_limit)
+        result = await self.recall.recall(scope, question, now=self.clock.now(), limit=limit)
+        items = [item for item in result.items if item.memory.scope == scope][:limit]
+        return texts.recall_text(items)
+
+    async def why(self, scope: str, reply_fingerprint: str | None = None) -> str:
+        """What went into the bot's last reply here (or into the quoted bot message)."""
+        injection = None
+        if reply_fingerprint:
+            injection = await self.repo.injection_for_reply(scope, reply_fingerprint)
+        if injection is None:
+            injection = await self.repo.last_injection(scope)
+        now = self.clock.now()
+        if injection is None:
+            return texts.why_text(None, None, self.zone, now)
+        ids = [item.memory_id for item in injection.items]
+        found = {m.id: m for m in await self.memories.get_many(scope, ids)}
+        items = [
+            WhyItem(
+                memory_id=item.memory_id,
+                stage=item.stage,
+                score=item.score,
+                reason=item.reason,
+                cited=item.cited,
+                content=found[item.memory_id].content if item.memory_id in found else None,
+            )
+            for item in injection.items
+        ]
+        return texts.why_text(items, injection.created_at, self.zone, now)
+
+    async def cards(self, scope: str) -> str:
+        cards = await self.cards_source.cards(scope) if self.cards_source is not None else []
+        return texts.cards_text([(card.kind, card.content) for card in cards])
+
+    async def status(self, scope: str) -> str:
+        status = await self.status_source.scope_status(scope)
+        return texts.status_text(status, self.zone, self.clock.now())

@@ -1,0 +1,82 @@
+"""What the chat path needs from the other areas, as small Protocols.
+
+The real services (`core.archive`, `core.recall`, `core.memories`, `core.nightly`,
+the consolidation repository) satisfy these structurally; tests may pass fakes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from memory_core.types import Experience, Memory, NewExperience, Recalled, RecallResult
+
+
+class ArchivePort(Protocol):
+    async def append(self, exp: NewExperience) -> int: ...
+
+    async def append_many(self, exps: Sequence[NewExperience]) -> list[int]: ...
+
+    async def recent(
+        self, scope: str, limit: int, before_id: int | None = None
+    ) -> list[Experience]: ...
+
+    async def by_fingerprint(self, scope: str, fingerprint: str) -> Experience | None: ...
+
+
+class RecallPort(Protocol):
+    async def recall(
+        self,
+        scope: str,
+        text: str,
+        *,
+        now: datetime | None = None,
+        limit: int = 5,
+        sender_id: str | None = None,
+    ) -> RecallResult: ...
+
+
+class MemoriesPort(Protocol):
+    async def credit(self, scope: str, ids: Sequence[int], at: datetime) -> None: ...
+
+    async def get_many(self, scope: str, ids: Sequence[int]) -> list[Memory]: ...
+
+
+class BlocksLike(Protocol):
+    """`core.nightly.blocks(...)`'s result (NightlyBlocks), read-only."""
+
+    @property
+    def states(self) -> Sequence[str]: ...
+
+    @property
+    def cards(self) -> Sequence[tuple[str, str]]: ...
+
+    @property
+    def timeline(self) -> Sequence[str]: ...
+
+    @property
+    def recent_diaries(self) -> Sequence[tuple[str, str]]: ...
+
+    @property
+    def background_diary(self) -> tuple[str, str] | None: ...
+
+
+class BlocksPort(Protocol):
+    async def blocks(
+        self, scope: str, now: datetime, recalled: Sequence[Recalled]
+    ) -> BlocksLike: ...
+
+
+class ContextPort(Protocol):
+    """Consolidation's view of a chat: where summarising stopped and what it wrote."""
+
+    async def acked_id(self, scope: str) -> int: ...
+
+    async def open_fragments(self, scope: str, limit: int) -> list[str]:
+        """Summaries not yet absorbed into a diary, oldest first (the newest `limit`)."""
+        ...
+
+    async def contradicting_pairs(self, scope: str, ids: Sequence[int]) -> list[tuple[int, int]]:
+        """`contradicts` edges among `ids`."""
+        ...

@@ -1,0 +1,308 @@
+"""`core.chat`: from one incoming message to the reply parts that were sent.
+
+    outcome = await core.chat.respond(incoming, send)
+
+`send(text) -> message id | None` is the plugin's side effect. In order: the wake
+rules (muted chats stay silent), recall (at most five memories of this chat), the
+prompt, the model behind the out-of-character guard (one silent retry, then the
+fallback line), citation markers stripped and credited, the reply split and sent,
+and what was injected recorded for `/why`. Upstream failures end in the failure
+line; nothing in here raises into the plugin and no call waits without a bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from memory_core.clock import Clock
+from memory_core.errors import LLMError
+from memory_core.llm.base import ChatMessage, LLMClient
+from memory_core.prompts.chat import (
+    ChatPrompt,
+    ChatPromptInput,
+    PromptLine,
+    PromptMemory,
+    build_chat_prompt,
+)
+from memory_core.settings import Settings
+from memory_core.storage.chat_repo import ChatRepo, InjectedItem
+from memory_core.types import Experience, Recalled
+
+from .citations import strip_citations
+from .context import ContextView, gather_context
+from .guard import OutOfCharacterGuard
+from .persona import load_persona
+from .ports import ArchivePort, BlocksPort, ContextPort, MemoriesPort, RecallPort
+from .split import split_reply
+from .wake import WakeReason, WakeSignals, decide_wake
+
+log = logging.getLogger("yuji.chat")
+
+MAX_INJECTED = 5
+DEADLINE_GRACE_S = 5.0
+"""Extra seconds over the LLM timeout before the chat path gives up on a call itself."""
+
+Send = Callable[[str], Awaitable[str | None]]
+OutcomeKind = Literal["silent", "muted", "no_model", "reply", "fallback", "failure"]
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """One message, as the plugin read it off the event."""
+
+    scope: str
+    fingerprint: str
+    sender_id: str
+    sender_name: str
+    text: str
+    sent_at: datetime
+    self_id: str
+    is_private: bool
+    mentioned_ids: tuple[str, ...] = ()
+    reply_to: str | None = None
+    """Fingerprint (message id) of the quoted message, if any."""
+    reply_to_bot: bool | None = None
+    """Known from the event; None means "look the quoted message up in the archive"."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyOutcome:
+    kind: OutcomeKind
+    reason: WakeReason | None = None
+    parts: tuple[str, ...] = ()
+    """What was sent, in order."""
+    injection_id: int | None = None
+    injected_ids: tuple[int, ...] = ()
+    cited_ids: tuple[int, ...] = ()
+    sent_ids: tuple[str, ...] = field(default=())
+
+
+class ChatService:
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        clock: Clock,
+        repo: ChatRepo,
+        archive: ArchivePort,
+        recall: RecallPort,
+        memories: MemoriesPort,
+        context: ContextPort,
+        llm: LLMClient | None,
+        blocks: BlocksPort | None = None,
+    ) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.repo = repo
+        self.archive = archive
+        self.recall = recall
+        self.memories = memories
+        self.context = context
+        self.llm = llm
+        self.blocks = blocks
+        self.guard = OutOfCharacterGuard(settings.ooc_patterns)
+        self.persona = load_persona(settings.persona_file)
+        self._warned_no_model = False
+
+    @property
+    def bot_name(self) -> str:
+        return self.settings.nicknames[0] if self.settings.nicknames else "大肥鱼"
+
+    async def respond(self, incoming: Incoming, send: Send) -> ReplyOutcome:
+        try:
+            return await self._respond(incoming, send)
+        except Exception:
+            # Last line of defence: the plugin never sees a stack trace.
+            log.exception("yuji: reply pipeline failed in %s", incoming.scope)
+            return ReplyOutcome(kind="failure")
+
+    async def _respond(self, incoming: Incoming, send: Send) -> ReplyOutcome:
+        now = self.clock.now()
+        state = await self.repo.state(incoming.scope)
+        reply_to_bot = incoming.reply_to_bot
+        if reply_to_bot is None:
+            reply_to_bot = await self._quotes_bot(incoming)
+        signals = WakeSignals(
+            is_private=incoming.is_private,
+            text=incoming.text,
+            self_id=incoming.self_id,
+            mentioned_ids=incoming.mentioned_ids,
+            reply_to_bot=reply_to_bot,
+        )
+        decision = decide_wake(
+            signals, nicknames=self.settings.nicknames, muted_until=state.muted_until, now=now
+        )
+        if decision.muted:
+            return ReplyOutcome(kind="muted", reason=decision.reason)
+        if not decision.woken:
+            return ReplyOutcome(kind="silent")
+        await self.repo.touch(incoming.scope, now, wake_at=now)
+        if self.llm is None:
+            if not self._warned_no_model:
+                log.warning("yuji: woken but no LLM is configured; not replying")
+                self._warned_no_model = True
+            return ReplyOutcome(kind="no_model", reason=decision.reason)
+        return await self._reply(incoming, decision.reason, self.llm, send, now)
+
+    async def _quotes_bot(self, incoming: Incoming) -> bool:
+        if not incoming.reply_to:
+            return False
+        quoted = await self.archive.by_fingerprint(incoming.scope, incoming.reply_to)
+        return quoted is not None and quoted.is_bot
+
+    async def _reply(
+        self,
+        incoming: Incoming,
+        reason: WakeReason | None,
+        llm: LLMClient,
+        send: Send,
+        now: datetime,
+    ) -> ReplyOutcome:
+        trigger: Experience | None = None
+        recalled: tuple[Recalled, ...] = ()
+        prompt: ChatPrompt | None = None
+        try:
+            trigger = await self.archive.by_fingerprint(incoming.scope, incoming.fingerprint)
+            limit = min(MAX_INJECTED, self.settings.recall_limit)
+            result = await self.recall.recall(
+                incoming.scope, incoming.text, now=now, limit=limit, sender_id=incoming.sender_id
+            )
+            recalled = _own_scope(incoming.scope, result.items)[:limit]
+            view = await gather_context(
+                incoming.scope,
+                now=now,
+                recalled=recalled,
+                trigger_id=trigger.id if trigger is not None else None,
+                trigger_fingerprint=incoming.fingerprint,
+                settings=self.settings,
+                archive=self.archive,
+                context=self.context,
+                blocks=self.blocks,
+            )
+            prompt = build_chat_prompt(self._prompt_input(incoming, view, recalled, now))
+            kind, text = await self._generate(llm, prompt.messages)
+        except LLMError as exc:
+            log.warning("yuji: model unavailable for %s: %s", incoming.scope, exc)
+            kind, text = "failure", self.settings.failure_line
+        injected = prompt.memory_ids if prompt is not None else ()
+        cited = strip_citations(text, injected)
+        used = cited.used_ids if kind == "reply" else ()
+        parts = split_reply(cited.text, self.settings.reply_max_chars)
+        sent_ids = await self._send_all(parts, send, incoming.scope)
+        if used:
+            await self.memories.credit(incoming.scope, used, now)
+        injection_id = None
+        if prompt is not None:
+            injection_id = await self.repo.add_injection(
+                incoming.scope,
+                trigger_experience_id=trigger.id if trigger is not None else None,
+                reply_fingerprint=sent_ids[0] if sent_ids else None,
+                query=incoming.text,
+                items=_items(recalled, injected, used),
+                now=now,
+            )
+        if sent_ids:
+            await self.repo.touch(incoming.scope, self.clock.now(), reply_at=self.clock.now())
+        return ReplyOutcome(
+            kind=kind,
+            reason=reason,
+            parts=tuple(parts[: len(sent_ids)]),
+            injection_id=injection_id,
+            injected_ids=injected,
+            cited_ids=used,
+            sent_ids=tuple(sent_ids),
+        )
+
+    async def _generate(
+        self, llm: LLMClient, messages: list[ChatMessage]
+    ) -> tuple[Literal["reply", "fallback"], str]:
+        """One answer, one silent retry if it is out of character, then the fallback."""
+        for attempt in (1, 2):
+            answer = await self._ask(llm, messages)
+            verdict = self.guard.check(strip_citations(answer, ()).text)
+            if verdict.ok:
+                return "reply", answer
+            log.info("yuji: out-of-character reply (attempt %d): %s", attempt, verdict.why)
+        return "fallback", self.settings.fallback_line
+
+    async def _ask(self, llm: LLMClient, messages: list[ChatMessage]) -> str:
+        timeout = self.settings.llm_timeout_s
+        try:
+            async with asyncio.timeout(timeout + DEADLINE_GRACE_S):
+                response = await llm.chat(
+                    messages, temperature=self.settings.llm_temperature, timeout_s=timeout
+                )
+        except TimeoutError as exc:
+            raise LLMError(f"no answer within {timeout + DEADLINE_GRACE_S:.0f}s") from exc
+        return response.message.content or ""
+
+    async def _send_all(self, parts: Sequence[str], send: Send, scope: str) -> list[str]:
+        sent: list[str] = []
+        for part in parts:
+            try:
+                message_id = await send(part)
+            except Exception:
+                log.exception("yuji: sending a reply part to %s failed", scope)
+                break
+            sent.append(message_id or "")
+        return sent
+
+    def _prompt_input(
+        self, incoming: Incoming, view: ContextView, recalled: Sequence[Recalled], now: datetime
+    ) -> ChatPromptInput:
+        return view.prompt_input(
+            persona=self.persona,
+            bot_name=self.bot_name,
+            is_private=incoming.is_private,
+            message=PromptLine(
+                incoming.sender_name or incoming.sender_id,
+                incoming.text,
+                view.clock_label(incoming.sent_at, now),
+            ),
+            memories=tuple(_prompt_memory(r, view) for r in recalled),
+            now=now,
+        )
+
+
+def _own_scope(scope: str, items: Sequence[Recalled]) -> tuple[Recalled, ...]:
+    """Belt and braces over recall's own visibility rule: never another chat's memory."""
+    kept = tuple(item for item in items if item.memory.scope == scope)
+    if len(kept) != len(items):
+        log.error("yuji: recall returned memories of another chat for %s; dropped", scope)
+    return kept
+
+
+def _prompt_memory(item: Recalled, view: ContextView) -> PromptMemory:
+    memory = item.memory
+    return PromptMemory(
+        id=memory.id,
+        content=memory.content,
+        stage=item.stage,
+        subject=memory.subject,
+        reason=item.reason,
+        since=view.date_label(memory.valid_from),
+        until=view.date_label(memory.valid_to),
+        contradicts=view.contradicts.get(memory.id),
+    )
+
+
+def _items(
+    recalled: Sequence[Recalled], injected: Sequence[int], used: Sequence[int]
+) -> list[InjectedItem]:
+    wanted = set(injected)
+    return [
+        InjectedItem(
+            memory_id=r.memory.id,
+            stage=r.stage,
+            score=r.score,
+            reason=r.reason,
+            cited=r.memory.id in used,
+        )
+        for r in recalled
+        if r.memory.id in wanted
+    ]

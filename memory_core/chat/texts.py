@@ -1,0 +1,214 @@
+"""Every Chinese line the chat commands answer with: pure functions, no I/O.
+
+Errors become one line each in `error_text`, the one place that maps the error tree
+to words. An id of another chat is reported exactly like an unknown id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from memory_core.errors import (
+    EvidenceRequired,
+    LLMError,
+    NotFound,
+    ScopeViolation,
+    StorageError,
+    ValidationError,
+    YujiError,
+)
+from memory_core.prompts.chat import CARD_TITLES, STAGE_TAGS
+from memory_core.types import Memory, Recalled
+
+from .duration import format_duration
+
+PREVIEW_CHARS = 60
+
+
+class UsageError(ValidationError):
+    """Wrong command arguments; the message is the Chinese line to answer with."""
+
+
+class NotPermitted(YujiError):
+    """The sender may not run this command here."""
+
+
+ADMIN_ONLY = "只有群主、管理员能用这个命令。"
+SUPERUSER_ONLY = "只有机器人的主人能用这个命令。"
+GROUP_ONLY = "这个命令只能在群里用。"
+
+
+def error_text(exc: BaseException) -> str:
+    if isinstance(exc, UsageError | NotPermitted):
+        return str(exc)
+    if isinstance(exc, NotFound | ScopeViolation):
+        return "找不到这条记忆（只能查这个聊天里的）。"
+    if isinstance(exc, EvidenceRequired):
+        return "这条没有出处，不能记。"
+    if isinstance(exc, ValidationError):
+        return "这样不行，参数不对。"
+    if isinstance(exc, LLMError):
+        return "模型这会儿连不上，稍后再试。"
+    if isinstance(exc, StorageError):
+        return "数据库忙不过来，稍后再试。"
+    return "出了点问题，没办成，稍后再试。"
+
+
+def short(text: str, limit: int = PREVIEW_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def local_time(instant: datetime, zone: ZoneInfo, now: datetime | None = None) -> str:
+    local = instant.astimezone(zone)
+    if now is not None and local.year != now.astimezone(zone).year:
+        return f"{local:%Y-%m-%d %H:%M}"
+    return f"{local:%m-%d %H:%M}"
+
+
+def parse_memory_id(raw: str) -> int:
+    text = raw.strip().lstrip("#＃")
+    if not text.isdecimal() or not 0 < int(text) < 2**62:
+        raise UsageError("用法：/forget <记忆编号>，比如 /forget 12")
+    return int(text)
+
+
+# --- mute ---------------------------------------------------------------------------
+
+
+def mute_text(until: datetime | None, now: datetime, zone: ZoneInfo) -> str:
+    if until is None:
+        return "好，我先不说话了，等 /unmute 再回来。消息照常记着。"
+    return (
+        f"好，我安静 {format_duration(until - now)}（到 {local_time(until, zone, now)}）。"
+        "消息照常记着。"
+    )
+
+
+def unmute_text(was_muted: bool) -> str:
+    return "我回来啦。" if was_muted else "我本来就在呀。"
+
+
+# --- memories -----------------------------------------------------------------------
+
+
+def remember_text(memory: Memory, near_duplicate: Memory | None, similarity: float) -> str:
+    line = f"记住了（#{memory.id}）：{short(memory.content)}"
+    if near_duplicate is None:
+        return line
+    return (
+        f"{line}\n和 #{near_duplicate.id} 很像（相似度 {similarity:.2f}）：{short(near_duplicate.content)}"
+        f"\n要是重复了，用 /forget {memory.id} 去掉新的这条。"
+    )
+
+
+def forget_text(memory: Memory) -> str:
+    return f"好，#{memory.id} 以后不会再想起了（记录还留着）：{short(memory.content)}"
+
+
+def stage_tag(stage: str) -> str:
+    return STAGE_TAGS.get(stage, stage)
+
+
+def recalled_line(item: Recalled) -> str:
+    reason = f"：{item.reason}" if item.reason and item.stage != "vector" else ""
+    return (
+        f"#{item.memory.id}〔{stage_tag(item.stage)}{reason}〕{short(item.memory.content)}"
+        f"（{item.score:.2f}）"
+    )
+
+
+def recall_text(items: Sequence[Recalled]) -> str:
+    if not items:
+        return "这句话我想不起任何记忆。"
+    return "\n".join(["这句话我会想起：", *(recalled_line(item) for item in items)])
+
+
+@dataclass(frozen=True, slots=True)
+class WhyItem:
+    memory_id: int
+    stage: str
+    score: float
+    reason: str
+    cited: bool
+    content: str | None
+    """None when the memory can no longer be read (should not happen: nothing is deleted)."""
+
+
+def why_text(
+    items: Sequence[WhyItem] | None, at: datetime | None, zone: ZoneInfo, now: datetime
+) -> str:
+    if items is None or at is None:
+        return "我在这里还没回过话。"
+    when = local_time(at, zone, now)
+    if not items:
+        return f"上次回话（{when}）没有用到任何记忆。"
+    lines = [f"上次回话（{when}）想起了这些："]
+    for item in items:
+        reason = f"：{item.reason}" if item.reason and item.stage != "vector" else ""
+        used = "，用上了" if item.cited else ""
+        content = short(item.content) if item.content is not None else "（读不到了）"
+        lines.append(f"#{item.memory_id}〔{stage_tag(item.stage)}{reason}{used}〕{content}")
+    return "\n".join(lines)
+
+
+def cards_text(cards: Sequence[tuple[str, str]]) -> str:
+    shown = [(kind, text.strip()) for kind, text in cards if text.strip()]
+    if not shown:
+        return "还没有记忆卡片，每晚整理过后才会有。"
+    return "\n".join(f"【{CARD_TITLES.get(kind, kind)}】{text}" for kind, text in shown)
+
+
+# --- status and backfill ------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeStatus:
+    scope: str
+    pending: int
+    """Archived messages consolidation has not acknowledged yet."""
+    last_batch_state: str | None = None
+    last_batch_at: datetime | None = None
+    muted_until: datetime | None = None
+    last_reply_at: datetime | None = None
+    extra: Mapping[str, str] | None = None
+    """Further labelled lines from other areas (nightly, backups, sizes, vector mode)."""
+
+
+BATCH_STATES = {
+    "queued": "排队中",
+    "delivered": "已发出",
+    "processing": "整理中",
+    "done": "完成",
+    "failed": "失败",
+}
+
+
+def status_text(status: ScopeStatus, zone: ZoneInfo, now: datetime) -> str:
+    lines = [f"待整理消息：{status.pending} 条"]
+    if status.last_batch_state is None:
+        lines.append("上一批整理：还没有")
+    else:
+        state = BATCH_STATES.get(status.last_batch_state, status.last_batch_state)
+        at = f"（{local_time(status.last_batch_at, zone, now)}）" if status.last_batch_at else ""
+        lines.append(f"上一批整理：{state}{at}")
+    if status.muted_until is not None and status.muted_until > now:
+        forever = status.muted_until.year >= 9999
+        until = "直到 /unmute" if forever else f"到 {local_time(status.muted_until, zone, now)}"
+        lines.append(f"静音：是，{until}")
+    else:
+        lines.append("静音：否")
+    last = local_time(status.last_reply_at, zone, now) if status.last_reply_at else "还没有"
+    lines.append(f"上次回话：{last}")
+    lines += [f"{label}：{value}" for label, value in (status.extra or {}).items()]
+    return "\n".join(lines)
+
+
+def backfill_text(fetched: int, new: int, duplicates: int, error: str | None) -> str:
+    if fetched == 0 and error:
+        return "拉取历史消息失败了，客户端可能不支持。"
+    line = f"补拉了 {fetched} 条历史消息：新存 {new} 条，已有 {duplicates} 条。"
+    return line + ("（中途出错，只拉到这些）" if error else "")

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory_core.chat.context import select_recent
+from memory_core.types import Experience
+
+T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+
+
+def exps(ids: list[int]) -> list[Experience]:
+    return [
+        Experience(
+            id=i,
+            scope="group:1",
+            fingerprint=str(i),
+            sender_id="200",
+            sender_name="阿明",
+            is_bot=False,
+            text=f"m{i}",
+            segments=[],
+            reply_to=None,
+            sent_at=T0 + timedelta(seconds=i),
+            received_at=T0 + timedelta(seconds=i),
+            source="realtime",
+        )
+        for i in ids
+    ]
+
+
+def test_unsummarised_messages_plus_a_bridge_of_summarised_ones() -> None:
+    recent = select_recent(exps(list(range(1, 24))), acked_id=15, limit=20)
+    assert [m.id for m in recent.unsummarised] == list(range(16, 24))
+    assert [m.id for m in recent.bridge] == [13, 14, 15]
+
+
+def test_no_bridge_when_unsummarised_messages_overflow_the_window() -> None:
+    recent = select_recent(exps(list(range(1, 24))), acked_id=0, limit=20)
+    assert [m.id for m in recent.unsummarised] == list(range(4, 24))
+    assert recent.bridge == ()
+
+
+@given(
+    st.lists(st.integers(1, 500), unique=True, max_size=60).map(sorted),
+    st.integers(0, 500),
+    st.integers(0, 30),
+)
+def test_selection_is_contiguous_and_bounded(ids: list[int], acked: int, limit: int) -> None:
+    recent = select_recent(exps(ids), acked_id=acked, limit=limit)
+    assert len(recent.unsummarised) <= limit
+    assert all(m.id > acked for m in recent.unsummarised)
+    assert all(m.id <= acked for m in recent.bridge)
+    assert len(recent.bridge) <= 3
+    shown = [m.id for m in (*recent.bridge, *recent.unsummarised)]
+    assert shown == ids[len(ids) - len(shown) :]
