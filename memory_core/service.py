@@ -11,9 +11,11 @@ from dataclasses import dataclass
 from .archive.fetcher import AttachmentFetcher
 from .archive.service import ArchiveService
 from .clock import Clock, SystemClock
+from .consolidation.service import ConsolidationService
 from .llm.base import LLMClient
 from .llm.openai_client import OpenAICompatibleClient
 from .memories.service import Memories
+from .ops.alerts import LogAlertSink
 from .settings import Settings
 from .storage import migrate
 from .storage.engine import Database
@@ -28,6 +30,8 @@ class Yuji:
     """None when no model is configured (YUJI_LLM_BASE_URL / YUJI_LLM_MODEL unset)."""
     archive: ArchiveService
     memories: Memories
+    consolidation: ConsolidationService
+    """Background batches: run_once / reconcile / watchdog / status / remember."""
 
     @classmethod
     async def open(
@@ -46,8 +50,23 @@ class Yuji:
         clock = clock or SystemClock()
         archive = ArchiveService(db, settings, clock, fetcher=fetcher)
         memories = Memories(db, clock, settings)
+        consolidation = ConsolidationService(
+            db,
+            settings,
+            clock,
+            archive=archive,
+            memories=memories,
+            llm=lambda: llm,
+            alerts=LogAlertSink,
+        )
         return cls(
-            settings=settings, db=db, clock=clock, llm=llm, archive=archive, memories=memories
+            settings=settings,
+            db=db,
+            clock=clock,
+            llm=llm,
+            archive=archive,
+            memories=memories,
+            consolidation=consolidation,
         )
 
     async def close(self) -> None:
