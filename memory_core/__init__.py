@@ -19,6 +19,9 @@ from .types import Experience as Experience
 from .types import NewExperience as NewExperience
 from .types import group_scope as group_scope
 from .types import private_scope as private_scope
+from .vectors import VectorSide as VectorSide
+from .vectors import needs_embedding as needs_embedding
+from .vectors import run_embed_process as run_embed_process
 
 __all__ = [
     "AttachmentFetcher",
@@ -32,8 +35,11 @@ __all__ = [
     "NewExperience",
     "Settings",
     "SystemClock",
+    "VectorSide",
     "Yuji",
     "YujiError",
     "group_scope",
+    "needs_embedding",
     "private_scope",
+    "run_embed_process",
 ]
