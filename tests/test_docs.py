@@ -27,3 +27,20 @@ def test_env_example_values_are_the_defaults() -> None:
     values = dict(re.findall(r"^(YUJI_[A-Z0-9_]+)=(.*)$", text, re.M))
     # Empty values mean "unset"; the rest must parse to exactly the shipped defaults.
     assert settings_from_mapping({k: v for k, v in values.items() if v}) == Settings()
+
+
+def test_every_cli_subcommand_is_in_the_readme() -> None:
+    from memory_core.cli import SUBCOMMANDS
+
+    readme = (ROOT / "README.md").read_text("utf-8")
+    missing = [name for name in SUBCOMMANDS if f"`yuji {name}" not in readme]
+    assert missing == []
+
+
+def test_every_chat_command_is_in_the_readme() -> None:
+    readme = (ROOT / "README.md").read_text("utf-8")
+    sources = "\n".join(p.read_text("utf-8") for p in (ROOT / "plugins").rglob("*.py"))
+    commands = set(re.findall(r"on_command\(\s*[\"']([^\"']+)[\"']", sources))
+    assert commands, "no chat commands found: did the plugin layout change?"
+    missing = sorted(c for c in commands if f"`/{c}" not in readme)
+    assert missing == []
