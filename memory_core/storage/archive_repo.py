@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import Row, func, insert, select, tuple_
+from sqlalchemy import Insert, Row, func, insert, select, tuple_
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.types import Experience, NewExperience, Source
@@ -251,25 +252,41 @@ async def _insert_many(
     conn: AsyncConnection, exps: Sequence[NewExperience], received_at: Sequence[datetime]
 ) -> list[Appended]:
     keys = [(e.scope, e.fingerprint) for e in exps]
-    existing = await _ids_of(conn, keys)
-    fresh: list[dict[str, Any]] = []
-    seen: set[tuple[str, str]] = set(existing)
+    rows: list[dict[str, Any]] = []
+    unique: set[tuple[str, str]] = set()
     for exp, at in zip(exps, received_at, strict=True):
         key = (exp.scope, exp.fingerprint)
-        if key in seen:
-            continue
-        seen.add(key)
-        fresh.append(_row(exp, at))
-    if fresh:
-        await conn.execute(insert(experiences), fresh)
-    created_keys = {(r["scope"], r["fingerprint"]) for r in fresh}
-    ids = existing | await _ids_of(conn, list(created_keys))
+        if key not in unique:
+            unique.add(key)
+            rows.append(_row(exp, at))
+    # The single writer holds the write lock (BEGIN IMMEDIATE), so every row above
+    # `before` is one this statement inserted: a range scan, not an IN list.
+    before = int(await conn.scalar(select(func.max(experiences.c.id))) or 0)
+    await conn.execute(_insert_ignoring_duplicates(conn.dialect.name), rows)
+    inserted = await conn.execute(
+        select(experiences.c.scope, experiences.c.fingerprint, experiences.c.id).where(
+            experiences.c.id > before
+        )
+    )
+    ids = {(str(scope), str(fp)): int(id_) for scope, fp, id_ in inserted}
+    created = {key for key in ids if key in unique}
+    missing = [key for key in unique if key not in ids]
+    if missing:  # duplicates of rows archived earlier (a replay, a backfill)
+        ids.update(await _ids_of(conn, missing))
     results: list[Appended] = []
     for key in keys:
-        created = key in created_keys
-        results.append(Appended(ids[key], created))
-        created_keys.discard(key)  # a repeat inside the batch is not "created" again
+        results.append(Appended(ids[key], key in created))
+        created.discard(key)  # a repeat inside the batch is not "created" again
     return results
+
+
+def _insert_ignoring_duplicates(dialect: str) -> Insert:
+    """INSERT ... ON CONFLICT (scope, fingerprint) DO NOTHING: only the dedup key is
+    ignored; every other constraint still fails loudly."""
+    module = postgresql if dialect == "postgresql" else sqlite
+    return module.insert(experiences).on_conflict_do_nothing(
+        index_elements=[experiences.c.scope, experiences.c.fingerprint]
+    )
 
 
 async def _ids_of(
