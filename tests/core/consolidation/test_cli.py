@@ -1,0 +1,125 @@
+"""`yuji consolidate`: through `memory_core.cli.main`, against a real loopback model."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_core import Settings, Yuji
+from memory_core.cli import main
+from memory_core.types import NewExperience
+from tests.fakes.openai_server import FakeOpenAIServer, Reply, openai_server
+
+__all__ = ["openai_server"]
+
+
+async def archive(data_dir: Path, n: int) -> list[int]:
+    core = await Yuji.open(Settings(data_dir=data_dir))
+    try:
+        now = datetime.now(UTC)
+        ids = await core.archive.append_many(
+            [
+                NewExperience(
+                    scope="group:5",
+                    fingerprint=f"m{i}",
+                    sender_id="42",
+                    sender_name="王五",
+                    text=f"王五：我下周{i}号去成都出差",
+                    sent_at=now - timedelta(minutes=30 - i),
+                )
+                for i in range(n)
+            ]
+        )
+        await core.archive.flush()
+        return ids
+    finally:
+        await core.close()
+
+
+def token(body: dict[str, Any]) -> str:
+    return str(body["messages"][1]["content"]).split("token：", 1)[1].split("\n", 1)[0]
+
+
+@pytest.fixture
+def cli_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, openai_server: FakeOpenAIServer
+) -> Path:
+    data_dir = tmp_path / "data"
+    monkeypatch.chdir(tmp_path)  # no stray .env
+    monkeypatch.setenv("YUJI_DATA_DIR", str(data_dir))
+    for key, value in openai_server.env().items():
+        monkeypatch.setenv(key, value)
+    return data_dir
+
+
+async def test_once_runs_a_batch_and_prints_it(
+    cli_env: Path, openai_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ids = await archive(cli_env, 14)
+
+    def model(body: dict[str, Any]) -> Reply:
+        tok = token(body)
+        return Reply.tools(
+            (
+                "write_memory",
+                {
+                    "token": tok,
+                    "type": "event",
+                    "subject": "王五",
+                    "content": "王五下周去成都出差",
+                    "evidence": [ids[0]],
+                },
+            ),
+            ("acknowledge", {"token": tok, "outcome": "extracted", "summary": "王五出差"}),
+        )
+
+    openai_server.handler = model
+    assert await main_async(["consolidate", "--once"]) == 0
+    out = capsys.readouterr().out
+    assert "group:5" in out
+    assert "done, extracted" in out
+    assert "memories written:" in out
+    assert openai_server.requests[0].headers["authorization"] == "Bearer test-key"
+
+    assert await main_async(["consolidate", "--once"]) == 0
+    assert "nothing to do: nothing eligible" in capsys.readouterr().out
+    assert await main_async(["consolidate"]) == 0
+    assert f"group:5: 0 pending; delivered {ids[-1]}, acked {ids[-1]}" in capsys.readouterr().out
+
+
+async def test_failed_batch_exits_1_and_force_runs_small_ones(
+    cli_env: Path, openai_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    await archive(cli_env, 3)
+    openai_server.push("我看完了")
+    assert await main_async(["consolidate", "--once", "--scope", "group:5"]) == 0
+    assert "nothing eligible in group:5" in capsys.readouterr().out
+    assert await main_async(["consolidate", "--once", "--force"]) == 1
+    assert "FAILED" in capsys.readouterr().out
+    assert len(openai_server.requests) == 1
+    body = openai_server.requests[0].body
+    assert json.dumps(body, ensure_ascii=False).count("王五：我下周") == 3
+
+
+async def test_without_a_model_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("YUJI_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("YUJI_LLM_BASE_URL", raising=False)
+    monkeypatch.delenv("YUJI_LLM_MODEL", raising=False)
+    assert await main_async(["consolidate", "--once", "--reconcile"]) == 2
+    out = capsys.readouterr().out
+    assert "reconcile: 0 open batch(es) failed" in out
+    assert "no model configured" in out
+
+
+async def main_async(argv: list[str]) -> int:
+    """`main` runs coroutines with asyncio.run; inside the test loop, run in a thread."""
+    import asyncio
+
+    return await asyncio.to_thread(main, argv)
