@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import Insert, Row, func, insert, select, tuple_
+from sqlalchemy import Insert, Row, func, insert, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -86,11 +86,22 @@ class ArchiveRepo:
     ) -> int:
         """The row of a stored file, created once per content hash."""
         async with self.db.write() as conn:
-            existing = await conn.scalar(
-                select(attachments.c.id).where(attachments.c.sha256 == sha256)
-            )
+            existing = (
+                await conn.execute(
+                    select(attachments.c.id, attachments.c.status).where(
+                        attachments.c.sha256 == sha256
+                    )
+                )
+            ).first()
             if existing is not None:
-                return int(existing)
+                if existing.status != "stored":
+                    # Retention had removed the file; the fetch just wrote it again.
+                    await conn.execute(
+                        update(attachments)
+                        .where(attachments.c.id == existing.id)
+                        .values(status="stored", cleaned_at=None)
+                    )
+                return int(existing.id)
             result = await conn.execute(
                 insert(attachments).values(
                     sha256=sha256, mime=mime, size=size, status="stored", url=url, first_seen=at

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from memory_core import AttachmentRef, FakeClock, FakeFetcher, FetchedFile, Settings, Yuji
 from memory_core.archive import AttachmentStore
@@ -150,3 +151,23 @@ def test_the_store_names_files_by_content(tmp_path: Path) -> None:
     assert store.path_for(digest).read_bytes() == b"hello"
     assert store.path_for(digest).is_relative_to(tmp_path)
     assert store.total_bytes() == 5
+
+
+async def test_a_cleaned_file_seen_again_is_stored_again(core: Yuji, fetcher: FakeFetcher) -> None:
+    fetcher.files["https://a/1.png"] = FetchedFile(PNG, "image/png")
+    first = await core.archive.append(with_images("m1", "https://a/1.png"))
+    await core.archive.wait_attachments()
+    (linked,) = await core.archive.attachments_of("group:1", first)
+    # What retention does after 90 days: the file goes, the row stays as `cleaned`.
+    core.archive.store.path_for(linked.attachment.sha256 or "").unlink()
+    async with core.db.write() as conn:
+        await conn.execute(
+            text("UPDATE attachments SET status = 'cleaned', cleaned_at = '2027-01-01'")
+        )
+    second = await core.archive.append(with_images("m2", "https://a/1.png"))
+    await core.archive.wait_attachments()
+    (again,) = await core.archive.attachments_of("group:1", second)
+    assert again.attachment.id == linked.attachment.id
+    assert again.attachment.status == "stored"
+    assert again.attachment.cleaned_at is None
+    assert core.archive.store.path_for(again.attachment.sha256 or "").read_bytes() == PNG
