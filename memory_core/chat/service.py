@@ -107,6 +107,7 @@ class ChatService:
         self.blocks = blocks
         self.guard = OutOfCharacterGuard(settings.ooc_patterns)
         self.persona = load_persona(settings.persona_file)
+        self.deadline_grace_s = DEADLINE_GRACE_S
         self._warned_no_model = False
 
     @property
@@ -233,12 +234,12 @@ class ChatService:
     async def _ask(self, llm: LLMClient, messages: list[ChatMessage]) -> str:
         timeout = self.settings.llm_timeout_s
         try:
-            async with asyncio.timeout(timeout + DEADLINE_GRACE_S):
+            async with asyncio.timeout(timeout + self.deadline_grace_s):
                 response = await llm.chat(
                     messages, temperature=self.settings.llm_temperature, timeout_s=timeout
                 )
         except TimeoutError as exc:
-            raise LLMError(f"no answer within {timeout + DEADLINE_GRACE_S:.0f}s") from exc
+            raise LLMError(f"no answer within {timeout + self.deadline_grace_s:.1f}s") from exc
         return response.message.content or ""
 
     async def _send_all(self, parts: Sequence[str], send: Send, scope: str) -> list[str]:

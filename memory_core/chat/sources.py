@@ -1,0 +1,69 @@
+"""Adapters from the other areas' services to what chat reads (ports.ContextPort,
+commands.StatusPort). Reads only; nothing here writes another area's tables."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+
+from memory_core.consolidation.service import ConsolidationService
+from memory_core.storage import memory_repo
+from memory_core.storage.chat_repo import ChatRepo
+from memory_core.storage.engine import Database
+
+from .texts import ScopeStatus
+
+ExtraStatus = Callable[[str], Awaitable[Mapping[str, str]]]
+"""scope -> labelled lines another area adds to `/status` (nightly, backups, sizes)."""
+
+
+class ChatContextSource:
+    def __init__(self, db: Database, consolidation: ConsolidationService) -> None:
+        self.db = db
+        self.consolidation = consolidation
+
+    async def acked_id(self, scope: str) -> int:
+        return (await self.consolidation.repo.cursor(scope)).acked_id
+
+    async def open_fragments(self, scope: str, limit: int) -> list[str]:
+        fragments = await self.consolidation.repo.fragments(scope, archived=False, limit=500)
+        return [f.summary for f in fragments[-limit:]] if limit > 0 else []
+
+    async def contradicting_pairs(self, scope: str, ids: Sequence[int]) -> list[tuple[int, int]]:
+        wanted = set(ids)
+        if len(wanted) < 2:
+            return []
+        async with self.db.read() as conn:
+            edges = await memory_repo.relations(conn, scope, wanted, ("contradicts",))
+        return [(src, dst) for src, dst, _ in edges if src in wanted and dst in wanted]
+
+
+class ChatStatusSource:
+    def __init__(
+        self,
+        consolidation: ConsolidationService,
+        repo: ChatRepo,
+        extras: Sequence[ExtraStatus] = (),
+    ) -> None:
+        self.consolidation = consolidation
+        self.repo = repo
+        self.extras = list(extras)
+
+    def add_extra(self, extra: ExtraStatus) -> None:
+        self.extras.append(extra)
+
+    async def scope_status(self, scope: str) -> ScopeStatus:
+        consolidation = await self.consolidation.status(scope)
+        state = await self.repo.state(scope)
+        batch = consolidation.last_batch
+        extra: dict[str, str] = {}
+        for source in self.extras:
+            extra.update(await source(scope))
+        return ScopeStatus(
+            scope=scope,
+            pending=consolidation.pending,
+            last_batch_state=batch.state if batch is not None else None,
+            last_batch_at=(batch.finished_at or batch.created_at) if batch is not None else None,
+            muted_until=state.muted_until,
+            last_reply_at=state.last_reply_at,
+            extra=extra,
+        )
