@@ -15,7 +15,9 @@ from .consolidation.service import ConsolidationService
 from .llm.base import LLMClient
 from .llm.openai_client import OpenAICompatibleClient
 from .memories.service import Memories
-from .ops.alerts import LogAlertSink
+from .ops.alerts import AlertGate, AlertSink
+from .ops.service import OpsService
+from .ops.telegram import make_alert_sink
 from .settings import Settings
 from .storage import migrate
 from .storage.engine import Database
@@ -29,6 +31,9 @@ class Yuji:
     llm: LLMClient | None
     """None when no model is configured (YUJI_LLM_BASE_URL / YUJI_LLM_MODEL unset)."""
     archive: ArchiveService
+    alerts: AlertGate
+    """Everyone's `fire(key, text)` / `recover(key, text)`; deduplicated, never blocking."""
+    ops: OpsService
     memories: Memories
     consolidation: ConsolidationService
     """Background batches: run_once / reconcile / watchdog / status / remember."""
@@ -41,6 +46,7 @@ class Yuji:
         clock: Clock | None = None,
         llm: LLMClient | None = None,
         fetcher: AttachmentFetcher | None = None,
+        alert_sink: AlertSink | None = None,
     ) -> Yuji:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         db = Database(settings.sqlalchemy_url)
@@ -49,6 +55,8 @@ class Yuji:
             llm = OpenAICompatibleClient(settings)
         clock = clock or SystemClock()
         archive = ArchiveService(db, settings, clock, fetcher=fetcher)
+        alerts = AlertGate(alert_sink or make_alert_sink(settings), clock, settings.alert_dedup_s)
+        ops = OpsService(db, settings, clock, alerts)
         memories = Memories(db, clock, settings)
         consolidation = ConsolidationService(
             db,
@@ -57,7 +65,7 @@ class Yuji:
             archive=archive,
             memories=memories,
             llm=lambda: llm,
-            alerts=LogAlertSink,
+            alerts=lambda: alerts,
         )
         return cls(
             settings=settings,
@@ -65,6 +73,8 @@ class Yuji:
             clock=clock,
             llm=llm,
             archive=archive,
+            alerts=alerts,
+            ops=ops,
             memories=memories,
             consolidation=consolidation,
         )
@@ -73,4 +83,5 @@ class Yuji:
         await self.archive.close()
         if isinstance(self.llm, OpenAICompatibleClient):
             await self.llm.aclose()
+        await self.alerts.aclose()
         await self.db.dispose()

@@ -1,0 +1,88 @@
+"""`yuji backup [--list | --verify BACKUP] [--json]`: verified backups from the shell.
+
+With no option it makes one backup now (the online backup API, so the bot may keep
+running) with every check of the scheduled one, prunes by retention, and alerts on
+failure like the bot does. `--list` shows the backups and their checks; `--verify`
+runs the checks again on an existing backup (a path, a name, or `latest`).
+Exit status 1 when the backup (or the verification) failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from typing import Any
+
+from memory_core.cli.common import load_settings, opened_core
+from memory_core.errors import NotFound
+from memory_core.ops.backup import verify_backup
+from memory_core.ops.capacity import human_bytes
+from memory_core.ops.manifest import BackupManifest, Check, list_manifests
+from memory_core.ops.restore import find_backup
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "backup", help="make a verified backup now (or list / verify backups)"
+    )
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--list", action="store_true", help="list backups and their checks")
+    group.add_argument("--verify", metavar="BACKUP", help="check an existing backup again")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(func=run)
+
+
+async def run(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    if args.list:
+        manifests = list_manifests(settings.backups_dir)
+        if args.json:
+            print(json.dumps([json.loads(m.to_json()) for m in manifests], ensure_ascii=False))
+        else:
+            print(render_list(manifests) if manifests else f"no backups in {settings.backups_dir}")
+        return 0
+    if args.verify:
+        try:
+            path = find_backup(args.verify, settings.backups_dir)
+        except NotFound as exc:
+            print(exc)
+            return 1
+        checks, _ = await asyncio.to_thread(verify_backup, path)
+        ok = all(c.ok for c in checks)
+        if args.json:
+            print(json.dumps({"file": str(path), "ok": ok, "checks": [c.__dict__ for c in checks]}))
+        else:
+            print(f"{path}: {'verified' if ok else 'FAILED'}\n{render_checks(checks)}")
+        return 0 if ok else 1
+    async with opened_core(settings) as core:
+        manifest = await core.ops.backup(reason="cli")
+    print(manifest.to_json() if args.json else render_manifest(manifest, str(settings.backups_dir)))
+    return 0 if manifest.ok else 1
+
+
+def render_checks(checks: tuple[Check, ...] | list[Check]) -> str:
+    return "\n".join(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}" for c in checks)
+
+
+def render_manifest(manifest: BackupManifest, folder: str) -> str:
+    head = "verified" if manifest.ok else "FAILED"
+    rows = sum(manifest.backup_counts.values())
+    lines = [
+        f"backup {head}: {folder}/{manifest.file}",
+        f"  {human_bytes(manifest.size_bytes)}, {rows} truth rows, "
+        f"{manifest.duration_s:.2f}s, sha256 {manifest.sha256[:16] or '-'}",
+        render_checks(manifest.checks),
+    ]
+    if manifest.mirrored_to:
+        lines.append(f"  mirrored to {manifest.mirrored_to}")
+    return "\n".join(lines)
+
+
+def render_list(manifests: list[BackupManifest]) -> str:
+    return "\n".join(
+        f"{m.created_at:%Y-%m-%d %H:%M:%S}Z  {'ok    ' if m.ok else 'FAILED'}  "
+        f"{human_bytes(m.size_bytes):>9}  {m.file}"
+        + ("" if m.ok else "  (" + ", ".join(c.name for c in m.failed_checks) + ")")
+        for m in manifests
+    )
