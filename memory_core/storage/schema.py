@@ -51,7 +51,8 @@ CARD_KINDS = (
     "key_events",
     "interaction_rules",
 )
-NIGHTLY_STEPS = ("settle", "diary", "cards", "events", "gc")
+NIGHTLY_STEPS = ("settle", "diary", "cards", "states", "events", "gc")
+"""`states` is step 3.5: time-bound states the diary explicitly changes."""
 NIGHTLY_STATES = ("pending", "running", "done", "failed")
 
 
@@ -314,9 +315,35 @@ nightly_runs = Table(
     Column("error", Text),
     Column("started_at", UTCDateTime),
     Column("finished_at", UTCDateTime),
+    # What the step produced or got through so far (its output, the model's reply).
+    Column("detail", JSONText),
     UniqueConstraint("scope", "day", "step"),
     CheckConstraint(_in("step", NIGHTLY_STEPS), name="step"),
     CheckConstraint(_in("state", NIGHTLY_STATES), name="state"),
+)
+
+# Per scope: the retry schedule and circuit breaker of the nightly run.
+nightly_scopes = Table(
+    "nightly_scopes",
+    metadata,
+    Column("scope", String(64), primary_key=True),
+    Column("consecutive_failures", Integer, nullable=False, server_default="0"),
+    Column("circuit_open", Boolean, nullable=False, server_default="0"),
+    Column("retry_at", UTCDateTime),
+    Column("last_error", Text),
+    Column("last_run_at", UTCDateTime),
+    Column("last_success_at", UTCDateTime),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+# `state` memories the nightly run already closed and rewrote into past tense.
+nightly_settled = Table(
+    "nightly_settled",
+    metadata,
+    Column("memory_id", ForeignKey("memories.id"), primary_key=True),
+    Column("scope", String(64), nullable=False),
+    Column("day", String(10), nullable=False),
+    Column("settled_at", UTCDateTime, nullable=False),
 )
 
 # --- chat ---------------------------------------------------------------------------

@@ -25,6 +25,9 @@ APPEND_ONLY = (
     "experience_attachments",
     "memory_versions",
     "memory_evidence",
+    # Nightly: every card version and every diary is kept as written.
+    "cards",
+    "diaries",
 )
 
 
@@ -268,18 +271,46 @@ def upgrade() -> None:
         sa.Column("error", sa.Text(), nullable=True),
         sa.Column("started_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("finished_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("detail", sa.Text(), nullable=True),
         sa.CheckConstraint(
             "state IN ('pending', 'running', 'done', 'failed')",
             name=op.f("ck_nightly_runs_state"),
         ),
         sa.CheckConstraint(
-            "step IN ('settle', 'diary', 'cards', 'events', 'gc')",
+            "step IN ('settle', 'diary', 'cards', 'states', 'events', 'gc')",
             name=op.f("ck_nightly_runs_step"),
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_nightly_runs")),
         sa.UniqueConstraint(
             "scope", "day", "step", name=op.f("uq_nightly_runs_scope_day_step")
         ),
+    )
+    op.create_table(
+        "nightly_scopes",
+        sa.Column("scope", sa.String(length=64), nullable=False),
+        sa.Column(
+            "consecutive_failures", sa.Integer(), server_default="0", nullable=False
+        ),
+        sa.Column("circuit_open", sa.Boolean(), server_default="0", nullable=False),
+        sa.Column("retry_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("last_error", sa.Text(), nullable=True),
+        sa.Column("last_run_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("last_success_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("scope", name=op.f("pk_nightly_scopes")),
+    )
+    op.create_table(
+        "nightly_settled",
+        sa.Column("memory_id", sa.Integer(), nullable=False),
+        sa.Column("scope", sa.String(length=64), nullable=False),
+        sa.Column("day", sa.String(length=10), nullable=False),
+        sa.Column("settled_at", sa.DateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["memory_id"],
+            ["memories.id"],
+            name=op.f("fk_nightly_settled_memory_id_memories"),
+        ),
+        sa.PrimaryKeyConstraint("memory_id", name=op.f("pk_nightly_settled")),
     )
     op.create_table(
         "timeline",
@@ -501,6 +532,8 @@ def downgrade() -> None:
         batch_op.drop_index("ix_timeline_scope_day")
 
     op.drop_table("timeline")
+    op.drop_table("nightly_settled")
+    op.drop_table("nightly_scopes")
     op.drop_table("nightly_runs")
     with op.batch_alter_table("memories", schema=None) as batch_op:
         batch_op.drop_index("ix_memories_scope_type_id")

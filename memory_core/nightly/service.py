@@ -1,0 +1,304 @@
+"""`core.nightly`: runs the night per chat, resumes, retries and opens a circuit.
+
+`run()` handles, for every chat, each day that ended at the cutoff and was not
+finished yet, oldest first (so downtime is caught up in order). Within a day the six
+steps run in order from the first one without a `done` checkpoint. A step that
+raises stops that chat's run; the failure is counted and a retry is due after
+`nightly_retry_after_s`. After `nightly_max_failures` consecutive failed runs the
+circuit opens: retries stop and the alert sink fires once. The next scheduled night
+still tries once (half-open); any success closes the circuit, resets the count and
+reports recovery.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Literal
+
+from memory_core.clock import Clock
+from memory_core.errors import ValidationError
+from memory_core.llm.base import LLMClient
+from memory_core.ops.alerts import AlertSink
+from memory_core.settings import Settings
+from memory_core.storage.engine import Database
+from memory_core.storage.nightly_repo import Card, Diary, NightlyRepo, ScopeHealth
+from memory_core.types import Recalled
+
+from . import blocks as blocks_mod
+from . import gc
+from .context import DayRun, ModelMissing, Services
+from .days import (
+    day_end,
+    day_of,
+    day_start,
+    last_complete_day,
+    parse_cutoff,
+    parse_day,
+    pending_days,
+    zone,
+)
+from .ports import ArchivePort, MemoryPort
+from .steps import STEPS
+from .types import LastRun, NightlyBlocks, StepReport, StepStatus
+
+log = logging.getLogger("yuji.nightly")
+
+Trigger = Literal["manual", "schedule", "retry"]
+HOUSEKEEPING_SCOPE = "*"
+
+
+class NightlyService:
+    def __init__(
+        self,
+        db: Database,
+        settings: Settings,
+        clock: Clock,
+        *,
+        memories: MemoryPort,
+        archive: ArchivePort,
+        llm: LLMClient | None,
+        alerts: AlertSink,
+    ) -> None:
+        self.repo = NightlyRepo(db)
+        self.settings = settings
+        self.clock = clock
+        self.tz = zone(settings.timezone)
+        self.cutoff = parse_cutoff(settings.nightly_time)
+        self.archive = archive
+        self.services = Services(self.repo, memories, llm, settings, alerts)
+        self._lock = asyncio.Lock()
+
+    # --- running ---------------------------------------------------------------------
+
+    async def run(
+        self, *, day: str | None = None, scope: str | None = None, trigger: Trigger = "manual"
+    ) -> list[StepReport]:
+        """Run (or resume) the night for one chat or all; returns every step's outcome.
+
+        `day` (YYYY-MM-DD) runs that day only; it must have ended. Without it, every
+        missed day up to the last one that ended is handled, oldest first.
+        """
+        wanted = parse_day(day) if day is not None else None
+        async with self._lock:
+            now = self.clock.now()
+            latest = last_complete_day(now, self.tz, self.cutoff)
+            if wanted is not None and wanted > latest:
+                raise ValidationError(f"{wanted} has not ended yet (it ends at the cutoff)")
+            scopes = [scope] if scope is not None else await self.scopes()
+            reports: list[StepReport] = []
+            for name in scopes:
+                reports += await self._run_scope(name, wanted, latest, trigger)
+            if any(r.step == "gc" and r.outcome in ("done", "skipped") for r in reports):
+                reports.append(await self._housekeeping(latest))
+            return reports
+
+    async def retry_due(self) -> list[StepReport]:
+        """Re-run the chats whose failed run is due for its retry (circuit closed)."""
+        reports: list[StepReport] = []
+        for name in await self.repo.retries_due(self.clock.now()):
+            reports += await self.run(scope=name, trigger="retry")
+        return reports
+
+    async def scopes(self) -> list[str]:
+        found = set(await self.archive.scopes())
+        found.update(await self.repo.fragment_scopes())
+        found.update(await self.repo.run_scopes())
+        return sorted(found)
+
+    async def _run_scope(
+        self, scope: str, wanted: date | None, latest: date, trigger: Trigger
+    ) -> list[StepReport]:
+        health = await self.repo.health(scope)
+        if trigger == "retry" and health.circuit_open:
+            return [StepReport(scope, "", "settle", "blocked", "circuit open: retries stopped")]
+        if wanted is not None:
+            days = [wanted]
+        else:
+            last = await self.repo.last_finished_day(scope)
+            oldest = await self.repo.oldest_unarchived_at(scope)
+            days = pending_days(
+                last_done=parse_day(last) if last else None,
+                oldest_material=day_of(oldest, self.tz, self.cutoff) if oldest else None,
+                latest=latest,
+                max_days=self.settings.nightly_catchup_days,
+            )
+        reports: list[StepReport] = []
+        failure: str | None = None
+        waiting = False
+        for one in days:
+            day_reports = await self._run_day(scope, one)
+            reports += day_reports
+            last_report = day_reports[-1]
+            if last_report.outcome == "failed":
+                failure = f"{last_report.day} {last_report.step}: {last_report.detail}"
+                break
+            if last_report.outcome == "waiting":
+                waiting = True
+                break
+        if days:
+            await self._record(health, failure, waiting)
+        return reports
+
+    async def _run_day(self, scope: str, day: date) -> list[StepReport]:
+        day_text = day.isoformat()
+        rows = await self.repo.steps(scope, day_text)
+        done_details: dict[str, dict[str, object]] = {}
+        reports: list[StepReport] = []
+        for name, step in STEPS:
+            row = rows.get(name)
+            if row is not None and row.state == "done":
+                done_details[name] = row.detail
+                reports.append(StepReport(scope, day_text, name, "kept", "done earlier"))
+                continue
+            now = self.clock.now()
+            await self.repo.begin_step(scope, day_text, name, now)
+            run = DayRun(
+                services=self.services,
+                scope=scope,
+                day=day,
+                start=day_start(day, self.tz, self.cutoff),
+                end=day_end(day, self.tz, self.cutoff),
+                tz=self.tz,
+                cutoff=self.cutoff,
+                now=now,
+                step=name,
+                previous=row,
+                done_details=done_details,
+            )
+            try:
+                result = await step(run)
+            except ModelMissing as exc:
+                await self.repo.pause_step(scope, day_text, name, str(exc))
+                reports.append(StepReport(scope, day_text, name, "waiting", str(exc), run.asks))
+                return reports
+            except Exception as exc:
+                log.exception("nightly %s %s %s failed", scope, day_text, name)
+                error = f"{type(exc).__name__}: {exc}"
+                await self.repo.fail_step(scope, day_text, name, self.clock.now(), error)
+                reports.append(StepReport(scope, day_text, name, "failed", error, run.asks))
+                return reports
+            if not result.committed:
+                await self.repo.finish_step(scope, day_text, name, self.clock.now(), result.detail)
+            done_details[name] = result.detail
+            outcome = "skipped" if result.skipped else "done"
+            reports.append(StepReport(scope, day_text, name, outcome, result.summary, run.asks))
+        return reports
+
+    async def _record(self, health: ScopeHealth, failure: str | None, waiting: bool) -> None:
+        now = self.clock.now()
+        key = f"nightly:{health.scope}"
+        if failure is None and not waiting:
+            if health.consecutive_failures or health.circuit_open:
+                self.services.alerts.recover(key, f"夜间整理 {health.scope} 恢复正常")
+            health = ScopeHealth(
+                health.scope, last_run_at=now, last_success_at=now, last_error=None
+            )
+        elif failure is None:
+            health = replace(health, last_run_at=now)
+        else:
+            failures = health.consecutive_failures + 1
+            opens = failures >= self.settings.nightly_max_failures
+            if opens and not health.circuit_open:
+                self.services.alerts.fire(
+                    key,
+                    f"夜间整理 {health.scope} 连续失败 {failures} 次，已停止自动重试。"
+                    f"最后的错误：{failure}",
+                )
+            retry = None if opens else now + timedelta(seconds=self.settings.nightly_retry_after_s)
+            health = replace(
+                health,
+                consecutive_failures=failures,
+                circuit_open=opens,
+                retry_at=retry,
+                last_error=failure[:2000],
+                last_run_at=now,
+            )
+        await self.repo.save_health(health, now)
+
+    async def _housekeeping(self, latest: date) -> StepReport:
+        """Once per run: merge the derived full-text index, drop logs past retention."""
+        notes: list[str] = []
+        try:
+            optimized = await self.repo.optimize_derived()
+            if optimized:
+                notes.append(f"optimized {', '.join(optimized)}")
+            removed = await asyncio.to_thread(
+                remove_old_logs,
+                self.settings.logs_dir,
+                self.clock.now(),
+                self.settings.log_retention_days,
+            )
+            notes.append(f"{len(removed)} old log files removed")
+        except Exception as exc:  # housekeeping never fails the night
+            log.warning("nightly housekeeping: %s", exc)
+            notes.append(f"housekeeping error: {exc}")
+        return StepReport(HOUSEKEEPING_SCOPE, latest.isoformat(), "gc", "done", "; ".join(notes))
+
+    # --- reading ---------------------------------------------------------------------
+
+    async def blocks(
+        self, scope: str, now: datetime, recalled: Sequence[Recalled]
+    ) -> NightlyBlocks:
+        return await blocks_mod.build(
+            scope,
+            now,
+            recalled,
+            repo=self.repo,
+            memories=self.services.memories,
+            archive=self.archive,
+            tz=self.tz,
+            cutoff=self.cutoff,
+            recent_diaries=self.settings.nightly_recent_diaries,
+        )
+
+    async def cards(self, scope: str) -> list[Card]:
+        """The current version of each card that exists, in the fixed order of the seven."""
+        current = await self.repo.current_cards(scope)
+        return [current[kind] for kind, _ in blocks_mod.card_pairs(current)]
+
+    async def card_history(self, scope: str, kind: str) -> list[Card]:
+        return await self.repo.card_history(scope, kind)
+
+    async def diary(self, scope: str, day: str) -> Diary | None:
+        return await self.repo.diary(scope, day)
+
+    async def last_run(self, scope: str) -> LastRun:
+        rows = await self.repo.latest_day_steps(scope)
+        health = await self.repo.health(scope)
+        return LastRun(
+            scope=scope,
+            day=rows[0].day if rows else None,
+            steps=tuple(
+                StepStatus(r.step, r.state, r.attempts, r.error, r.finished_at) for r in rows
+            ),
+            consecutive_failures=health.consecutive_failures,
+            circuit_open=health.circuit_open,
+            retry_at=health.retry_at,
+            last_error=health.last_error,
+            last_success_at=health.last_success_at,
+        )
+
+    def day_of(self, instant: datetime) -> date:
+        return day_of(instant, self.tz, self.cutoff)
+
+
+def remove_old_logs(folder: Path, now: datetime, retention_days: int) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    files = [
+        (p, datetime.fromtimestamp(p.stat().st_mtime, UTC)) for p in folder.iterdir() if p.is_file()
+    ]
+    removed: list[Path] = []
+    for path in gc.expired_logs(files, now, retention_days):
+        try:
+            path.unlink()
+        except OSError as exc:
+            log.warning("could not remove old log %s: %s", path, exc)
+            continue
+        removed.append(path)
+    return removed

@@ -1,0 +1,587 @@
+"""The nightly aggregate's SQL: diaries, cards, timeline, run checkpoints, circuit state.
+
+Cards are versioned rows: a change inserts the next version and never touches an
+older one (a trigger refuses UPDATE/DELETE on `cards` and `diaries`). The fragments
+written by consolidation are read here and marked `archived` once a diary has
+absorbed them; the memory tables are only read (gc candidates), never written:
+memory writes go through the memory service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Row, and_, exists, func, insert, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from .engine import Database
+from .schema import (
+    cards,
+    diaries,
+    fragments,
+    memories,
+    memory_relations,
+    nightly_runs,
+    nightly_scopes,
+    nightly_settled,
+    timeline,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    id: int
+    scope: str
+    summary: str
+    first_id: int
+    last_id: int
+    first_sent_at: datetime
+    last_sent_at: datetime
+    archived: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Diary:
+    scope: str
+    day: str
+    content: str
+    fragment_ids: tuple[int, ...]
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    scope: str
+    kind: str
+    version: int
+    content: str
+    day: str | None
+    """The night that wrote this version."""
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineEntry:
+    scope: str
+    day: str
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class StepRow:
+    scope: str
+    day: str
+    step: str
+    state: str
+    attempts: int
+    error: str | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    detail: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeHealth:
+    scope: str
+    consecutive_failures: int = 0
+    circuit_open: bool = False
+    retry_at: datetime | None = None
+    last_error: str | None = None
+    last_run_at: datetime | None = None
+    last_success_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GcRow:
+    id: int
+    type: str
+    importance: float
+    created_at: datetime
+    last_accessed_at: datetime | None
+    hit_count: int
+    pinned: bool
+    starred: bool
+    in_chain: bool
+
+
+class NightlyRepo:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # --- checkpoints -------------------------------------------------------------
+
+    async def steps(self, scope: str, day: str) -> dict[str, StepRow]:
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(nightly_runs).where(nightly_runs.c.scope == scope, nightly_runs.c.day == day)
+            )
+            return {str(r.step): _step(r) for r in rows}
+
+    async def begin_step(self, scope: str, day: str, step: str, at: datetime) -> int:
+        """Mark the step running and count the attempt; returns the attempt number."""
+        async with self.db.write() as conn:
+            row = (
+                await conn.execute(
+                    select(nightly_runs.c.id, nightly_runs.c.attempts).where(
+                        nightly_runs.c.scope == scope,
+                        nightly_runs.c.day == day,
+                        nightly_runs.c.step == step,
+                    )
+                )
+            ).first()
+            if row is None:
+                await conn.execute(
+                    insert(nightly_runs).values(
+                        scope=scope, day=day, step=step, state="running", attempts=1, started_at=at
+                    )
+                )
+                return 1
+            attempts = int(row.attempts) + 1
+            await conn.execute(
+                update(nightly_runs)
+                .where(nightly_runs.c.id == row.id)
+                .values(state="running", attempts=attempts, started_at=at, error=None)
+            )
+            return attempts
+
+    async def save_detail(self, scope: str, day: str, step: str, detail: Mapping[str, Any]) -> None:
+        """Progress inside a running step, so a crash resumes instead of repeating."""
+        async with self.db.write() as conn:
+            await _set_step(conn, scope, day, step, detail=dict(detail))
+
+    async def finish_step(
+        self, scope: str, day: str, step: str, at: datetime, detail: Mapping[str, Any]
+    ) -> None:
+        async with self.db.write() as conn:
+            await _finish(conn, scope, day, step, at, detail)
+
+    async def fail_step(self, scope: str, day: str, step: str, at: datetime, error: str) -> None:
+        async with self.db.write() as conn:
+            await _set_step(
+                conn, scope, day, step, state="failed", error=error[:2000], finished_at=at
+            )
+
+    async def pause_step(self, scope: str, day: str, step: str, note: str) -> None:
+        """Back to `pending` (not a failure): the step waits for something, e.g. a model."""
+        async with self.db.write() as conn:
+            await _set_step(conn, scope, day, step, state="pending", error=note[:2000])
+
+    async def last_finished_day(self, scope: str) -> str | None:
+        """The latest day whose last step (gc) is done."""
+        async with self.db.read() as conn:
+            value = await conn.scalar(
+                select(func.max(nightly_runs.c.day)).where(
+                    nightly_runs.c.scope == scope,
+                    nightly_runs.c.step == "gc",
+                    nightly_runs.c.state == "done",
+                )
+            )
+        return None if value is None else str(value)
+
+    async def latest_day_steps(self, scope: str) -> list[StepRow]:
+        async with self.db.read() as conn:
+            day = await conn.scalar(
+                select(func.max(nightly_runs.c.day)).where(nightly_runs.c.scope == scope)
+            )
+            if day is None:
+                return []
+            rows = await conn.execute(
+                select(nightly_runs)
+                .where(nightly_runs.c.scope == scope, nightly_runs.c.day == day)
+                .order_by(nightly_runs.c.id)
+            )
+            return [_step(r) for r in rows]
+
+    async def run_scopes(self) -> list[str]:
+        async with self.db.read() as conn:
+            rows = await conn.execute(select(nightly_runs.c.scope).distinct())
+            return sorted(str(r[0]) for r in rows)
+
+    # --- scope health (retries, circuit breaker) -----------------------------------
+
+    async def health(self, scope: str) -> ScopeHealth:
+        async with self.db.read() as conn:
+            row = (
+                await conn.execute(select(nightly_scopes).where(nightly_scopes.c.scope == scope))
+            ).first()
+        return ScopeHealth(scope) if row is None else _health(row)
+
+    async def save_health(self, health: ScopeHealth, at: datetime) -> None:
+        values = {
+            "consecutive_failures": health.consecutive_failures,
+            "circuit_open": health.circuit_open,
+            "retry_at": health.retry_at,
+            "last_error": health.last_error,
+            "last_run_at": health.last_run_at,
+            "last_success_at": health.last_success_at,
+            "updated_at": at,
+        }
+        async with self.db.write() as conn:
+            result = await conn.execute(
+                update(nightly_scopes)
+                .where(nightly_scopes.c.scope == health.scope)
+                .values(**values)
+            )
+            if not result.rowcount:
+                await conn.execute(insert(nightly_scopes).values(scope=health.scope, **values))
+
+    async def retries_due(self, now: datetime) -> list[str]:
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(nightly_scopes.c.scope)
+                .where(
+                    nightly_scopes.c.retry_at.is_not(None),
+                    nightly_scopes.c.retry_at <= now,
+                    nightly_scopes.c.circuit_open.is_(False),
+                )
+                .order_by(nightly_scopes.c.scope)
+            )
+            return [str(r[0]) for r in rows]
+
+    # --- fragments -----------------------------------------------------------------
+
+    async def fragment_scopes(self) -> list[str]:
+        async with self.db.read() as conn:
+            rows = await conn.execute(select(fragments.c.scope).distinct())
+            return sorted(str(r[0]) for r in rows)
+
+    async def unarchived_fragments(self, scope: str, until: datetime) -> list[Fragment]:
+        """Every fragment not yet in a diary whose last message is at or before `until`."""
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(fragments)
+                .where(
+                    fragments.c.scope == scope,
+                    fragments.c.archived.is_(False),
+                    fragments.c.last_sent_at <= until,
+                )
+                .order_by(fragments.c.first_sent_at, fragments.c.id)
+            )
+            return [_fragment(r) for r in rows]
+
+    async def oldest_unarchived_at(self, scope: str) -> datetime | None:
+        async with self.db.read() as conn:
+            return await conn.scalar(
+                select(func.min(fragments.c.last_sent_at)).where(
+                    fragments.c.scope == scope, fragments.c.archived.is_(False)
+                )
+            )
+
+    async def fragments_by_ids(self, scope: str, ids: Sequence[int]) -> list[Fragment]:
+        if not ids:
+            return []
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(fragments)
+                .where(fragments.c.scope == scope, fragments.c.id.in_(sorted(set(ids))))
+                .order_by(fragments.c.first_sent_at, fragments.c.id)
+            )
+            return [_fragment(r) for r in rows]
+
+    # --- diaries -------------------------------------------------------------------
+
+    async def write_diary(
+        self,
+        scope: str,
+        day: str,
+        content: str,
+        fragment_ids: Sequence[int],
+        at: datetime,
+        detail: Mapping[str, Any],
+    ) -> None:
+        """Diary, archived fragments and the step's checkpoint in one transaction."""
+        async with self.db.write() as conn:
+            await conn.execute(
+                insert(diaries).values(
+                    scope=scope,
+                    day=day,
+                    content=content,
+                    fragment_ids=list(fragment_ids),
+                    created_at=at,
+                )
+            )
+            if fragment_ids:
+                await conn.execute(
+                    update(fragments)
+                    .where(fragments.c.scope == scope, fragments.c.id.in_(list(fragment_ids)))
+                    .values(archived=True)
+                )
+            await _finish(conn, scope, day, "diary", at, detail)
+
+    async def diary(self, scope: str, day: str) -> Diary | None:
+        async with self.db.read() as conn:
+            row = (
+                await conn.execute(
+                    select(diaries).where(diaries.c.scope == scope, diaries.c.day == day)
+                )
+            ).first()
+        return None if row is None else _diary(row)
+
+    async def recent_diaries(
+        self, scope: str, limit: int, *, before: str | None = None
+    ) -> list[Diary]:
+        """The latest `limit` diaries (before day `before`, when given), oldest first."""
+        query = select(diaries).where(diaries.c.scope == scope)
+        if before is not None:
+            query = query.where(diaries.c.day < before)
+        async with self.db.read() as conn:
+            rows = await conn.execute(query.order_by(diaries.c.day.desc()).limit(limit))
+            return [_diary(r) for r in reversed(rows.all())]
+
+    # --- cards and timeline ----------------------------------------------------------
+
+    async def current_cards(self, scope: str) -> dict[str, Card]:
+        latest = (
+            select(cards.c.kind, func.max(cards.c.version).label("version"))
+            .where(cards.c.scope == scope)
+            .group_by(cards.c.kind)
+            .subquery()
+        )
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(cards).join(
+                    latest,
+                    and_(
+                        cards.c.kind == latest.c.kind,
+                        cards.c.version == latest.c.version,
+                        cards.c.scope == scope,
+                    ),
+                )
+            )
+            return {str(r.kind): _card(r) for r in rows}
+
+    async def card_history(self, scope: str, kind: str) -> list[Card]:
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(cards)
+                .where(cards.c.scope == scope, cards.c.kind == kind)
+                .order_by(cards.c.version)
+            )
+            return [_card(r) for r in rows]
+
+    async def write_cards(
+        self,
+        scope: str,
+        day: str,
+        contents: Mapping[str, str],
+        timeline_entry: str | None,
+        at: datetime,
+        detail: Mapping[str, Any],
+    ) -> None:
+        """The next version of each changed card, the timeline line and the checkpoint,
+        in one transaction: a crash leaves either all of it or none."""
+        async with self.db.write() as conn:
+            for kind, content in contents.items():
+                current = await conn.scalar(
+                    select(func.max(cards.c.version)).where(
+                        cards.c.scope == scope, cards.c.kind == kind
+                    )
+                )
+                await conn.execute(
+                    insert(cards).values(
+                        scope=scope,
+                        kind=kind,
+                        version=int(current or 0) + 1,
+                        content=content,
+                        day=day,
+                        created_at=at,
+                    )
+                )
+            if timeline_entry:
+                await conn.execute(
+                    insert(timeline).values(
+                        scope=scope, day=day, content=timeline_entry, created_at=at
+                    )
+                )
+            await _finish(conn, scope, day, "cards", at, detail)
+
+    async def timeline(self, scope: str, limit: int) -> list[TimelineEntry]:
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(timeline)
+                .where(timeline.c.scope == scope)
+                .order_by(timeline.c.day.desc(), timeline.c.id.desc())
+                .limit(limit)
+            )
+            return [
+                TimelineEntry(str(r.scope), str(r.day), str(r.content))
+                for r in reversed(rows.all())
+            ]
+
+    # --- settled states ----------------------------------------------------------------
+
+    async def settled_ids(self, scope: str) -> set[int]:
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(nightly_settled.c.memory_id).where(nightly_settled.c.scope == scope)
+            )
+            return {int(r[0]) for r in rows}
+
+    async def mark_settled(self, scope: str, memory_id: int, day: str, at: datetime) -> None:
+        async with self.db.write() as conn:
+            known = await conn.scalar(
+                select(func.count()).where(nightly_settled.c.memory_id == memory_id)
+            )
+            if not known:
+                await conn.execute(
+                    insert(nightly_settled).values(
+                        memory_id=memory_id, scope=scope, day=day, settled_at=at
+                    )
+                )
+
+    # --- gc (read-only over the memory tables) -------------------------------------------
+
+    async def gc_rows(self, scope: str, idle_before: datetime, limit: int) -> list[GcRow]:
+        """Active memories of the scope idle since before `idle_before`, longest idle first."""
+        idle = func.coalesce(memories.c.last_accessed_at, memories.c.created_at)
+        chain = exists().where(
+            memory_relations.c.kind.in_(("supersedes", "contradicts")),
+            or_(
+                memory_relations.c.src_id == memories.c.id,
+                memory_relations.c.dst_id == memories.c.id,
+            ),
+        )
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(
+                    memories.c.id,
+                    memories.c.type,
+                    memories.c.importance,
+                    memories.c.created_at,
+                    memories.c.last_accessed_at,
+                    memories.c.hit_count,
+                    memories.c.pinned,
+                    memories.c.starred,
+                    chain.label("in_chain"),
+                )
+                .where(
+                    memories.c.scope == scope,
+                    memories.c.status == "active",
+                    idle < idle_before,
+                )
+                .order_by(idle, memories.c.id)
+                .limit(limit)
+            )
+            return [
+                GcRow(
+                    id=int(r.id),
+                    type=str(r.type),
+                    importance=float(r.importance),
+                    created_at=r.created_at,
+                    last_accessed_at=r.last_accessed_at,
+                    hit_count=int(r.hit_count),
+                    pinned=bool(r.pinned),
+                    starred=bool(r.starred),
+                    in_chain=bool(r.in_chain),
+                )
+                for r in rows
+            ]
+
+    async def fts_tables(self) -> list[str]:
+        """The derived full-text tables present (named memory_fts*), for optimisation."""
+        if not self.db.is_sqlite:
+            return []
+        async with self.db.read() as conn:
+            rows = await conn.exec_driver_sql(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'memory_fts%' "
+                "AND sql LIKE '%USING fts5(%'"
+            )
+            return [str(r[0]) for r in rows]
+
+    async def optimize_derived(self) -> list[str]:
+        """Merge the FTS5 segments of the derived indexes and refresh planner stats."""
+        done: list[str] = []
+        tables = await self.fts_tables()
+        async with self.db.write() as conn:
+            for name in tables:
+                await conn.exec_driver_sql(f"INSERT INTO {name}({name}) VALUES ('optimize')")
+                done.append(name)
+            if self.db.is_sqlite:
+                await conn.exec_driver_sql("PRAGMA optimize")
+        return done
+
+
+async def _set_step(conn: AsyncConnection, scope: str, day: str, step: str, **values: Any) -> None:
+    await conn.execute(
+        update(nightly_runs)
+        .where(
+            nightly_runs.c.scope == scope, nightly_runs.c.day == day, nightly_runs.c.step == step
+        )
+        .values(**values)
+    )
+
+
+async def _finish(
+    conn: AsyncConnection,
+    scope: str,
+    day: str,
+    step: str,
+    at: datetime,
+    detail: Mapping[str, Any],
+) -> None:
+    await _set_step(
+        conn, scope, day, step, state="done", finished_at=at, error=None, detail=dict(detail)
+    )
+
+
+def _step(row: Row[Any]) -> StepRow:
+    return StepRow(
+        scope=str(row.scope),
+        day=str(row.day),
+        step=str(row.step),
+        state=str(row.state),
+        attempts=int(row.attempts),
+        error=row.error,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        detail=dict(row.detail or {}),
+    )
+
+
+def _health(row: Row[Any]) -> ScopeHealth:
+    return ScopeHealth(
+        scope=str(row.scope),
+        consecutive_failures=int(row.consecutive_failures),
+        circuit_open=bool(row.circuit_open),
+        retry_at=row.retry_at,
+        last_error=row.last_error,
+        last_run_at=row.last_run_at,
+        last_success_at=row.last_success_at,
+    )
+
+
+def _fragment(row: Row[Any]) -> Fragment:
+    return Fragment(
+        id=int(row.id),
+        scope=str(row.scope),
+        summary=str(row.summary),
+        first_id=int(row.first_id),
+        last_id=int(row.last_id),
+        first_sent_at=row.first_sent_at,
+        last_sent_at=row.last_sent_at,
+        archived=bool(row.archived),
+    )
+
+
+def _diary(row: Row[Any]) -> Diary:
+    return Diary(
+        scope=str(row.scope),
+        day=str(row.day),
+        content=str(row.content),
+        fragment_ids=tuple(int(i) for i in row.fragment_ids),
+        created_at=row.created_at,
+    )
+
+
+def _card(row: Row[Any]) -> Card:
+    return Card(
+        scope=str(row.scope),
+        kind=str(row.kind),
+        version=int(row.version),
+        content=str(row.content),
+        day=row.day,
+        created_at=row.created_at,
+    )
