@@ -16,7 +16,9 @@ from .llm.base import LLMClient
 from .llm.openai_client import OpenAICompatibleClient
 from .memories.service import Memories
 from .nightly.service import NightlyService
-from .ops.alerts import LogAlertSink
+from .ops.alerts import AlertGate, AlertSink
+from .ops.service import OpsService
+from .ops.telegram import make_alert_sink
 from .settings import Settings
 from .storage import migrate
 from .storage.engine import Database
@@ -30,6 +32,9 @@ class Yuji:
     llm: LLMClient | None
     """None when no model is configured (YUJI_LLM_BASE_URL / YUJI_LLM_MODEL unset)."""
     archive: ArchiveService
+    alerts: AlertGate
+    """Everyone's `fire(key, text)` / `recover(key, text)`; deduplicated, never blocking."""
+    ops: OpsService
     memories: Memories
     consolidation: ConsolidationService
     """Background batches: run_once / reconcile / watchdog / status / remember."""
@@ -44,6 +49,7 @@ class Yuji:
         clock: Clock | None = None,
         llm: LLMClient | None = None,
         fetcher: AttachmentFetcher | None = None,
+        alert_sink: AlertSink | None = None,
     ) -> Yuji:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         db = Database(settings.sqlalchemy_url)
@@ -52,6 +58,8 @@ class Yuji:
             llm = OpenAICompatibleClient(settings)
         clock = clock or SystemClock()
         archive = ArchiveService(db, settings, clock, fetcher=fetcher)
+        alerts = AlertGate(alert_sink or make_alert_sink(settings), clock, settings.alert_dedup_s)
+        ops = OpsService(db, settings, clock, alerts)
         memories = Memories(db, clock, settings)
         consolidation = ConsolidationService(
             db,
@@ -60,10 +68,10 @@ class Yuji:
             archive=archive,
             memories=memories,
             llm=lambda: llm,
-            alerts=LogAlertSink,
+            alerts=lambda: alerts,
         )
         nightly = NightlyService(
-            db, settings, clock, memories=memories, archive=archive, llm=llm, alerts=LogAlertSink()
+            db, settings, clock, memories=memories, archive=archive, llm=llm, alerts=alerts
         )
         return cls(
             settings=settings,
@@ -71,6 +79,8 @@ class Yuji:
             clock=clock,
             llm=llm,
             archive=archive,
+            alerts=alerts,
+            ops=ops,
             memories=memories,
             consolidation=consolidation,
             nightly=nightly,
@@ -80,4 +90,5 @@ class Yuji:
         await self.archive.close()
         if isinstance(self.llm, OpenAICompatibleClient):
             await self.llm.aclose()
+        await self.alerts.aclose()
         await self.db.dispose()
