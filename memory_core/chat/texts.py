@@ -20,7 +20,7 @@ from memory_core.errors import (
     ValidationError,
     YujiError,
 )
-from memory_core.prompts.chat import CARD_TITLES, STAGE_TAGS
+from memory_core.prompts.chat import CARD_TITLES, stage_label
 from memory_core.types import Memory, Recalled
 
 from .duration import format_duration
@@ -109,14 +109,9 @@ def forget_text(memory: Memory) -> str:
     return f"好，#{memory.id} 以后不会再想起了（记录还留着）：{short(memory.content)}"
 
 
-def stage_tag(stage: str) -> str:
-    return STAGE_TAGS.get(stage, stage)
-
-
 def recalled_line(item: Recalled) -> str:
-    reason = f"：{item.reason}" if item.reason and item.stage != "vector" else ""
     return (
-        f"#{item.memory.id}〔{stage_tag(item.stage)}{reason}〕{short(item.memory.content)}"
+        f"#{item.memory.id}〔{stage_label(item.stage, item.reason)}〕{short(item.memory.content)}"
         f"（{item.score:.2f}）"
     )
 
@@ -148,10 +143,9 @@ def why_text(
         return f"上次回话（{when}）没有用到任何记忆。"
     lines = [f"上次回话（{when}）想起了这些："]
     for item in items:
-        reason = f"：{item.reason}" if item.reason and item.stage != "vector" else ""
         used = "，用上了" if item.cited else ""
         content = short(item.content) if item.content is not None else "（读不到了）"
-        lines.append(f"#{item.memory_id}〔{stage_tag(item.stage)}{reason}{used}〕{content}")
+        lines.append(f"#{item.memory_id}〔{stage_label(item.stage, item.reason)}{used}〕{content}")
     return "\n".join(lines)
 
 

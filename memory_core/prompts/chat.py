@@ -30,11 +30,22 @@ CARD_TITLES: dict[str, str] = {
     "interaction_rules": "相处规则",
 }
 STAGE_TAGS: dict[str, str] = {
-    "lexical": "原话命中",
-    "near": "说法相近",
-    "graph": "相关记忆",
+    "lexical": "字面命中",
+    "near": "近义命中",
+    "graph": "关联记忆",
     "vector": VECTOR_LABEL,
 }
+
+
+def stage_label(stage: str, reason: str = "") -> str:
+    """The stage tag, followed by recall's reason unless the reason already says it."""
+    tag = STAGE_TAGS.get(stage, stage)
+    reason = reason.strip()
+    if not reason or reason == tag:
+        return tag
+    if reason.startswith(tag):
+        return tag + reason[len(tag) :]
+    return f"{tag}：{reason}"
 
 
 _SLOW = frozenset({"persona", "states", "cards", "timeline", "diaries"})
@@ -128,9 +139,7 @@ def house_rules(bot_name: str, is_private: bool) -> str:
 
 
 def render_memory(memory: PromptMemory) -> str:
-    tag = STAGE_TAGS.get(memory.stage, memory.stage)
-    if memory.reason and memory.stage != "vector" and memory.reason != tag:
-        tag = f"{tag}：{memory.reason}"
+    tag = stage_label(memory.stage, memory.reason)
     about = f"（{memory.subject}）" if memory.subject and memory.subject not in {"group"} else ""
     when = ""
     if memory.since and memory.until:

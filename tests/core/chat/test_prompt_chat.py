@@ -60,11 +60,17 @@ def full() -> ChatPromptInput:
         recent_diaries=(("2026-11-19", "大家聊了火锅。"),),
         memories=(
             PromptMemory(
-                3, "撤离率 20%", "lexical", "阿明", "撤离率", since="2026-11-01", contradicts=7
+                3,
+                "撤离率 20%",
+                "lexical",
+                "阿明",
+                "字面命中「撤离率」",
+                since="2026-11-01",
+                contradicts=7,
             ),
             PromptMemory(5, "阿明养了一只猫", "vector"),
             PromptMemory(7, "撤离率 30%", "near", "阿明"),
-            PromptMemory(9, "阿明在杭州出差", "graph", "阿明", until="2026-11-22"),
+            PromptMemory(9, "阿明在杭州出差", "graph", "阿明", "与#3相关", until="2026-11-22"),
         ),
         background_diary=("2026-10-01", "阿明进群那天，大家一起庆祝。"),
         fragments=("傍晚聊了新地图",),

@@ -118,7 +118,10 @@ async def test_reply_strips_markers_credits_used_memories_and_records_the_inject
     m1 = await remembered(core, G1, "撤离率 20%", "e1")
     m2 = await remembered(core, G1, "阿明养了一只猫", "e2")
     recall = StubRecall()
-    recall.items = [Recalled(m1, "lexical", 0.9, "撤离率"), Recalled(m2, "near", 0.4, "猫")]
+    recall.items = [
+        Recalled(m1, "lexical", 0.9, "字面命中「撤离率」"),
+        Recalled(m2, "near", 0.4, "近义命中「猫」"),
+    ]
     llm = ScriptedLLM([text_response(f"是 20% 呀[[m:{m1.id}]]")])
     await heard(core, G1, "in-1", "大肥鱼，撤离率多少")
     sent = Sent()
@@ -143,7 +146,7 @@ async def test_reply_strips_markers_credits_used_memories_and_records_the_inject
         (m2.id, "near", False),
     ]
     system = llm.requests[0].messages[0].content or ""
-    assert f"#{m1.id}〔原话命中：撤离率〕" in system
+    assert f"#{m1.id}〔字面命中「撤离率」〕" in system
     assert "[[m:12]]" in system
     state = await service.repo.state(G1)
     assert state.last_reply_at == core.clock.now()

@@ -119,12 +119,12 @@ def test_forget_text() -> None:
 
 def test_recall_text_lists_stage_tags() -> None:
     items = [
-        Recalled(memory(3, "撤离率 20%"), "lexical", 0.8234, "撤离率"),
+        Recalled(memory(3, "撤离率 20%"), "lexical", 0.8234, "字面命中「撤离率」"),
         Recalled(memory(5, "阿明养猫"), "vector", 0.7, "向量猜的，可能对错了人或事，还没确认"),
     ]
     assert recall_text(items).splitlines() == [
         "这句话我会想起：",
-        "#3〔原话命中：撤离率〕撤离率 20%（0.82）",
+        "#3〔字面命中「撤离率」〕撤离率 20%（0.82）",
         "#5〔向量猜的，可能对错了人或事，还没确认〕阿明养猫（0.70）",
     ]
     assert recall_text([]) == "这句话我想不起任何记忆。"
@@ -133,13 +133,13 @@ def test_recall_text_lists_stage_tags() -> None:
 def test_why_text() -> None:
     at = NOW - timedelta(minutes=5)
     items = [
-        WhyItem(3, "lexical", 0.8, "撤离率", True, "撤离率 20%"),
-        WhyItem(4, "graph", 0.3, "", False, None),
+        WhyItem(3, "lexical", 0.8, "字面命中「撤离率」", True, "撤离率 20%"),
+        WhyItem(4, "graph", 0.3, "与#3相关", False, None),
     ]
     assert why_text(items, at, ZONE, NOW).splitlines() == [
         "上次回话（11-20 19:55）想起了这些：",
-        "#3〔原话命中：撤离率，用上了〕撤离率 20%",
-        "#4〔相关记忆〕（读不到了）",
+        "#3〔字面命中「撤离率」，用上了〕撤离率 20%",
+        "#4〔关联记忆：与#3相关〕（读不到了）",
     ]
     assert why_text([], at, ZONE, NOW) == "上次回话（11-20 19:55）没有用到任何记忆。"
     assert why_text(None, None, ZONE, NOW) == "我在这里还没回过话。"
