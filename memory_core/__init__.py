@@ -12,6 +12,12 @@ from .clock import Clock as Clock
 from .clock import FakeClock as FakeClock
 from .clock import SystemClock as SystemClock
 from .errors import YujiError as YujiError
+from .ops import AlertSink as AlertSink
+from .ops import BackupManifest as BackupManifest
+from .ops import OpsStatus as OpsStatus
+from .ops import RecordingAlertSink as RecordingAlertSink
+from .ops import Sizes as Sizes
+from .ops import human_bytes as human_bytes
 from .service import Yuji as Yuji
 from .settings import Settings as Settings
 from .types import AttachmentRef as AttachmentRef
@@ -24,8 +30,10 @@ from .vectors import needs_embedding as needs_embedding
 from .vectors import run_embed_process as run_embed_process
 
 __all__ = [
+    "AlertSink",
     "AttachmentFetcher",
     "AttachmentRef",
+    "BackupManifest",
     "Clock",
     "Experience",
     "FakeClock",
@@ -33,12 +41,16 @@ __all__ = [
     "FetchedFile",
     "HttpxFetcher",
     "NewExperience",
+    "OpsStatus",
+    "RecordingAlertSink",
     "Settings",
+    "Sizes",
     "SystemClock",
     "VectorSide",
     "Yuji",
     "YujiError",
     "group_scope",
+    "human_bytes",
     "needs_embedding",
     "private_scope",
     "run_embed_process",
