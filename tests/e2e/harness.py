@@ -1,8 +1,9 @@
 """End-to-end harness: the real bot in a subprocess, and a OneBot v11 peer for it.
 
 `BotProcess` runs `python bot.py` from the repository root with its own data folder,
-a free 127.0.0.1 port and whatever environment you add; its stdout+stderr go to
-`<tmp>/bot.log` (`bot.log_text()`). `OnebotPeer` plays NapCat: it connects to
+a free 127.0.0.1 port and whatever environment you add (the parent's `YUJI_*` and
+`ONEBOT_*` variables are dropped; a `.env` in the checkout is still read by NoneBot
+unless `clean_cwd=True`, which runs a copy of bot.py and plugins/ in an empty folder); its stdout+stderr go to `<tmp>/bot.log` (`bot.log_text()`). `OnebotPeer` plays NapCat: it connects to
 `ws://127.0.0.1:PORT/onebot/v11/ws` with `X-Self-ID`, `X-Client-Role: Universal`
 and `Authorization: Bearer <token>`, sends events, and answers the bot's API calls
 (`{"action", "params", "echo"}`) with a pluggable handler, recording every call.
@@ -37,6 +38,7 @@ import inspect
 import itertools
 import json
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -90,8 +92,21 @@ class BotProcess:
         env: Mapping[str, str] | None = None,
         access_token: str = DEFAULT_TOKEN,
         port: int | None = None,
+        clean_cwd: bool = False,
     ) -> None:
         self.tmp_path = tmp_path
+        self.cwd = ROOT
+        if clean_cwd:
+            # A working directory with no `.env` at all: a copy of bot.py and plugins/.
+            self.cwd = tmp_path / "cwd"
+            if not self.cwd.exists():
+                self.cwd.mkdir(parents=True)
+                shutil.copy2(ROOT / "bot.py", self.cwd / "bot.py")
+                shutil.copytree(
+                    ROOT / "plugins",
+                    self.cwd / "plugins",
+                    ignore=shutil.ignore_patterns("__pycache__"),
+                )
         self.data_dir = tmp_path / "data"
         self.port = port or free_port()
         self.access_token = access_token
@@ -121,8 +136,8 @@ class BotProcess:
         with self.log_path.open("ab") as log:
             self._proc = await asyncio.create_subprocess_exec(
                 sys.executable,
-                str(ROOT / "bot.py"),
-                cwd=ROOT,
+                str(self.cwd / "bot.py"),
+                cwd=self.cwd,
                 env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -180,8 +195,9 @@ async def running_bot(
     *,
     env: Mapping[str, str] | None = None,
     access_token: str = DEFAULT_TOKEN,
+    clean_cwd: bool = False,
 ) -> AsyncGenerator[BotProcess]:
-    bot = BotProcess(tmp_path, env=env, access_token=access_token)
+    bot = BotProcess(tmp_path, env=env, access_token=access_token, clean_cwd=clean_cwd)
     await bot.start()
     try:
         yield bot

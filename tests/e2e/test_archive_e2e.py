@@ -101,9 +101,10 @@ async def test_archives_every_unique_message_exactly_once(
 
 
 async def test_token_and_data_dir_come_from_the_environment_alone(tmp_path: Path) -> None:
-    # The harness passes ONEBOT_ACCESS_TOKEN and YUJI_DATA_DIR only as environment
-    # variables (no .env names them); bot.py must hand them to NoneBot.
-    async with running_bot(tmp_path, access_token="s3cret-from-env") as bot:
+    # ONEBOT_ACCESS_TOKEN and YUJI_DATA_DIR only as environment variables, in a working
+    # directory with no .env at all: bot.py must hand them to NoneBot itself.
+    async with running_bot(tmp_path, access_token="s3cret-from-env", clean_cwd=True) as bot:
+        assert not (bot.cwd / ".env").exists()
         with pytest.raises(InvalidStatus) as refused:
             await bot.peer(access_token="wrong").connect()
         assert refused.value.response.status_code == 403
