@@ -31,8 +31,9 @@ from memory_core.prompts.chat import (
 )
 from memory_core.settings import Settings
 from memory_core.storage.chat_repo import ChatRepo, InjectedItem
-from memory_core.types import Experience, Recalled
+from memory_core.types import Experience, Recalled, group_scope
 
+from .backfill import BackfillReport, CallApi, ParseMessage, backfill_group
 from .citations import strip_citations
 from .context import ContextView, gather_context
 from .guard import OutOfCharacterGuard
@@ -149,6 +150,19 @@ class ChatService:
                 self._warned_no_model = True
             return ReplyOutcome(kind="no_model", reason=decision.reason)
         return await self._reply(incoming, decision.reason, self.llm, send, now)
+
+    async def backfill(
+        self, group_id: int, *, call_api: CallApi, parse: ParseMessage, limit: int | None = None
+    ) -> BackfillReport:
+        """Fetch and archive missed history of one group (see `backfill.py`)."""
+        return await backfill_group(
+            group_id,
+            scope=group_scope(group_id),
+            call_api=call_api,
+            parse=parse,
+            archive=self.archive,
+            limit=self.settings.backfill_max if limit is None else limit,
+        )
 
     async def _quotes_bot(self, incoming: Incoming) -> bool:
         if not incoming.reply_to:
