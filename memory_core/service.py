@@ -15,6 +15,7 @@ from .consolidation.service import ConsolidationService
 from .llm.base import LLMClient
 from .llm.openai_client import OpenAICompatibleClient
 from .memories.service import Memories
+from .recall.engine import Recall
 from .nightly.service import NightlyService
 from .ops.alerts import AlertGate, AlertSink
 from .ops.service import OpsService
@@ -36,6 +37,8 @@ class Yuji:
     """Everyone's `fire(key, text)` / `recover(key, text)`; deduplicated, never blocking."""
     ops: OpsService
     memories: Memories
+    recall: Recall
+    """At most five memories of one chat for one question (stage-tagged, explained)."""
     consolidation: ConsolidationService
     """Background batches: run_once / reconcile / watchdog / status / remember."""
     nightly: NightlyService
@@ -60,7 +63,8 @@ class Yuji:
         archive = ArchiveService(db, settings, clock, fetcher=fetcher)
         alerts = AlertGate(alert_sink or make_alert_sink(settings), clock, settings.alert_dedup_s)
         ops = OpsService(db, settings, clock, alerts)
-        memories = Memories(db, clock, settings)
+        recall = Recall(db, clock, settings)
+        memories = Memories(db, clock, settings, search=recall.search)
         consolidation = ConsolidationService(
             db,
             settings,
@@ -82,6 +86,7 @@ class Yuji:
             alerts=alerts,
             ops=ops,
             memories=memories,
+            recall=recall,
             consolidation=consolidation,
             nightly=nightly,
         )

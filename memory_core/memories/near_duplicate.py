@@ -8,6 +8,7 @@ state different numbers are never near-duplicates: folding '撤离率 20%' into
 
 from __future__ import annotations
 
+from collections import Counter, deque
 from collections.abc import Iterable
 
 from memory_core.recall.tokenize import numbers, token_set
@@ -40,3 +41,45 @@ def best_match(
         if score >= threshold and (best is None or score > best[1]):
             best = (memory_id, score)
     return best
+
+
+class WindowIndex:
+    """The latest `size` memories of one chat and type, indexed by bigram, so a batch
+    write can find near-duplicates without comparing against every one of them."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._order: deque[int] = deque()
+        self._docs: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+        self._postings: dict[str, set[int]] = {}
+
+    def add(self, memory_id: int, text: str) -> None:
+        tokens = token_set(text)
+        self._docs[memory_id] = (tokens, numbers(text))
+        self._order.append(memory_id)
+        for token in tokens:
+            self._postings.setdefault(token, set()).add(memory_id)
+        while len(self._order) > self._size:
+            old = self._order.popleft()
+            old_tokens, _ = self._docs.pop(old)
+            for token in old_tokens:
+                ids = self._postings[token]
+                ids.discard(old)
+                if not ids:
+                    del self._postings[token]
+
+    def best(self, text: str, threshold: float) -> tuple[int, float] | None:
+        tokens = token_set(text)
+        wanted = numbers(text)
+        shared: Counter[int] = Counter()
+        for token in tokens:
+            shared.update(self._postings.get(token, ()))
+        best: tuple[int, float] | None = None
+        for memory_id, overlap in shared.items():
+            other, other_numbers = self._docs[memory_id]
+            score = 2 * overlap / (len(tokens) + len(other))
+            if score < threshold or other_numbers != wanted:
+                continue
+            if best is None or score > best[1] or (score == best[1] and memory_id > best[0]):
+                best = (memory_id, score)
+        return best

@@ -1,10 +1,27 @@
-"""What the write API hands back besides the memory itself."""
+"""What the write API takes and what it hands back besides the memory itself."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
-from memory_core.types import Memory
+from memory_core.types import EvidenceRef, Memory, MemoryType
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """One memory to write (the keyword arguments of `Memories.write` as a value)."""
+
+    type: MemoryType
+    subject: str
+    content: str
+    evidence: Sequence[EvidenceRef]
+    importance: float = 0.5
+    confidence: float = 0.8
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    origin: str = "model"
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,8 +26,8 @@ from memory_core.types import EvidenceRef, Memory, MemoryStatus, MemoryType
 
 from . import gates
 from .aliases import canonical_subject
-from .near_duplicate import best_match
-from .outcomes import SupersedeOutcome, WriteOutcome
+from .near_duplicate import WindowIndex
+from .outcomes import NewMemory, SupersedeOutcome, WriteOutcome
 
 log = logging.getLogger(__name__)
 
@@ -61,52 +61,77 @@ class Memories:
         changed_by: str = "model",
     ) -> WriteOutcome:
         """Insert a memory (never merges); returns it with any near-duplicate hint."""
-        if type not in get_args(MemoryType):
-            raise ValidationError(f"unknown memory type {type!r}")
-        content = content.strip()
-        if not content:
-            raise ValidationError("memory content must not be empty")
-        _check_unit("importance", importance)
-        _check_unit("confidence", confidence)
-        if not evidence:
-            raise EvidenceRequired("a memory needs at least one piece of evidence")
-        gates.check_evidence_shape(evidence)
+        item = NewMemory(
+            type=type,
+            subject=subject,
+            content=content,
+            evidence=tuple(evidence),
+            importance=importance,
+            confidence=confidence,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            origin=origin,
+        )
+        return (await self.write_many(scope, [item], changed_by=changed_by))[0]
+
+    async def write_many(
+        self, scope: str, items: Sequence[NewMemory], *, changed_by: str = "model"
+    ) -> list[WriteOutcome]:
+        """`write` for many memories in one transaction (all or none), in order; a
+        later item may be hinted as a near-duplicate of an earlier one."""
         now = self._clock.now()
-        start = as_utc(valid_from) if valid_from else now
-        end = as_utc(valid_to) if valid_to else None
-        if end is not None and end <= start:
-            raise ValidationError("valid_to must be after valid_from")
+        rows = [_validated(item, now) for item in items]
+        if not rows:
+            return []
+        refs = [ref for item in items for ref in item.evidence]
+        window = self._settings.near_duplicate_window
+        threshold = self._settings.near_duplicate_threshold
         async with self._db.write() as conn:
-            await _require_evidence_in_scope(conn, scope, evidence)
-            subject = canonical_subject(subject, await repo.alias_map(conn, scope))
-            window = await repo.recent_texts(
-                conn, scope, type, self._settings.near_duplicate_window
+            await _require_evidence_in_scope(conn, scope, refs)
+            alias_map = await repo.alias_map(conn, scope)
+            indexes: dict[str, WindowIndex] = {}
+            for item in items:
+                if item.type not in indexes:
+                    index = indexes[item.type] = WindowIndex(window)
+                    for memory_id, text in reversed(
+                        await repo.recent_texts(conn, scope, item.type, window)
+                    ):
+                        index.add(memory_id, text)
+            for row in rows:
+                row.update(
+                    scope=scope,
+                    subject=canonical_subject(row["subject"], alias_map),
+                    status="active",
+                    version=1,
+                    created_at=now,
+                    updated_at=now,
+                )
+            ids = await repo.insert_memories(conn, rows)
+            hints: list[tuple[int, float] | None] = []
+            for memory_id, item in zip(ids, items, strict=True):
+                index = indexes[item.type]
+                hints.append(index.best(item.content.strip(), threshold))
+                index.add(memory_id, item.content.strip())
+            written = await repo.get_many_ordered(conn, scope, ids)
+            await repo.insert_versions(
+                conn, written, changed_by=changed_by, reason="written", at=now
             )
-            hint = best_match(content, window, self._settings.near_duplicate_threshold)
-            memory_id = await repo.insert_memory(
-                conn,
-                {
-                    "scope": scope,
-                    "type": type,
-                    "subject": subject,
-                    "content": content,
-                    "importance": importance,
-                    "confidence": confidence,
-                    "status": "active",
-                    "valid_from": start,
-                    "valid_to": end,
-                    "version": 1,
-                    "origin": origin,
-                    "created_at": now,
-                    "updated_at": now,
-                },
+            await repo.insert_evidence_many(
+                conn, [(mid, item.evidence) for mid, item in zip(ids, items, strict=True)], now
             )
-            memory = await _get(conn, scope, memory_id)
-            await repo.insert_version(conn, memory, changed_by=changed_by, reason="written", at=now)
-            await repo.insert_evidence(conn, memory_id, evidence, now)
-            await repo.fts_put(conn, memory)
-            near = await repo.get(conn, scope, hint[0]) if hint else None
-        return WriteOutcome(memory=memory, near_duplicate=near, similarity=hint[1] if hint else 0.0)
+            await repo.fts_put_many(conn, written)
+            hinted = {
+                memory.id: memory
+                for memory in await repo.get_many(conn, scope, [h[0] for h in hints if h])
+            }
+        return [
+            WriteOutcome(
+                memory=memory,
+                near_duplicate=hinted.get(hint[0]) if hint else None,
+                similarity=hint[1] if hint else 0.0,
+            )
+            for memory, hint in zip(written, hints, strict=True)
+        ]
 
     async def edit(
         self,
@@ -342,6 +367,11 @@ class Memories:
         async with self._db.write() as conn:
             await repo.credit(conn, scope, ids, as_utc(at))
 
+    async def touch(self, scope: str, ids: Sequence[int], at: datetime) -> None:
+        """Record an access without crediting a use (last_accessed_at only)."""
+        async with self._db.write() as conn:
+            await repo.touch(conn, scope, ids, as_utc(at))
+
     async def evidence(self, scope: str, memory_id: int) -> list[EvidenceRef]:
         async with self._db.read() as conn:
             await _get(conn, scope, memory_id)
@@ -352,6 +382,34 @@ class Memories:
         async with self._db.read() as conn:
             await _get(conn, scope, memory_id)
             return await repo.history(conn, memory_id)
+
+
+def _validated(item: NewMemory, now: datetime) -> dict[str, Any]:
+    """The memories row of a new memory, or the reason it is refused."""
+    if item.type not in get_args(MemoryType):
+        raise ValidationError(f"unknown memory type {item.type!r}")
+    content = item.content.strip()
+    if not content:
+        raise ValidationError("memory content must not be empty")
+    _check_unit("importance", item.importance)
+    _check_unit("confidence", item.confidence)
+    if not item.evidence:
+        raise EvidenceRequired("a memory needs at least one piece of evidence")
+    gates.check_evidence_shape(item.evidence)
+    start = as_utc(item.valid_from) if item.valid_from else now
+    end = as_utc(item.valid_to) if item.valid_to else None
+    if end is not None and end <= start:
+        raise ValidationError("valid_to must be after valid_from")
+    return {
+        "type": item.type,
+        "subject": item.subject,
+        "content": content,
+        "importance": item.importance,
+        "confidence": item.confidence,
+        "valid_from": start,
+        "valid_to": end,
+        "origin": item.origin,
+    }
 
 
 def _check_unit(name: str, value: float) -> None:

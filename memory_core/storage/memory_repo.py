@@ -68,6 +68,16 @@ async def insert_memory(conn: AsyncConnection, values: dict[str, Any]) -> int:
     return int(result.scalar_one())
 
 
+async def insert_memories(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> list[int]:
+    """Insert many rows; ids come back in the order of `rows`."""
+    if not rows:
+        return []
+    result = await conn.execute(
+        insert(memories).returning(m.id, sort_by_parameter_order=True), list(rows)
+    )
+    return [int(i) for i in result.scalars()]
+
+
 async def update_memory(conn: AsyncConnection, memory_id: int, values: dict[str, Any]) -> None:
     await conn.execute(update(memories).where(m.id == memory_id).values(**values))
 
@@ -85,6 +95,16 @@ async def get_many(conn: AsyncConnection, scope: str, ids: Iterable[int]) -> lis
         select(memories).where(m.scope == scope, m.id.in_(wanted)).order_by(m.id)
     )
     return [to_memory(row) for row in rows]
+
+
+async def get_many_ordered(conn: AsyncConnection, scope: str, ids: Sequence[int]) -> list[Memory]:
+    """This chat's memories among `ids`, in the order given."""
+    by_id = {memory.id: memory for memory in await get_many(conn, scope, ids)}
+    return [by_id[i] for i in ids if i in by_id]
+
+
+async def ids_where(conn: AsyncConnection, *where: ColumnElement[bool]) -> set[int]:
+    return set((await conn.execute(select(m.id).where(*where))).scalars())
 
 
 async def select_where(
@@ -129,29 +149,49 @@ async def credit(conn: AsyncConnection, scope: str, ids: Sequence[int], at: date
     )
 
 
+async def touch(conn: AsyncConnection, scope: str, ids: Sequence[int], at: datetime) -> None:
+    if ids:
+        await conn.execute(
+            update(memories)
+            .where(m.scope == scope, m.id.in_(sorted(set(ids))))
+            .values(last_accessed_at=at)
+        )
+
+
 # --- versions -----------------------------------------------------------------------
 
 
 async def insert_version(
     conn: AsyncConnection, memory: Memory, *, changed_by: str, reason: str, at: datetime
 ) -> None:
-    await conn.execute(
-        insert(versions).values(
-            memory_id=memory.id,
-            version=memory.version,
-            type=memory.type,
-            subject=memory.subject,
-            content=memory.content,
-            importance=memory.importance,
-            confidence=memory.confidence,
-            status=memory.status,
-            valid_from=memory.valid_from,
-            valid_to=memory.valid_to,
-            changed_at=at,
-            changed_by=changed_by,
-            reason=reason,
+    await conn.execute(insert(versions).values(**_version_row(memory, changed_by, reason, at)))
+
+
+async def insert_versions(
+    conn: AsyncConnection, written: Sequence[Memory], *, changed_by: str, reason: str, at: datetime
+) -> None:
+    if written:
+        await conn.execute(
+            insert(versions), [_version_row(mem, changed_by, reason, at) for mem in written]
         )
-    )
+
+
+def _version_row(memory: Memory, changed_by: str, reason: str, at: datetime) -> dict[str, Any]:
+    return {
+        "memory_id": memory.id,
+        "version": memory.version,
+        "type": memory.type,
+        "subject": memory.subject,
+        "content": memory.content,
+        "importance": memory.importance,
+        "confidence": memory.confidence,
+        "status": memory.status,
+        "valid_from": memory.valid_from,
+        "valid_to": memory.valid_to,
+        "changed_at": at,
+        "changed_by": changed_by,
+        "reason": reason,
+    }
 
 
 async def history(conn: AsyncConnection, memory_id: int) -> list[dict[str, Any]]:
@@ -186,22 +226,26 @@ async def existing_in_scope(
 async def insert_evidence(
     conn: AsyncConnection, memory_id: int, refs: Sequence[EvidenceRef], at: datetime
 ) -> None:
-    if not refs:
-        return
-    await conn.execute(
-        insert(memory_evidence),
-        [
-            {
-                "memory_id": memory_id,
-                "experience_id": r.experience_id,
-                "source_memory_id": r.memory_id,
-                "fragment_id": r.fragment_id,
-                "role": r.role,
-                "created_at": at,
-            }
-            for r in refs
-        ],
-    )
+    await insert_evidence_many(conn, [(memory_id, refs)], at)
+
+
+async def insert_evidence_many(
+    conn: AsyncConnection, items: Sequence[tuple[int, Sequence[EvidenceRef]]], at: datetime
+) -> None:
+    rows = [
+        {
+            "memory_id": memory_id,
+            "experience_id": r.experience_id,
+            "source_memory_id": r.memory_id,
+            "fragment_id": r.fragment_id,
+            "role": r.role,
+            "created_at": at,
+        }
+        for memory_id, refs in items
+        for r in refs
+    ]
+    if rows:
+        await conn.execute(insert(memory_evidence), rows)
 
 
 async def evidence(conn: AsyncConnection, memory_id: int) -> list[EvidenceRef]:
@@ -317,6 +361,18 @@ async def fts_put(conn: AsyncConnection, memory: Memory) -> None:
         text("INSERT INTO memory_fts(rowid, bi, uni) VALUES (:id, :bi, :uni)"),
         {"id": memory.id, "bi": bi, "uni": uni},
     )
+
+
+async def fts_put_many(conn: AsyncConnection, written: Sequence[Memory]) -> None:
+    """Index freshly inserted memories (their ids are new, so nothing to delete)."""
+    params: list[dict[str, Any]] = []
+    for memory in written:
+        bi, uni = fts.document(memory.scope, memory.subject, memory.content)
+        params.append({"id": memory.id, "bi": bi, "uni": uni})
+    if params:
+        await conn.execute(
+            text("INSERT INTO memory_fts(rowid, bi, uni) VALUES (:id, :bi, :uni)"), params
+        )
 
 
 async def fts_rebuild(conn: AsyncConnection, batch: int = 2000) -> int:

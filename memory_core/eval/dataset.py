@@ -1,0 +1,149 @@
+"""The recall dataset format of eval/FORMAT.md, parsed into frozen values (pure)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, cast
+
+from memory_core.clock import as_utc
+from memory_core.errors import ValidationError
+from memory_core.types import MemoryType
+
+NEGATIVE_TIERS = frozenset({"negative", "leakage"})
+
+
+@dataclass(frozen=True, slots=True)
+class DataMessage:
+    id: str
+    scope: str
+    sender_id: str
+    sender_name: str
+    time: datetime
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class DataMemory:
+    id: str
+    scope: str
+    type: MemoryType
+    subject: str
+    content: str
+    importance: float
+    confidence: float
+    valid_from: datetime | None
+    valid_to: datetime | None
+    status: str
+    evidence: tuple[str, ...]
+    supersedes: str | None
+    contradicts: str | None
+    created_at: datetime
+    last_accessed: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class DataQuery:
+    id: str
+    scope: str
+    tier: str
+    text: str
+    expect_any: tuple[str, ...]
+    expect_none: tuple[str, ...]
+
+    @property
+    def positive(self) -> bool:
+        return self.tier not in NEGATIVE_TIERS
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    name: str
+    timezone: str
+    now: datetime
+    scopes: tuple[str, ...]
+    aliases: tuple[tuple[str, str, str], ...]
+    """(scope, alias, canonical)"""
+    messages: tuple[DataMessage, ...]
+    memories: tuple[DataMemory, ...]
+    queries: tuple[DataQuery, ...]
+
+
+def _time(value: Any) -> datetime | None:
+    if value in (None, ""):
+        return None
+    parsed = datetime.fromisoformat(str(value))
+    if parsed.tzinfo is None:
+        raise ValidationError(f"time {value!r} has no timezone")
+    return as_utc(parsed)
+
+
+def _required_time(value: Any) -> datetime:
+    parsed = _time(value)
+    if parsed is None:
+        raise ValidationError("a required time is missing")
+    return parsed
+
+
+def parse_dataset(data: dict[str, Any]) -> Dataset:
+    try:
+        return Dataset(
+            name=str(data.get("name", "dataset")),
+            timezone=str(data.get("timezone", "UTC")),
+            now=_required_time(data["now"]),
+            scopes=tuple(str(s["id"]) for s in data["scopes"]),
+            aliases=tuple(
+                (str(a["scope"]), str(a["alias"]), str(a["canonical"]))
+                for a in data.get("aliases", [])
+            ),
+            messages=tuple(
+                DataMessage(
+                    id=str(x["id"]),
+                    scope=str(x["scope"]),
+                    sender_id=str(x.get("sender_id", "")),
+                    sender_name=str(x.get("sender_name", "")),
+                    time=_required_time(x["time"]),
+                    text=str(x.get("text", "")),
+                )
+                for x in data["messages"]
+            ),
+            memories=tuple(
+                DataMemory(
+                    id=str(x["id"]),
+                    scope=str(x["scope"]),
+                    type=cast(MemoryType, x["type"]),
+                    subject=str(x.get("subject") or "group"),
+                    content=str(x["content"]),
+                    importance=float(x.get("importance", 0.5)),
+                    confidence=float(x.get("confidence", 0.8)),
+                    valid_from=_time(x.get("valid_from")),
+                    valid_to=_time(x.get("valid_to")),
+                    status=str(x.get("status", "active")),
+                    evidence=tuple(str(e) for e in x.get("evidence", [])),
+                    supersedes=x.get("supersedes"),
+                    contradicts=x.get("contradicts"),
+                    created_at=_required_time(x.get("created_at") or x.get("valid_from")),
+                    last_accessed=_time(x.get("last_accessed")),
+                )
+                for x in data["memories"]
+            ),
+            queries=tuple(
+                DataQuery(
+                    id=str(q["id"]),
+                    scope=str(q["scope"]),
+                    tier=str(q["tier"]),
+                    text=str(q["text"]),
+                    expect_any=tuple(str(i) for i in q.get("expect_any", [])),
+                    expect_none=tuple(str(i) for i in q.get("expect_none", [])),
+                )
+                for q in data["queries"]
+            ),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValidationError(f"not a recall dataset (eval/FORMAT.md): {exc!r}") from exc
+
+
+def load_dataset(path: Path) -> Dataset:
+    return parse_dataset(json.loads(path.read_text("utf-8")))

@@ -1,0 +1,86 @@
+"""Run a dataset end to end: a fresh temporary database, the public write path to
+load it, the public recall path (and optionally the bm25 baseline) to ask it."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memory_core.clock import FakeClock
+from memory_core.service import Yuji
+from memory_core.settings import Settings
+
+from . import loader
+from .dataset import DataQuery, Dataset
+from .metrics import Answer, report
+
+
+@dataclass(frozen=True, slots=True)
+class EvalOptions:
+    distractors: int = 0
+    """Generated unrelated memories added to every scope."""
+    clones: int = 0
+    """Generated near-copies of the expected memories, in total."""
+    baselines: bool = False
+    limit: int = 5
+
+
+async def run_eval(ds: Dataset, options: EvalOptions = EvalOptions()) -> dict[str, Any]:
+    """The report of `yuji eval --json` (see metrics.report), plus `baselines` and
+    `load` (how the dataset went in)."""
+    with tempfile.TemporaryDirectory(prefix="yuji-eval-") as tmp:
+        clock = FakeClock(ds.now)
+        settings = Settings(data_dir=Path(tmp), vector_mode="off", recall_limit=options.limit)
+        core = await Yuji.open(settings, clock=clock)
+        try:
+            loaded = await loader.load(core, clock, ds)
+            if options.distractors:
+                await loader.add_distractors(core, clock, ds, loaded, options.distractors)
+            if options.clones:
+                await loader.add_clones(core, clock, ds, loaded, options.clones)
+            clock.set(ds.now)
+            for q in ds.queries[:5]:  # warm caches before timing
+                await core.recall.recall(q.scope, q.text, now=ds.now)
+            answers = [await _ask(core, loaded, q, ds) for q in ds.queries]
+            result = report(answers)
+            result["baselines"] = {}
+            if options.baselines:
+                bm25 = [await _ask_bm25(core, loaded, q, ds, options.limit) for q in ds.queries]
+                result["baselines"]["bm25"] = report(bm25)
+            result["load"] = {
+                "memories": len(loaded.ids),
+                "generated": loaded.generated,
+                "supersede_degraded": loaded.degraded,
+            }
+            return result
+        finally:
+            await core.close()
+
+
+async def _ask(core: Yuji, loaded: loader.Loaded, q: DataQuery, ds: Dataset) -> Answer:
+    started = time.perf_counter()
+    result = await core.recall.recall(q.scope, q.text, now=ds.now)
+    ms = (time.perf_counter() - started) * 1000
+    return Answer(
+        query=q,
+        ids=tuple(loaded.names.get(r.memory.id) for r in result.items),
+        scopes=tuple(r.memory.scope for r in result.items),
+        ms=ms,
+    )
+
+
+async def _ask_bm25(
+    core: Yuji, loaded: loader.Loaded, q: DataQuery, ds: Dataset, limit: int
+) -> Answer:
+    started = time.perf_counter()
+    found = await core.recall.baseline_bm25(q.scope, q.text, limit=limit, now=ds.now)
+    ms = (time.perf_counter() - started) * 1000
+    return Answer(
+        query=q,
+        ids=tuple(loaded.names.get(m.id) for m in found),
+        scopes=tuple(m.scope for m in found),
+        ms=ms,
+    )

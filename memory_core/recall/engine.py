@@ -1,0 +1,329 @@
+"""`core.recall`: at most five memories of this chat for one question (SPEC.md §8).
+
+1. visibility first: one predicate (recall/visibility.py) in every stage's query,
+   and the same rule checked again in Python on every row a stage returns;
+2. exact words (FTS5, per-chat IDF, a distinctive content term must match);
+3. near wording, only when stage 1 found too little (bigram cosine + synonyms);
+4. graph neighbours, one hop, only to fill the remaining slots;
+5. the vector side path, only when stages 1-2 found nothing;
+6. ranking (ranking.py). Silence is a valid answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import ColumnElement
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory_core.clock import Clock, as_utc
+from memory_core.memories.aliases import mentioned_names
+from memory_core.settings import Settings
+from memory_core.storage import memory_repo as repo
+from memory_core.storage.engine import Database
+from memory_core.storage.memory_repo import m
+from memory_core.types import Memory, Recalled, RecallResult, RelationKind
+
+from . import fts, scoring
+from .lexicon import lexicon
+from .query import Query, analyse
+from .ranking import Candidate, RankParams, select
+from .tokenize import bigram_tokens, unigram_tokens
+from .vector_port import VECTOR_LABEL, VectorSidePath
+from .visibility import is_retrospective, is_visible, visible
+
+log = logging.getLogger(__name__)
+
+GRAPH_KINDS: tuple[RelationKind, ...] = ("supports", "related", "contradicts")
+_KIND_WORDS = {
+    "supports": "支持",
+    "related": "相关",
+    "contradicts": "矛盾",
+    "supersedes": "前后版本",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class EngineParams:
+    scoring: scoring.Params = field(default_factory=scoring.Params)
+    ranking: RankParams = field(default_factory=RankParams)
+    near_when_below: int = 1
+    """Stage 2 runs when stage 1 kept fewer than this many memories."""
+    graph_factor: float = 0.5
+
+
+class Recall:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        settings: Settings,
+        *,
+        vector: VectorSidePath | None = None,
+        params: EngineParams | None = None,
+    ) -> None:
+        self._db = db
+        self._clock = clock
+        self._settings = settings
+        self.vector = vector
+        self.params = params or EngineParams()
+
+    async def recall(
+        self,
+        scope: str,
+        text: str,
+        *,
+        now: datetime | None = None,
+        limit: int | None = None,
+        sender_id: str | None = None,
+    ) -> RecallResult:
+        """What to inject for `text` asked in `scope` at `now`; may be empty."""
+        del sender_id  # reserved: "我" could resolve to the sender's subject later
+        now = as_utc(now or self._clock.now())
+        limit = self._settings.recall_limit if limit is None else limit
+        retrospective = is_retrospective(text)
+        trace: list[str] = []
+        started = time.perf_counter()
+        async with self._db.read() as conn:
+            found = await self._stages(conn, scope, text, now, retrospective, trace)
+            if found:
+                await self._graph(conn, scope, now, retrospective, found, limit, trace)
+            contradicts = await self._contradictions(conn, scope, now, retrospective, found)
+        floor = self._settings.recall_min_score
+        kept = [c for c in found.values() if c.score >= floor]
+        chosen = select(
+            kept,
+            limit,
+            now,
+            retrospective=retrospective,
+            contradicts=contradicts,
+            params=self.params.ranking,
+        )
+        if not any(c.stage in ("lexical", "near") for c in chosen):
+            guessed = await self._vector(scope, text, now, retrospective, trace)
+            chosen = (chosen + guessed)[: max(limit, 0)] if guessed else chosen
+        items = tuple(Recalled(c.memory, c.stage, round(c.score, 4), c.reason) for c in chosen)
+        trace.append(f"{len(items)} chosen in {(time.perf_counter() - started) * 1000:.1f} ms")
+        return RecallResult(items=items, retrospective=retrospective, trace=tuple(trace))
+
+    async def search(self, scope: str, text: str, limit: int, now: datetime) -> list[Memory]:
+        """The model's search tool: relevance without the injection bars."""
+        now = as_utc(now)
+        vis = visible(scope, now)
+        async with self._db.read() as conn:
+            query, weights = await self._analyse(conn, scope, text)
+            match = fts.match_any(scope, bi=query.terms)
+            if match is None:
+                return []
+            rows = await repo.fts_candidates(conn, match, vis, limit=limit * 20)
+        scored: list[tuple[float, Memory]] = []
+        for memory, bi, _ in rows:
+            if not is_visible(memory, scope, now):
+                continue
+            doc = frozenset(fts.unkeyed_tokens(bi))
+            dot = sum(weights.of(t) ** 2 for t in query.terms & doc)
+            scored.append((dot / (weights.doc_norm(doc) or 1.0), memory))
+        scored.sort(key=lambda s: (-s[0], -s[1].id))
+        return [memory for _, memory in scored[:limit]]
+
+    async def baseline_bm25(
+        self, scope: str, text: str, *, limit: int = 5, now: datetime | None = None
+    ) -> list[Memory]:
+        """Plain FTS5 bm25 top-k over the same index (no bars, no validity, no stages)."""
+        match = fts.match_any(scope, bi=bigram_tokens(text))
+        if match is None:
+            return []
+        del now
+        async with self._db.read() as conn:
+            ranked = await repo.fts_bm25(
+                conn, match, (m.scope == scope) & (m.status == "active"), limit=limit
+            )
+            return await repo.get_many_ordered(conn, scope, [mid for mid, _ in ranked])
+
+    # --- stages -------------------------------------------------------------------------
+
+    async def _analyse(
+        self, conn: AsyncConnection, scope: str, text: str
+    ) -> tuple[Query, scoring.Weights]:
+        alias_map = await repo.alias_map(conn, scope)
+        names = [*await repo.subjects(conn, scope), *alias_map, *alias_map.values()]
+        names += list(self._settings.nicknames)
+        query = analyse(text, names=names, alias_names=mentioned_names(text, alias_map))
+        lex = lexicon()
+        wanted = set(query.terms)
+        for word in query.lexicon_words:
+            wanted.update(bigram_tokens(word))
+            for other in lex.expansions.get(word, ()):
+                wanted.update(bigram_tokens(other))
+        df = await repo.fts_document_frequencies(conn, scope, wanted)
+        n = await repo.count_in_scope(conn, scope)
+        return query, scoring.Weights(query, df, n, self.params.scoring)
+
+    async def _stages(
+        self,
+        conn: AsyncConnection,
+        scope: str,
+        text: str,
+        now: datetime,
+        retrospective: bool,
+        trace: list[str],
+    ) -> dict[int, Candidate]:
+        vis = visible(scope, now, retrospective=retrospective)
+        query, weights = await self._analyse(conn, scope, text)
+        params = self.params.scoring
+        found: dict[int, Candidate] = {}
+        distinctive = sorted(t for t in query.terms if weights.distinctive(t))
+        trace.append(f"distinctive: {' '.join(distinctive) or '-'}")
+        match = fts.match_any(scope, bi=distinctive)
+        if match is not None:
+            rows = await repo.fts_candidates(conn, match, vis, limit=params.candidate_limit)
+            for memory, bi, _ in rows:
+                if not is_visible(memory, scope, now, retrospective=retrospective):
+                    continue
+                s = scoring.lexical(weights, memory.id, frozenset(fts.unkeyed_tokens(bi)))
+                if s is not None and s.score >= params.lexical_bar:
+                    found[memory.id] = Candidate(
+                        memory, "lexical", s.score, _reason("字面命中", s.matched, memory, now)
+                    )
+        trace.append(f"lexical: {len(found)}")
+        if len(found) >= self.params.near_when_below:
+            return found
+        lex = lexicon()
+        bi_terms = {t for t in query.terms if query.is_content(t)}
+        uni_terms: set[str] = set()
+        for word in query.lexicon_words:
+            for other in (word, *lex.expansions.get(word, ())):
+                if len(other) == 1:
+                    uni_terms.update(unigram_tokens(other))
+                else:
+                    bi_terms.update(bigram_tokens(other))
+        match = fts.match_any(scope, bi=bi_terms, uni=uni_terms)
+        if match is None:
+            return found
+        rows = await repo.fts_candidates(conn, match, vis, limit=params.candidate_limit)
+        kept = 0
+        for memory, bi, _ in rows:
+            if memory.id in found or not is_visible(
+                memory, scope, now, retrospective=retrospective
+            ):
+                continue
+            doc = frozenset(fts.unkeyed_tokens(bi))
+            s = scoring.near(weights, lex, memory.id, f"{memory.subject} {memory.content}", doc)
+            if s is not None and s.score >= params.near_bar:
+                found[memory.id] = Candidate(
+                    memory, "near", s.score, _reason("近义命中", s.matched, memory, now)
+                )
+                kept += 1
+        trace.append(f"near: {kept}")
+        return found
+
+    async def _graph(
+        self,
+        conn: AsyncConnection,
+        scope: str,
+        now: datetime,
+        retrospective: bool,
+        found: dict[int, Candidate],
+        limit: int,
+        trace: list[str],
+    ) -> None:
+        """One hop from what stages 1-2 found, scored below its source."""
+        if len(found) >= limit:
+            return
+        kinds = (*GRAPH_KINDS, "supersedes") if retrospective else GRAPH_KINDS
+        added = await self._neighbours(conn, scope, now, retrospective, found, kinds)
+        trace.append(f"graph: {added}")
+
+    async def _contradictions(
+        self,
+        conn: AsyncConnection,
+        scope: str,
+        now: datetime,
+        retrospective: bool,
+        found: dict[int, Candidate],
+    ) -> dict[int, frozenset[int]]:
+        """Contradicting partners of every candidate (added to the pool if visible)."""
+        await self._neighbours(conn, scope, now, retrospective, found, ("contradicts",))
+        edges = await repo.relations(conn, scope, found, ["contradicts"])
+        pairs: dict[int, set[int]] = {}
+        for src, dst, _ in edges:
+            if src in found and dst in found:
+                pairs.setdefault(src, set()).add(dst)
+                pairs.setdefault(dst, set()).add(src)
+        return {k: frozenset(v) for k, v in pairs.items()}
+
+    async def _neighbours(
+        self,
+        conn: AsyncConnection,
+        scope: str,
+        now: datetime,
+        retrospective: bool,
+        found: dict[int, Candidate],
+        kinds: Sequence[RelationKind],
+    ) -> int:
+        sources = {mid: c for mid, c in found.items() if c.stage in ("lexical", "near")}
+        edges = await repo.relations(conn, scope, sources, kinds)
+        links: dict[int, tuple[int, RelationKind]] = {}
+        for src, dst, kind in edges:
+            for a, b in ((src, dst), (dst, src)):
+                if a in sources and b not in found and b not in links:
+                    links[b] = (a, kind)
+        if not links:
+            return 0
+        vis: ColumnElement[bool] = visible(scope, now, retrospective=retrospective)
+        rows = await repo.select_where(conn, m.id.in_(sorted(links)), vis)
+        added = 0
+        for memory in rows:
+            if not is_visible(memory, scope, now, retrospective=retrospective):
+                continue
+            source_id, kind = links[memory.id]
+            source = sources[source_id]
+            reason = f"与#{source_id}{_KIND_WORDS[kind]}" + _when(memory, now)
+            found[memory.id] = Candidate(
+                memory, "graph", source.score * self.params.graph_factor, reason
+            )
+            added += 1
+        return added
+
+    async def _vector(
+        self, scope: str, text: str, now: datetime, retrospective: bool, trace: list[str]
+    ) -> list[Candidate]:
+        side = self.vector
+        if side is None or side.mode == "off":
+            return []
+        vis = visible(scope, now, retrospective=retrospective)
+        async with self._db.read() as conn:
+            ids = await repo.ids_where(conn, vis)
+        try:
+            guess = await side.guess(scope, text, set(ids), now)
+        except Exception:  # the side path must never break recall
+            log.exception("vector side path failed")
+            return []
+        if guess is None or guess.memory_id not in ids:
+            return []
+        trace.append(f"vector ({side.mode}): #{guess.memory_id} {guess.score:.3f}")
+        if side.mode != "candidate":
+            log.info("vector shadow guess in %s: #%s %.3f", scope, guess.memory_id, guess.score)
+            return []
+        async with self._db.read() as conn:
+            memory = await repo.get(conn, scope, guess.memory_id)
+        if memory is None or not is_visible(memory, scope, now, retrospective=retrospective):
+            return []
+        return [Candidate(memory, "vector", guess.score, VECTOR_LABEL)]
+
+
+def _reason(label: str, matched: Sequence[str], memory: Memory, now: datetime) -> str:
+    words = "、".join(f"「{w}」" for w in matched[:4])
+    return f"{label}{words}" + _when(memory, now)
+
+
+def _when(memory: Memory, now: datetime) -> str:
+    if memory.valid_to is not None and memory.valid_to <= now:
+        return f"（以前的情况，{memory.valid_to.date().isoformat()} 起不再成立）"
+    if memory.status == "cold":
+        return "（很久没用到的旧记忆）"
+    return ""

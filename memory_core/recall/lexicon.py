@@ -1,0 +1,108 @@
+"""Word lists recall needs, kept as data beside this module and loaded once: the
+synonym table (data/synonyms.txt, hand-written; its header states source and
+licence) and the question-frame words that carry no content ("什么", "来着",
+"还记得", "what", "remember"...: data/question_frames.txt)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from .tokenize import bigram_tokens, is_cjk, normalise
+
+FUNCTION_CHARS = frozenset("的了吗呢吧啊呀哦嘛么啥咋哪谁喔哈嗯哇呗啦咯是")
+"""Particles and question characters: a query bigram containing one says nothing."""
+
+
+@dataclass(frozen=True, slots=True)
+class Lexicon:
+    expansions: dict[str, frozenset[str]]
+    """word -> the words it may stand for (synonyms, broader or narrower words)."""
+    max_len: int
+
+    def words_in(self, text: str) -> list[str]:
+        """Lexicon words of `text` by forward maximum matching (longest first), in order.
+
+        '酒店' is found as 酒店, not as 酒: a one-character word only counts where no
+        longer lexicon word covers it."""
+        norm = normalise(text)
+        found: list[str] = []
+        i = 0
+        while i < len(norm):
+            for size in range(min(self.max_len, len(norm) - i), 0, -1):
+                piece = norm[i : i + size]
+                if piece in self.expansions and _whole(norm, i, size):
+                    found.append(piece)
+                    i += size
+                    break
+            else:
+                i += 1
+        return found
+
+
+def _whole(text: str, start: int, size: int) -> bool:
+    """A latin lexicon word must not be part of a longer latin word."""
+    piece = text[start : start + size]
+    if any(is_cjk(c) for c in piece):
+        return True
+    before = text[start - 1] if start > 0 else " "
+    after = text[start + size] if start + size < len(text) else " "
+    return not (before.isalnum() and not is_cjk(before)) and not (
+        after.isalnum() and not is_cjk(after)
+    )
+
+
+def parse_synonyms(source: str) -> dict[str, frozenset[str]]:
+    table: dict[str, set[str]] = {}
+
+    def link(a: str, b: str) -> None:
+        if a != b:
+            table.setdefault(a, set()).add(b)
+            table.setdefault(b, set()).add(a)
+
+    for raw in source.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if ">" in line:
+            head, _, rest = line.partition(">")
+            broad = [normalise(w) for w in head.split()]
+            narrow = [normalise(w) for w in rest.split()]
+            for a in broad:
+                for b in broad:
+                    link(a, b)
+                for b in narrow:
+                    link(a, b)
+        else:
+            words = [normalise(w) for w in line.split()]
+            for a in words:
+                for b in words:
+                    link(a, b)
+    return {word: frozenset(others) for word, others in table.items()}
+
+
+@cache
+def lexicon() -> Lexicon:
+    expansions = parse_synonyms(_data("synonyms.txt"))
+    return Lexicon(expansions=expansions, max_len=max(map(len, expansions), default=1))
+
+
+def _data(name: str) -> str:
+    return resources.files("memory_core.recall").joinpath("data", name).read_text("utf-8")
+
+
+@cache
+def stop_tokens() -> frozenset[str]:
+    """Query tokens that belong to the question frame (data/question_frames.txt)."""
+    tokens: set[str] = set()
+    for raw in _data("question_frames.txt").splitlines():
+        for word in raw.split("#", 1)[0].split():
+            tokens.update(bigram_tokens(word))
+    return frozenset(tokens)
+
+
+def is_stop(token: str) -> bool:
+    if token in stop_tokens():
+        return True
+    return len(token) == 2 and is_cjk(token[0]) and any(c in FUNCTION_CHARS for c in token)

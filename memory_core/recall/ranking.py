@@ -1,0 +1,137 @@
+"""Final ordering of recalled memories (pure; `now` is passed in).
+
+Order by stage (exact words, near wording, graph, vector), then by relevance
+lifted a little by importance, recency of last access, credited hits and a star;
+pick greedily with maximal marginal relevance so near-identical memories don't
+fill the slots, and keep contradicting memories next to each other.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from memory_core.types import Memory, Stage
+
+from .tokenize import token_set
+
+STAGE_ORDER: dict[Stage, int] = {"lexical": 0, "near": 1, "graph": 2, "vector": 3}
+RECENCY_HALF_LIFE_DAYS = 30.0
+DUPLICATE_DICE = 0.85
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    memory: Memory
+    stage: Stage
+    score: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RankParams:
+    importance: float = 0.15
+    recency: float = 0.1
+    hits: float = 0.05
+    star: float = 0.1
+    closed_boost: float = 0.5
+    """Retrospective questions lift memories whose validity has ended."""
+    diversity: float = 0.3
+    """MMR trade-off: how much similarity to an already chosen memory costs."""
+
+
+def recency(memory: Memory, now: datetime) -> float:
+    """1.0 when just used, halving every RECENCY_HALF_LIFE_DAYS; 0 when never used."""
+    if memory.last_accessed_at is None:
+        return 0.0
+    days = max((now - memory.last_accessed_at).total_seconds(), 0.0) / 86400
+    return 0.5 ** (days / RECENCY_HALF_LIFE_DAYS)
+
+
+def final_score(
+    c: Candidate, now: datetime, *, retrospective: bool, params: RankParams = RankParams()
+) -> float:
+    m = c.memory
+    lift = (
+        params.importance * (m.importance - 0.5)
+        + params.recency * recency(m, now)
+        + params.hits * math.log1p(m.hit_count) / math.log(10)
+        + params.star * m.starred
+    )
+    if retrospective and ((m.valid_to is not None and m.valid_to <= now) or m.status == "cold"):
+        lift += params.closed_boost
+    return c.score * (1.0 + lift)
+
+
+def dice(a: frozenset[str], b: frozenset[str]) -> float:
+    return 2 * len(a & b) / (len(a) + len(b)) if a or b else 0.0
+
+
+def select(
+    candidates: Sequence[Candidate],
+    limit: int,
+    now: datetime,
+    *,
+    retrospective: bool = False,
+    contradicts: Mapping[int, frozenset[int]] | None = None,
+    params: RankParams = RankParams(),
+) -> list[Candidate]:
+    """At most `limit` candidates: by stage, then MMR over the final score."""
+    if limit <= 0:
+        return []
+    best: dict[int, Candidate] = {}
+    for c in candidates:
+        old = best.get(c.memory.id)
+        if old is None or (STAGE_ORDER[c.stage], -c.score) < (STAGE_ORDER[old.stage], -old.score):
+            best[c.memory.id] = c
+    scored = {
+        mid: replace(c, score=final_score(c, now, retrospective=retrospective, params=params))
+        for mid, c in best.items()
+    }
+    tokens = {mid: token_set(c.memory.content) for mid, c in scored.items()}
+    chosen: list[Candidate] = []
+    pool = sorted(scored.values(), key=lambda c: (STAGE_ORDER[c.stage], -c.score, c.memory.id))
+    while pool and len(chosen) < limit:
+        tier = STAGE_ORDER[pool[0].stage]
+        top = pool[0].score or 1.0
+
+        def mmr(c: Candidate, top: float = top) -> float:
+            sim = max((dice(tokens[c.memory.id], tokens[s.memory.id]) for s in chosen), default=0)
+            return c.score / top - params.diversity * sim
+
+        same_tier = [c for c in pool if STAGE_ORDER[c.stage] == tier]
+        pick = max(same_tier, key=lambda c: (mmr(c), -c.memory.id))
+        pool.remove(pick)
+        if any(dice(tokens[pick.memory.id], tokens[s.memory.id]) >= DUPLICATE_DICE for s in chosen):
+            continue
+        chosen.append(pick)
+    return _pair_contradictions(chosen, scored, contradicts or {}, limit)
+
+
+def _pair_contradictions(
+    chosen: list[Candidate],
+    pool: Mapping[int, Candidate],
+    contradicts: Mapping[int, frozenset[int]],
+    limit: int,
+) -> list[Candidate]:
+    """Put each chosen memory's contradicting partner right after it (if available),
+    dropping the lowest-ranked unpaired memories to stay within `limit`."""
+    out = list(chosen)
+    for c in chosen:
+        for partner_id in sorted(contradicts.get(c.memory.id, ())):
+            partner = pool.get(partner_id)
+            if partner is None or any(o.memory.id == partner_id for o in out):
+                continue
+            at = next(i for i, o in enumerate(out) if o.memory.id == c.memory.id)
+            out.insert(at + 1, partner)
+    while len(out) > limit:
+        paired = {
+            o.memory.id
+            for o in out
+            if any(p in {x.memory.id for x in out} for p in contradicts.get(o.memory.id, ()))
+        }
+        drop = next((o for o in reversed(out) if o.memory.id not in paired), out[-1])
+        out.remove(drop)
+    return out
