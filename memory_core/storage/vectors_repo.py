@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 
 from .engine import Database
-from .schema import aliases, memories
+from .schema import aliases, experiences, memories, memory_evidence
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +44,23 @@ async def embeddable_memories(db: Database) -> list[MemoryText]:
     return [
         MemoryText(int(r[0]), int(r[1]), str(r[2]), str(r[3]), str(r[4]), str(r[5])) for r in rows
     ]
+
+
+async def evidence_texts(db: Database, per_memory: int) -> dict[int, list[str]]:
+    """memory id -> the texts of its first `per_memory` evidence messages (by id)."""
+    query = (
+        select(memory_evidence.c.memory_id, experiences.c.text)
+        .join(experiences, experiences.c.id == memory_evidence.c.experience_id)
+        .order_by(memory_evidence.c.memory_id, experiences.c.id)
+    )
+    async with db.read() as conn:
+        rows = (await conn.execute(query)).all()
+    out: dict[int, list[str]] = {}
+    for memory_id, text in rows:
+        texts = out.setdefault(int(memory_id), [])
+        if len(texts) < per_memory and str(text).strip():
+            texts.append(str(text))
+    return out
 
 
 async def all_aliases(db: Database) -> dict[str, dict[str, str]]:
@@ -89,7 +106,8 @@ async def contents(db: Database, ids: Iterable[int]) -> dict[int, str]:
 
 
 async def source_fingerprint(db: Database) -> str:
-    """Changes whenever anything the index is derived from changes (cheap to compute:
+    """Changes whenever anything the index is derived from changes (memories, aliases,
+    evidence; cheap to compute:
     the scheduler asks it before starting `yuji embed`)."""
     memory_stats = select(
         func.count(memories.c.id),
@@ -98,7 +116,9 @@ async def source_fingerprint(db: Database) -> str:
         func.max(memories.c.updated_at),
     )
     alias_stats = select(func.count(aliases.c.id), func.max(aliases.c.id))
+    evidence_stats = select(func.count(memory_evidence.c.id), func.max(memory_evidence.c.id))
     async with db.read() as conn:
         m = (await conn.execute(memory_stats)).one()
         a = (await conn.execute(alias_stats)).one()
-    return "|".join(str(v) for v in (*m, *a))
+        e = (await conn.execute(evidence_stats)).one()
+    return "|".join(str(v) for v in (*m, *a, *e))

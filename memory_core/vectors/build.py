@@ -1,9 +1,10 @@
 """Bring the vector index up to date with the memories: what `yuji embed` runs.
 
-A row is reused only when its key — memory id, version and the hash of the exact
-text embedded — is unchanged; anything new, edited, or whose text changed (a new
-alias renames a person) is embedded again, and rows of memories that are gone or
-retracted are dropped. Each text is embedded on its own, so a vector never depends
+Rows are keyed by memory id and version. A memory's vector combines its own text
+and the messages it was heard in (its evidence). A vector is reused only when the
+memory's id and the hash of the exact texts embedded are unchanged; anything new, edited, or
+whose text changed (a new alias renames a person) is embedded again, and rows of
+memories that are gone or retracted are dropped. Each text is embedded on its own, so a vector never depends
 on which other texts happened to share its batch: an incremental run and a rebuild
 from nothing write the same bytes.
 """
@@ -22,9 +23,9 @@ from memory_core.storage import vectors_repo
 from memory_core.storage.engine import Database
 from memory_core.storage.vectors_repo import MemoryText
 
-from .embedder import Embedder
+from .embedder import Embedder, Matrix, l2_normalise
 from .store import IndexRow, VectorIndex, model_folder, text_sha
-from .text import ScopeNames, memory_text, scope_names
+from .text import EVIDENCE_VIEWS, ScopeNames, memory_views, scope_names
 
 SOURCE_FILE = "source.json"
 """Beside the manifest: the database fingerprint the index was built from."""
@@ -53,27 +54,40 @@ def names_by_scope(
     return {s: scope_names(subjects.get(s, set()), aliases.get(s, {})) for s in scopes}
 
 
+def embed_views(embedder: Embedder, views: Sequence[str]) -> Matrix:
+    """One memory's vector: its own text's vector plus the mean of its evidence
+    messages' vectors, renormalised (each text embedded alone, for determinism)."""
+    own = embedder.embed([views[0]])[0]
+    if len(views) == 1:
+        return own
+    heard = np.mean(np.stack([embedder.embed([v])[0] for v in views[1:]]), axis=0)
+    return l2_normalise((own + heard).reshape(1, -1))[0]
+
+
 def plan_index(
     memories: Sequence[MemoryText],
     aliases: dict[str, dict[str, str]],
     embedder: Embedder,
     previous: VectorIndex | None,
+    evidence: dict[int, list[str]] | None = None,
 ) -> tuple[VectorIndex, EmbedReport]:
     names = names_by_scope(memories, aliases)
-    reusable: dict[tuple[int, int, str], int] = {}
+    # A vector depends only on the text embedded: a new version with the same text
+    # (a status change, a closed validity) keeps its vector under the new key.
+    reusable: dict[tuple[int, str], int] = {}
     if previous is not None:
-        reusable = {(r.memory_id, r.version, r.text_sha): i for i, r in enumerate(previous.rows)}
+        reusable = {(r.memory_id, r.text_sha): i for i, r in enumerate(previous.rows)}
     rows: list[IndexRow] = []
     vectors: list[np.ndarray] = []
     embedded = 0
     for m in sorted(memories, key=lambda m: m.id):
-        text = memory_text(m.content, names[m.scope])
-        row = IndexRow(m.id, m.version, m.scope, m.subject, text_sha(text))
-        pos = reusable.get((row.memory_id, row.version, row.text_sha))
+        views = memory_views(m.content, (evidence or {}).get(m.id, []), names[m.scope])
+        row = IndexRow(m.id, m.version, m.scope, m.subject, text_sha("\x1f".join(views)))
+        pos = reusable.get((row.memory_id, row.text_sha))
         if previous is not None and pos is not None:
             vectors.append(previous.vectors[pos])
         else:
-            vectors.append(embedder.embed([text])[0])
+            vectors.append(embed_views(embedder, views))
             embedded += 1
         rows.append(row)
     matrix = (
@@ -82,7 +96,7 @@ def plan_index(
         else np.zeros((0, embedder.dim), dtype=np.float32)
     )
     index = VectorIndex(embedder.model_id, int(matrix.shape[1]), tuple(rows), matrix)
-    kept = {(r.memory_id, r.version, r.text_sha) for r in rows}
+    kept = {(r.memory_id, r.text_sha) for r in rows}
     dropped = sum(1 for key in reusable if key not in kept)
     report = EmbedReport(
         model_id=embedder.model_id,
@@ -103,8 +117,9 @@ async def sync_index(
     fingerprint = await vectors_repo.source_fingerprint(db)
     memories = await vectors_repo.embeddable_memories(db)
     aliases = await vectors_repo.all_aliases(db)
+    evidence = await vectors_repo.evidence_texts(db, EVIDENCE_VIEWS)
     previous = None if rebuild else VectorIndex.load(folder, embedder.model_id)
-    index, report = plan_index(memories, aliases, embedder, previous)
+    index, report = plan_index(memories, aliases, embedder, previous, evidence)
     unchanged = (
         previous is not None and previous.rows == index.rows and (folder / SOURCE_FILE).is_file()
     )

@@ -25,7 +25,13 @@ from .embedder import Calibration, Embedder
 from .factory import calibration_for, embedder_from_settings
 from .gate import GateDecision, Scored, decide, rank
 from .store import MANIFEST, VectorIndex, model_folder
-from .text import ScopeNames, content_terms, question_shape, question_text, scope_names
+from .text import (
+    ScopeNames,
+    content_terms,
+    question_shape,
+    question_text,
+    scope_names,
+)
 
 log = logging.getLogger(__name__)
 
@@ -197,6 +203,7 @@ class VectorSide:
         return scope_names(subjects, await vectors_repo.scope_aliases(self._db, scope))
 
     async def _is_current(self, memory_id: int) -> bool:
+        """The indexed vector was made from the memory's current version."""
         index = self.index()
         pos = index.position(memory_id) if index is not None else None
         if index is None or pos is None:

@@ -9,7 +9,7 @@ named people pick the candidates, and the vectors compare what is said about the
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 SPECIAL_SUBJECTS = frozenset({"group", "bot"})
@@ -73,8 +73,20 @@ def mentioned_subjects(text: str, names: ScopeNames) -> frozenset[str]:
 
 
 def memory_text(content: str, names: ScopeNames) -> str:
-    """The text embedded for a memory."""
+    """A memory's own text as embedded."""
     return strip_names(content, names)
+
+
+EVIDENCE_VIEWS = 8
+"""At most this many evidence messages describe a memory besides its own text."""
+EVIDENCE_CHARS = 200
+
+
+def memory_views(content: str, evidence: Sequence[str], names: ScopeNames) -> tuple[str, ...]:
+    """What a memory's vector is made of: its text, then the messages it was heard in
+    (the words people actually used, which questions tend to echo)."""
+    heard = [strip_names(t[:EVIDENCE_CHARS], names) for t in evidence if t.strip()]
+    return (memory_text(content, names), *heard[:EVIDENCE_VIEWS])
 
 
 def question_text(text: str, names: ScopeNames, nicknames: Iterable[str] = ()) -> str:

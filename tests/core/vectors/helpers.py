@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from sqlalchemy import insert, update
 
 from memory_core.storage.engine import Database
-from memory_core.storage.schema import aliases, memories
+from memory_core.storage.schema import aliases, experiences, memories, memory_evidence
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
@@ -48,4 +48,27 @@ async def add_alias(db: Database, scope: str, alias: str, canonical: str) -> Non
     async with db.write() as conn:
         await conn.execute(
             insert(aliases).values(scope=scope, alias=alias, canonical=canonical, created_at=T0)
+        )
+
+
+async def add_evidence(db: Database, memory_id: int, scope: str, text: str) -> None:
+    """An archived message and an evidence row pointing at it."""
+    async with db.write() as conn:
+        result = await conn.execute(
+            insert(experiences).values(
+                scope=scope,
+                fingerprint=f"fp-{memory_id}-{abs(hash(text))}",
+                sender_id="1",
+                text=text,
+                segments=[],
+                sent_at=T0,
+                received_at=T0,
+                source="realtime",
+            )
+        )
+        experience_id = int(result.inserted_primary_key[0])  # type: ignore[index]
+        await conn.execute(
+            insert(memory_evidence).values(
+                memory_id=memory_id, experience_id=experience_id, created_at=T0
+            )
         )

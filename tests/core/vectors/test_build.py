@@ -6,12 +6,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import numpy as np
+
 from memory_core import Yuji
 from memory_core.vectors.build import sync_index
 from memory_core.vectors.fake import FakeEmbedder
 from memory_core.vectors.store import VectorIndex, model_folder
 
-from .helpers import add_alias, add_memory, edit_memory, set_status
+from .helpers import add_alias, add_evidence, add_memory, edit_memory, set_status
 
 G1, G2 = "group:1", "group:2"
 
@@ -101,3 +103,23 @@ async def test_the_index_lives_outside_the_database(core: Yuji) -> None:
             r[0] for r in (await conn.exec_driver_sql("SELECT name FROM sqlite_master")).all()
         }
     assert not any("vector" in t for t in tables)
+
+
+async def test_a_memory_vector_blends_its_text_with_its_evidence(core: Yuji) -> None:
+    embedder = FakeEmbedder()
+    memory = await add_memory(core.db, G1, "老周", "老周儿子出生")
+    await sync_index(core.db, embedder, core.settings.vectors_dir)
+    folder = model_folder(core.settings.vectors_dir, embedder.model_id)
+    alone = VectorIndex.load(folder, embedder.model_id)
+    assert alone is not None
+
+    await add_evidence(core.db, memory, G1, "报喜！昨晚老周家添了个大胖小子")
+    report = await sync_index(core.db, embedder, core.settings.vectors_dir)
+    assert report.embedded == 1
+    blended = VectorIndex.load(folder, embedder.model_id)
+    assert blended is not None
+    own = embedder.embed(["儿子出生"])[0]
+    heard = embedder.embed(["报喜！昨晚 家添了个大胖小子"])[0]
+    expected = (own + heard) / np.linalg.norm(own + heard)
+    np.testing.assert_allclose(blended.vectors[0], expected, atol=1e-6)
+    assert not np.allclose(alone.vectors[0], blended.vectors[0])
