@@ -10,6 +10,9 @@ from dataclasses import dataclass
 
 from .archive.fetcher import AttachmentFetcher
 from .archive.service import ArchiveService
+from .chat.commands import ChatCommands
+from .chat.service import ChatService
+from .chat.sources import ChatContextSource, ChatStatusSource, nightly_lines, ops_lines
 from .clock import Clock, SystemClock
 from .consolidation.service import ConsolidationService
 from .llm.base import LLMClient
@@ -22,7 +25,10 @@ from .ops.service import OpsService
 from .ops.telegram import make_alert_sink
 from .settings import Settings
 from .storage import migrate
+from .storage.chat_repo import ChatRepo
 from .storage.engine import Database
+from .vectors.embedder import Embedder
+from .vectors.side_path import VectorSide
 
 
 @dataclass
@@ -43,6 +49,15 @@ class Yuji:
     """Background batches: run_once / reconcile / watchdog / status / remember."""
     nightly: NightlyService
     """The nightly pipeline: run/retry_due, blocks for the chat prompt, cards, last_run."""
+    chat_state: ChatRepo
+    """Per chat: muted until, last wake and reply; what each reply was given (/why)."""
+    chat_status: ChatStatusSource
+    chat: ChatService
+    """Wake rules and the reply pipeline: respond(incoming, send); backfill."""
+    chat_commands: ChatCommands
+    """What each slash command does, answered as one Chinese text."""
+    vectors: VectorSide | None
+    """The vector side path; None when YUJI_VECTOR_MODE=off (the model is never loaded)."""
 
     @classmethod
     async def open(
@@ -53,6 +68,7 @@ class Yuji:
         llm: LLMClient | None = None,
         fetcher: AttachmentFetcher | None = None,
         alert_sink: AlertSink | None = None,
+        embedder: Embedder | None = None,
     ) -> Yuji:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         db = Database(settings.sqlalchemy_url)
@@ -77,6 +93,37 @@ class Yuji:
         nightly = NightlyService(
             db, settings, clock, memories=memories, archive=archive, llm=llm, alerts=alerts
         )
+        vectors = (
+            VectorSide(settings, db, embedder=embedder) if settings.vector_mode != "off" else None
+        )
+        recall.vector = vectors
+        chat_state = ChatRepo(db)
+        chat_status = ChatStatusSource(
+            consolidation,
+            chat_state,
+            extras=(nightly_lines(nightly), ops_lines(ops, settings, clock)),
+        )
+        chat = ChatService(
+            settings=settings,
+            clock=clock,
+            repo=chat_state,
+            archive=archive,
+            recall=recall,
+            memories=memories,
+            context=ChatContextSource(db, consolidation),
+            llm=llm,
+            blocks=nightly,
+        )
+        chat_commands = ChatCommands(
+            settings=settings,
+            clock=clock,
+            repo=chat_state,
+            archive=archive,
+            memories=memories,
+            recall=recall,
+            status=chat_status,
+            cards=nightly,
+        )
         return cls(
             settings=settings,
             db=db,
@@ -89,6 +136,11 @@ class Yuji:
             recall=recall,
             consolidation=consolidation,
             nightly=nightly,
+            chat_state=chat_state,
+            chat_status=chat_status,
+            chat=chat,
+            chat_commands=chat_commands,
+            vectors=vectors,
         )
 
     async def close(self) -> None:

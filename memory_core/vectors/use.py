@@ -18,7 +18,7 @@ import numpy as np
 
 from .embedder import Calibration, Matrix, l2_normalise
 
-USE_CALIBRATION = Calibration(threshold=0.20, margin=0.0)
+USE_CALIBRATION = Calibration(threshold=0.20, margin=0.02)
 """Chosen from the `--vector-sweep` of the dev set (see README, "Vector side path")."""
 
 

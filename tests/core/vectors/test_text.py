@@ -52,6 +52,8 @@ def test_question_shape_intent_and_subject() -> None:
     assert asks.subjects == {"老周"}
     assert question_shape("周哥家添丁了没", NAMES, private=False).has_intent
     assert not question_shape("周哥今天来了", NAMES, private=False).has_intent
+    assert question_shape("周哥周末一般干嘛", NAMES, private=False).has_intent
+    assert question_shape("周哥家的猫是公是母", NAMES, private=False).has_intent
     assert not question_shape("最近有什么好玩的", NAMES, private=False).has_subject
 
 
