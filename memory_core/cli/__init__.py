@@ -12,7 +12,7 @@ import inspect
 import sys
 from collections.abc import Sequence
 
-SUBCOMMANDS: tuple[str, ...] = ("backup", "restore", "stats", "embed", "consolidate")
+SUBCOMMANDS: tuple[str, ...] = ("backup", "restore", "stats", "embed", "consolidate", "nightly")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -43,6 +43,7 @@ from .days import (
     zone,
 )
 from .ports import ArchivePort, MemoryPort
+from .status import status_lines
 from .steps import STEPS
 from .types import LastRun, NightlyBlocks, StepReport, StepStatus
 
@@ -282,6 +283,10 @@ class NightlyService:
             last_error=health.last_error,
             last_success_at=health.last_success_at,
         )
+
+    async def status_lines(self, scope: str) -> dict[str, str]:
+        """`/status` lines for the chat (the chat helper's ExtraStatus)."""
+        return status_lines(await self.last_run(scope), self.tz)
 
     def day_of(self, instant: datetime) -> date:
         return day_of(instant, self.tz, self.cutoff)

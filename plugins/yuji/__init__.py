@@ -11,6 +11,7 @@ from memory_core import Yuji  # noqa: E402
 
 from . import archive_hooks as archive_hooks  # noqa: E402
 from . import jobs_consolidation as jobs_consolidation  # noqa: E402
+from . import jobs_nightly as jobs_nightly  # noqa: E402
 from . import jobs_vectors as jobs_vectors  # noqa: E402
 from . import runtime  # noqa: E402
 from .config import Config, to_settings  # noqa: E402

@@ -10,7 +10,7 @@ from memory_core.nightly.blocks import active_state_lines, background_days
 from memory_core.nightly.days import zone
 from memory_core.types import EvidenceRef, Memory, Recalled
 
-from .conftest import SCOPE, archive, day_script, fragment, sh
+from .seed import SCOPE, archive, day_script, fragment, sh
 
 
 def mem(id: int, *, valid_from: datetime | None, valid_to: datetime | None, **kw: object) -> Memory:

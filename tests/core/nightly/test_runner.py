@@ -15,7 +15,7 @@ from memory_core.llm.fake import LLMRequest, ScriptedLLM, text_response
 from memory_core.nightly import StepReport
 from memory_core.ops.alerts import RecordingAlertSink
 
-from .conftest import SCOPE, day_script, fragment, prompt_kind, quiet_day, reply, sh
+from .seed import SCOPE, day_script, fragment, prompt_kind, quiet_day, reply, sh
 
 DAY = "2026-11-20"
 STEPS = ["settle", "diary", "cards", "states", "events", "gc"]

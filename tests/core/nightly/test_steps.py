@@ -14,7 +14,7 @@ from memory_core.nightly import StepReport
 from memory_core.storage.schema import fragments, nightly_settled
 from memory_core.types import EvidenceRef, Memory
 
-from .conftest import SCOPE, day_script, fragment, reply, sh
+from .seed import SCOPE, day_script, fragment, reply, sh
 
 DAY = "2026-11-20"
 GARBAGE = text_response("抱歉，我无法完成这个请求。")
@@ -39,7 +39,7 @@ async def state(core: Yuji, content: str, until: datetime, since: datetime) -> M
 
 
 async def _archive_one(core: Yuji, at: datetime, text: str) -> list[int]:
-    from .conftest import archive
+    from .seed import archive
 
     return await archive(core, SCOPE, at, [text])
 
