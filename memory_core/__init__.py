@@ -8,6 +8,9 @@ from .archive import AttachmentFetcher as AttachmentFetcher
 from .archive import FakeFetcher as FakeFetcher
 from .archive import FetchedFile as FetchedFile
 from .archive import HttpxFetcher as HttpxFetcher
+from .chat import BackfillReport as BackfillReport
+from .chat import Incoming as Incoming
+from .chat import ReplyOutcome as ReplyOutcome
 from .clock import Clock as Clock
 from .clock import FakeClock as FakeClock
 from .clock import SystemClock as SystemClock
@@ -33,6 +36,7 @@ __all__ = [
     "AlertSink",
     "AttachmentFetcher",
     "AttachmentRef",
+    "BackfillReport",
     "BackupManifest",
     "Clock",
     "Experience",
@@ -40,9 +44,11 @@ __all__ = [
     "FakeFetcher",
     "FetchedFile",
     "HttpxFetcher",
+    "Incoming",
     "NewExperience",
     "OpsStatus",
     "RecordingAlertSink",
+    "ReplyOutcome",
     "Settings",
     "Sizes",
     "SystemClock",
