@@ -141,8 +141,9 @@ class NightlyService:
             if last_report.outcome == "waiting":
                 waiting = True
                 break
-        if days:
-            await self._record(health, failure, waiting)
+        # Nothing pending also counts as healthy: a due retry with nothing left to do
+        # closes the failure streak instead of coming back every tick.
+        await self._record(health, failure, waiting)
         return reports
 
     async def _run_day(self, scope: str, day: date) -> list[StepReport]:

@@ -15,7 +15,7 @@ from memory_core.llm.fake import LLMRequest, ScriptedLLM, text_response
 from memory_core.nightly import StepReport
 from memory_core.ops.alerts import RecordingAlertSink
 
-from .seed import SCOPE, day_script, fragment, prompt_kind, quiet_day, reply, sh
+from .seed import SCOPE, day_script, fragment, prompt_kind, quiet_day, quiet_responder, reply, sh
 
 DAY = "2026-11-20"
 STEPS = ["settle", "diary", "cards", "states", "events", "gc"]
@@ -296,3 +296,23 @@ async def test_housekeeping_removes_logs_past_retention(
     assert reports[-1].scope == "*"
     assert "1 old log files removed" in reports[-1].detail
     assert sorted(os.listdir(logs)) == ["yuji.log"]
+
+
+async def test_a_due_retry_with_nothing_left_to_do_closes_the_streak(
+    core: Yuji, llm: ScriptedLLM, clock: FakeClock
+) -> None:
+    llm.default = quiet_responder
+    await core.nightly.run(scope=SCOPE)  # the 20th is done
+    await fragment(core, SCOPE, sh(2026, 11, 19, 21, 0), "补进来的前一天。")
+    llm.default = text_response("抱歉，我无法处理")
+    failed = await core.nightly.run(day="2026-11-19", scope=SCOPE)  # by hand, fails
+    assert ("2026-11-19", "diary", "failed") in outcomes(failed)
+    assert (await core.nightly.last_run(SCOPE)).consecutive_failures == 1
+    clock.advance(timedelta(hours=2))
+
+    retried = await core.nightly.retry_due()
+
+    assert outcomes(retried) == []  # every day up to the cutoff is finished
+    last = await core.nightly.last_run(SCOPE)
+    assert (last.consecutive_failures, last.retry_at) == (0, None)
+    assert await core.nightly.retry_due() == []
