@@ -11,9 +11,9 @@ from typing import Any
 
 from memory_core.clock import FakeClock
 from memory_core.service import Yuji
-from memory_core.settings import Settings
+from memory_core.settings import Settings, VectorMode
 
-from . import loader
+from . import loader, vector_eval
 from .dataset import DataQuery, Dataset
 from .metrics import Answer, report
 
@@ -26,6 +26,10 @@ class EvalOptions:
     """Generated near-copies of the expected memories, in total."""
     baselines: bool = False
     limit: int = 5
+    vector: VectorMode = "off"
+    """Mode of the vector side path for the run (the index is built after loading)."""
+    vector_sweep: bool = False
+    """Add `vector_sweep`: one report per (threshold, margin) of vector_eval's grid."""
 
 
 async def run_eval(ds: Dataset, options: EvalOptions = EvalOptions()) -> dict[str, Any]:
@@ -33,7 +37,9 @@ async def run_eval(ds: Dataset, options: EvalOptions = EvalOptions()) -> dict[st
     `load` (how the dataset went in)."""
     with tempfile.TemporaryDirectory(prefix="yuji-eval-") as tmp:
         clock = FakeClock(ds.now)
-        settings = Settings(data_dir=Path(tmp), vector_mode="off", recall_limit=options.limit)
+        settings = Settings(
+            data_dir=Path(tmp), vector_mode=options.vector, recall_limit=options.limit
+        )
         core = await Yuji.open(settings, clock=clock)
         try:
             loaded = await loader.load(core, clock, ds)
@@ -42,6 +48,8 @@ async def run_eval(ds: Dataset, options: EvalOptions = EvalOptions()) -> dict[st
             if options.clones:
                 await loader.add_clones(core, clock, ds, loaded, options.clones)
             clock.set(ds.now)
+            if core.vectors is not None:
+                await vector_eval.prepare(core)
             for q in ds.queries[:5]:  # warm caches before timing
                 await core.recall.recall(q.scope, q.text, now=ds.now)
             answers = [await _ask(core, loaded, q, ds) for q in ds.queries]
@@ -50,6 +58,11 @@ async def run_eval(ds: Dataset, options: EvalOptions = EvalOptions()) -> dict[st
             if options.baselines:
                 bm25 = [await _ask_bm25(core, loaded, q, ds, options.limit) for q in ds.queries]
                 result["baselines"]["bm25"] = report(bm25)
+                result["baselines"].update(
+                    await vector_eval.baselines(core, loaded, ds, options.limit)
+                )
+            if options.vector_sweep:
+                result["vector_sweep"] = await vector_eval.sweep(core, loaded, ds)
             result["load"] = {
                 "memories": len(loaded.ids),
                 "generated": loaded.generated,

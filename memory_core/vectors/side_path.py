@@ -26,6 +26,7 @@ from .factory import calibration_for, embedder_from_settings
 from .gate import GateDecision, Scored, decide, rank
 from .store import MANIFEST, VectorIndex, model_folder
 from .text import (
+    QuestionShape,
     ScopeNames,
     content_terms,
     question_shape,
@@ -122,17 +123,24 @@ class VectorSide:
         return decision.guess
 
     async def decide(self, scope: str, text: str, candidate_ids: set[int]) -> GateDecision:
-        names = await self._names(scope)
-        shape = question_shape(text, names, private=scope.startswith("private:"))
-        if not (shape.has_intent and shape.has_subject):
-            return decide(shape, (), self.calibration)
-        found = await self.candidates(
-            scope, text, candidate_ids, subjects=shape.subjects, names=names
-        )
-        decision = decide(shape, found.scored, self.calibration)
+        shape, scored = await self.explain(scope, text, candidate_ids)
+        decision = decide(shape, scored, self.calibration)
         if decision.guess is not None and not await self._is_current(decision.guess.memory_id):
             return GateDecision(None, "indexed vector is stale", decision.best, decision.margin)
         return decision
+
+    async def explain(
+        self, scope: str, text: str, candidate_ids: set[int]
+    ) -> tuple[QuestionShape, tuple[Scored, ...]]:
+        """The gate's inputs for one question (the sweep replays the gate on them)."""
+        names = await self._names(scope)
+        shape = question_shape(text, names, private=scope.startswith("private:"))
+        if not (shape.has_intent and shape.has_subject):
+            return shape, ()
+        found = await self.candidates(
+            scope, text, candidate_ids, subjects=shape.subjects, names=names
+        )
+        return shape, found.scored
 
     async def candidates(
         self,
