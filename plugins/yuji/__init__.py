@@ -10,6 +10,9 @@ require("nonebot_plugin_apscheduler")
 from memory_core import Yuji  # noqa: E402
 
 from . import archive_hooks as archive_hooks  # noqa: E402
+from . import chat as chat  # noqa: E402
+from . import commands as commands  # noqa: E402
+from . import jobs_backfill as jobs_backfill  # noqa: E402
 from . import jobs_consolidation as jobs_consolidation  # noqa: E402
 from . import jobs_nightly as jobs_nightly  # noqa: E402
 from . import jobs_vectors as jobs_vectors  # noqa: E402

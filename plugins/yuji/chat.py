@@ -1,0 +1,103 @@
+"""The wake handler: event -> `core.chat.respond(incoming, send)` -> reply parts sent.
+
+Runs after the archive hook (priority 0) and the commands (priority 10), never
+blocks other handlers, and skips command-looking text. Replies are sent as plain
+text segments, so nothing the model writes is ever parsed as a CQ code; in groups
+the first part quotes the message it answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from nonebot import get_driver, logger, on_message
+from nonebot.adapters.onebot.v11 import (
+    Bot,
+    GroupMessageEvent,
+    Message,
+    MessageEvent,
+    MessageSegment,
+    PrivateMessageEvent,
+)
+
+from memory_core import Incoming, group_scope, private_scope
+
+from . import runtime
+from .archive_convert import convert, display_name
+
+CHAT_PRIORITY = 50
+
+chat = on_message(priority=CHAT_PRIORITY, block=False)
+
+
+@chat.handle()
+async def _wake(bot: Bot, event: MessageEvent) -> None:
+    incoming = to_incoming(event, str(bot.self_id), command_starts())
+    if incoming is None:
+        return
+    core = runtime.core()
+    quote = str(event.message_id) if isinstance(event, GroupMessageEvent) else None
+    sent: list[str] = []
+
+    async def send(text: str) -> str | None:
+        message = Message(MessageSegment.text(text))
+        if quote is not None and not sent:
+            message = MessageSegment.reply(int(quote)) + message
+        result = await bot.send(event, message)
+        message_id = result.get("message_id") if isinstance(result, Mapping) else None
+        sent.append(str(message_id))
+        return None if message_id is None else str(message_id)
+
+    outcome = await core.chat.respond(incoming, send)
+    if outcome.kind in ("fallback", "failure"):
+        logger.info(f"yuji: {outcome.kind} line sent in {incoming.scope}")
+
+
+def command_starts() -> tuple[str, ...]:
+    return tuple(s for s in get_driver().config.command_start if s)
+
+
+def to_incoming(
+    event: MessageEvent, self_id: str, command_starts: tuple[str, ...] = ("/",)
+) -> Incoming | None:
+    """What the wake rules and the prompt need from the event; None = not for chat."""
+    if str(event.user_id) == self_id:
+        return None
+    if isinstance(event, GroupMessageEvent):
+        scope, is_private = group_scope(event.group_id), False
+    elif isinstance(event, PrivateMessageEvent):
+        scope, is_private = private_scope(event.user_id), True
+    else:
+        return None
+    segments = list(event.original_message)
+    mentioned = tuple(str(s.data.get("qq", "")) for s in segments if s.type == "at")
+    spoken = [s for s in segments if not (s.type == "at" and str(s.data.get("qq")) == self_id)]
+    converted = convert(spoken)
+    text = converted.text.strip()
+    if command_starts and text.startswith(command_starts):
+        return None
+    reply_to_bot: bool | None = None
+    if event.reply is not None and event.reply.sender.user_id is not None:
+        reply_to_bot = str(event.reply.sender.user_id) == self_id
+    return Incoming(
+        scope=scope,
+        fingerprint=str(event.message_id),
+        sender_id=str(event.user_id),
+        sender_name=display_name(getattr(event.sender, "card", None), event.sender.nickname),
+        text=text,
+        sent_at=_instant(event.time),
+        self_id=self_id,
+        is_private=is_private,
+        mentioned_ids=mentioned,
+        reply_to=converted.reply_to,
+        reply_to_bot=reply_to_bot,
+    )
+
+
+def _instant(timestamp: Any) -> datetime:
+    try:
+        return datetime.fromtimestamp(int(timestamp), UTC)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return runtime.core().clock.now()

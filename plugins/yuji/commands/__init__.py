@@ -1,0 +1,11 @@
+"""One module per slash command (SPEC.md §10); `_common` holds what they share."""
+
+from . import backfill as backfill
+from . import cards as cards
+from . import forget as forget
+from . import mute as mute
+from . import recall as recall
+from . import remember as remember
+from . import status as status
+from . import unmute as unmute
+from . import why as why

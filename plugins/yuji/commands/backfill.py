@@ -1,0 +1,49 @@
+"""`/backfill [n]` (admin, groups): fetch up to 200 missed messages and archive the new."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from nonebot import on_command
+from nonebot.adapters.onebot.v11 import Bot, Message, MessageEvent
+from nonebot.params import CommandArg
+
+from memory_core.chat.texts import UsageError, backfill_text
+
+from ._common import (
+    COMMAND_PRIORITY,
+    answer,
+    group_id_of,
+    history_parser,
+    require_group_admin,
+    runtime,
+)
+
+backfill = on_command("backfill", aliases={"补拉"}, priority=COMMAND_PRIORITY, block=True)
+
+
+def parse_count(raw: str, default: int) -> int:
+    raw = raw.strip()
+    if not raw:
+        return default
+    if not raw.isdecimal() or not 1 <= int(raw) <= 200:
+        raise UsageError("用法：/backfill [条数]，条数 1 到 200")
+    return int(raw)
+
+
+@backfill.handle()
+async def _backfill(bot: Bot, event: MessageEvent, args: Annotated[Message, CommandArg()]) -> None:
+    async def action() -> str:
+        await require_group_admin(bot, event)
+        group_id = group_id_of(event)
+        core = runtime.core()
+        limit = parse_count(args.extract_plain_text(), core.settings.backfill_max)
+        report = await core.chat.backfill(
+            group_id,
+            call_api=bot.call_api,
+            parse=history_parser(group_id, str(bot.self_id), core.clock.now),
+            limit=limit,
+        )
+        return backfill_text(report.fetched, report.new, report.duplicates, report.error)
+
+    await answer(backfill, action)

@@ -1,0 +1,18 @@
+"""`/cards` (anyone): the seven memory cards of this chat."""
+
+from __future__ import annotations
+
+from nonebot import on_command
+from nonebot.adapters.onebot.v11 import MessageEvent
+
+from ._common import COMMAND_PRIORITY, answer, runtime, scope_of
+
+cards = on_command("cards", aliases={"卡片"}, priority=COMMAND_PRIORITY, block=True)
+
+
+@cards.handle()
+async def _cards(event: MessageEvent) -> None:
+    async def action() -> str:
+        return await runtime.core().chat_commands.cards(scope_of(event))
+
+    await answer(cards, action)

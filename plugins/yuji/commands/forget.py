@@ -1,0 +1,24 @@
+"""`/forget <id>` (admin): retract a memory of this chat (history kept)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from nonebot import on_command
+from nonebot.adapters.onebot.v11 import Bot, Message, MessageEvent
+from nonebot.params import CommandArg
+
+from ._common import COMMAND_PRIORITY, answer, require_admin, runtime, scope_of
+
+forget = on_command("forget", aliases={"忘掉"}, priority=COMMAND_PRIORITY, block=True)
+
+
+@forget.handle()
+async def _forget(bot: Bot, event: MessageEvent, args: Annotated[Message, CommandArg()]) -> None:
+    async def action() -> str:
+        await require_admin(bot, event)
+        return await runtime.core().chat_commands.forget(
+            scope_of(event), args.extract_plain_text(), by=str(event.user_id)
+        )
+
+    await answer(forget, action)

@@ -1,0 +1,23 @@
+"""`/recall <question>` (anyone): what recall would inject for it, with stage tags."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from nonebot import on_command
+from nonebot.adapters.onebot.v11 import Message, MessageEvent
+from nonebot.params import CommandArg
+
+from ._common import COMMAND_PRIORITY, answer, runtime, scope_of
+
+recall = on_command("recall", priority=COMMAND_PRIORITY, block=True)
+
+
+@recall.handle()
+async def _recall(event: MessageEvent, args: Annotated[Message, CommandArg()]) -> None:
+    async def action() -> str:
+        return await runtime.core().chat_commands.recall_preview(
+            scope_of(event), args.extract_plain_text()
+        )
+
+    await answer(recall, action)

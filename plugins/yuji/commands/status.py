@@ -1,0 +1,20 @@
+"""`/status` (admin): pending messages, last batch, mute, last reply, and what the
+nightly and operations areas report."""
+
+from __future__ import annotations
+
+from nonebot import on_command
+from nonebot.adapters.onebot.v11 import Bot, MessageEvent
+
+from ._common import COMMAND_PRIORITY, answer, require_group_admin, runtime, scope_of
+
+status = on_command("status", aliases={"状态"}, priority=COMMAND_PRIORITY, block=True)
+
+
+@status.handle()
+async def _status(bot: Bot, event: MessageEvent) -> None:
+    async def action() -> str:
+        await require_group_admin(bot, event)
+        return await runtime.core().chat_commands.status(scope_of(event))
+
+    await answer(status, action)

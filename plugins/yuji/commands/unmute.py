@@ -1,0 +1,19 @@
+"""`/unmute` (admin): reply again."""
+
+from __future__ import annotations
+
+from nonebot import on_command
+from nonebot.adapters.onebot.v11 import Bot, MessageEvent
+
+from ._common import COMMAND_PRIORITY, answer, require_admin, runtime, scope_of
+
+unmute = on_command("unmute", priority=COMMAND_PRIORITY, block=True)
+
+
+@unmute.handle()
+async def _unmute(bot: Bot, event: MessageEvent) -> None:
+    async def action() -> str:
+        await require_admin(bot, event)
+        return await runtime.core().chat_commands.unmute(scope_of(event))
+
+    await answer(unmute, action)

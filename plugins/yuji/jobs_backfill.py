@@ -1,0 +1,71 @@
+"""Backfill every group every `YUJI_BACKFILL_INTERVAL_S` seconds (default 30 min).
+
+Groups come from each connected bot's `get_group_list`, else from the archive.
+A failure in one group is logged and the next group goes on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nonebot import get_bots, get_driver, get_plugin_config, logger, require
+from nonebot.adapters.onebot.v11 import Bot
+
+require("nonebot_plugin_apscheduler")
+
+from nonebot_plugin_apscheduler import scheduler  # noqa: E402
+
+from . import runtime  # noqa: E402
+from .backfill_convert import history_parser  # noqa: E402
+from .config import Config, to_settings  # noqa: E402
+
+JOB_ID = "yuji_backfill"
+
+
+async def group_ids(bot: Bot) -> list[int]:
+    try:
+        groups: Any = await bot.get_group_list()
+    except Exception as exc:
+        logger.warning(f"yuji backfill: get_group_list failed ({exc!r}); using archived groups")
+        groups = None
+    if isinstance(groups, list):
+        ids = {str(g.get("group_id", "")) for g in groups if isinstance(g, dict)}  # pyright: ignore[reportUnknownVariableType]
+        return sorted(int(i) for i in ids if i.isdecimal())
+    scopes = await runtime.core().archive.scopes()
+    return sorted(int(s.split(":", 1)[1]) for s in scopes if s.startswith("group:"))
+
+
+async def backfill_all() -> None:
+    try:
+        core = runtime.core()
+    except RuntimeError:
+        return
+    for bot in list(get_bots().values()):
+        if not isinstance(bot, Bot):
+            continue
+        for group_id in await group_ids(bot):
+            try:
+                await core.chat.backfill(
+                    group_id,
+                    call_api=bot.call_api,
+                    parse=history_parser(group_id, str(bot.self_id), core.clock.now),
+                    limit=core.settings.backfill_max,
+                )
+            except Exception as exc:
+                logger.opt(exception=exc).error(f"yuji backfill of group {group_id} failed")
+
+
+@get_driver().on_startup
+async def _schedule() -> None:
+    interval = to_settings(get_plugin_config(Config)).backfill_interval_s
+    if interval <= 0:
+        return
+    scheduler.add_job(
+        backfill_all,
+        "interval",
+        seconds=interval,
+        id=JOB_ID,
+        replace_existing=True,
+        max_instances=1,
+        coalesce=True,
+    )
