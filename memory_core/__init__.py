@@ -15,6 +15,11 @@ from .clock import Clock as Clock
 from .clock import FakeClock as FakeClock
 from .clock import SystemClock as SystemClock
 from .errors import YujiError as YujiError
+from .nightly import Card as Card
+from .nightly import LastRun as LastRun
+from .nightly import NightlyBlocks as NightlyBlocks
+from .nightly import StepReport as StepReport
+from .nightly.days import parse_cutoff as parse_cutoff
 from .ops import AlertSink as AlertSink
 from .ops import BackupManifest as BackupManifest
 from .ops import OpsStatus as OpsStatus
@@ -38,6 +43,7 @@ __all__ = [
     "AttachmentRef",
     "BackfillReport",
     "BackupManifest",
+    "Card",
     "Clock",
     "Experience",
     "FakeClock",
@@ -45,12 +51,15 @@ __all__ = [
     "FetchedFile",
     "HttpxFetcher",
     "Incoming",
+    "LastRun",
     "NewExperience",
+    "NightlyBlocks",
     "OpsStatus",
     "RecordingAlertSink",
     "ReplyOutcome",
     "Settings",
     "Sizes",
+    "StepReport",
     "SystemClock",
     "VectorSide",
     "Yuji",
@@ -58,6 +67,7 @@ __all__ = [
     "group_scope",
     "human_bytes",
     "needs_embedding",
+    "parse_cutoff",
     "private_scope",
     "run_embed_process",
 ]

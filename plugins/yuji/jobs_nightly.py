@@ -19,8 +19,7 @@ require("nonebot_plugin_apscheduler")
 
 from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
-from memory_core.nightly import StepReport  # noqa: E402
-from memory_core.nightly.days import parse_cutoff  # noqa: E402
+from memory_core import StepReport, parse_cutoff  # noqa: E402
 
 from . import runtime  # noqa: E402
 from .config import Config, to_settings  # noqa: E402
