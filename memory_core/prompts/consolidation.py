@@ -7,6 +7,7 @@ Snapshot tests pin the texts: change them on purpose only.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -156,10 +157,16 @@ def _strip_titles(node: Any) -> Any:
     return node
 
 
-def tool_specs() -> list[ToolSpec]:
-    return [
+@functools.cache
+def _specs() -> tuple[ToolSpec, ...]:
+    return tuple(
         ToolSpec(t.name, t.description, _strip_titles(t.args.model_json_schema())) for t in TOOLS
-    ]
+    )
+
+
+def tool_specs() -> list[ToolSpec]:
+    """The tool list sent with every request (schemas built once, they never change)."""
+    return list(_specs())
 
 
 # --- the batch as text ---------------------------------------------------------------
