@@ -12,7 +12,15 @@ import inspect
 import sys
 from collections.abc import Sequence
 
-SUBCOMMANDS: tuple[str, ...] = ("backup", "restore", "stats", "embed", "consolidate", "nightly")
+SUBCOMMANDS: tuple[str, ...] = (
+    "backup",
+    "restore",
+    "stats",
+    "embed",
+    "consolidate",
+    "nightly",
+    "status",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,88 @@
+"""`yuji status [--json]`: per chat, how far consolidation is behind, whether it is
+muted and when the persona last replied.
+
+Each chat known to the archive or to `chat_state` is listed. Other areas add their
+own fields through `SECTIONS` (one function per area taking the core and returning
+a JSON-ready mapping, or None when it has nothing to say).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from memory_core.cli.common import opened_core
+from memory_core.service import Yuji
+
+Section = Callable[[Yuji], Awaitable[Mapping[str, Any] | None]]
+SECTIONS: dict[str, Section] = {}
+"""Top-level JSON keys beside "scopes", filled by other areas (nightly, backups)."""
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "status", help="per chat: pending messages, last batch, muted, last reply"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=run)
+
+
+async def run(args: argparse.Namespace) -> int:
+    async with opened_core() as core:
+        data = await collect(core)
+    print(json.dumps(data, ensure_ascii=False, indent=2) if args.json else render(data))
+    return 0
+
+
+async def collect(core: Yuji) -> dict[str, Any]:
+    now = core.clock.now()
+    scopes = set(await core.archive.scopes())
+    scopes.update(state.scope for state in await core.chat_state.states())
+    rows: list[dict[str, Any]] = []
+    for scope in sorted(scopes):
+        status = await core.chat_status.scope_status(scope)
+        muted = status.muted_until is not None and status.muted_until > now
+        rows.append(
+            {
+                "scope": scope,
+                "pending": status.pending,
+                "last_batch": None
+                if status.last_batch_state is None
+                else {"state": status.last_batch_state, "at": _iso(status.last_batch_at)},
+                "muted": muted,
+                "muted_until": _iso(status.muted_until) if muted else None,
+                "last_reply_at": _iso(status.last_reply_at),
+            }
+        )
+    data: dict[str, Any] = {"now": _iso(now), "scopes": rows}
+    for key, section in SECTIONS.items():
+        value = await section(core)
+        if value is not None:
+            data[key] = dict(value)
+    return data
+
+
+def render(data: Mapping[str, Any]) -> str:
+    rows: list[dict[str, Any]] = data["scopes"]
+    if not rows:
+        return "no chats yet"
+    lines: list[str] = []
+    for row in rows:
+        batch = row["last_batch"]
+        last_batch = f"{batch['state']} at {batch['at']}" if batch else "none"
+        muted = f"until {row['muted_until']}" if row["muted"] else "no"
+        lines.append(
+            f"{row['scope']}: pending {row['pending']}, last batch {last_batch}, "
+            f"muted {muted}, last reply {row['last_reply_at'] or 'never'}"
+        )
+    for key, value in data.items():
+        if key not in ("now", "scopes"):
+            lines.append(f"{key}: {json.dumps(value, ensure_ascii=False)}")
+    return "\n".join(lines)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()

@@ -1,0 +1,73 @@
+"""`yuji status [--json]` through `memory_core.cli.main` on a prepared data folder."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from memory_core import Settings, Yuji
+from memory_core.cli import main
+from memory_core.types import NewExperience
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)  # no stray .env
+    monkeypatch.setenv("YUJI_DATA_DIR", str(tmp_path / "data"))
+    return tmp_path / "data"
+
+
+async def prepare(data_dir: Path) -> None:
+    core = await Yuji.open(Settings(data_dir=data_dir))
+    try:
+        now = datetime.now(UTC)
+        await core.archive.append_many(
+            [
+                NewExperience(
+                    scope=scope, fingerprint=f"{scope}-{i}", sender_id="7", text="hi", sent_at=now
+                )
+                for scope, n in (("group:1", 3), ("group:2", 5))
+                for i in range(n)
+            ]
+        )
+        await core.archive.flush()
+        await core.chat_state.set_muted("group:2", now + timedelta(hours=1), now)
+        await core.chat_state.touch("private:9", now, reply_at=now - timedelta(minutes=5))
+    finally:
+        await core.close()
+
+
+async def test_status_json_lists_every_chat(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    await prepare(data_dir)
+    assert await asyncio.to_thread(main, ["status", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    rows = {row["scope"]: row for row in data["scopes"]}
+    assert sorted(rows) == ["group:1", "group:2", "private:9"]
+    assert (rows["group:1"]["pending"], rows["group:2"]["pending"]) == (3, 5)
+    assert rows["group:1"]["muted"] is False
+    assert rows["group:2"]["muted"] is True
+    assert rows["group:2"]["muted_until"] is not None
+    assert rows["group:1"]["last_batch"] is None
+    assert rows["private:9"]["last_reply_at"] is not None
+    assert rows["group:1"]["last_reply_at"] is None
+
+
+async def test_status_text(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    await prepare(data_dir)
+    assert await asyncio.to_thread(main, ["status"]) == 0
+    out = capsys.readouterr().out
+    assert "group:1: pending 3, last batch none, muted no, last reply never" in out
+    assert "group:2: pending 5" in out
+
+
+async def test_status_of_an_empty_database(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert await asyncio.to_thread(main, ["status"]) == 0
+    assert capsys.readouterr().out.strip() == "no chats yet"
