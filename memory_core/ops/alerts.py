@@ -102,6 +102,10 @@ class AlertGate:
             state.notified = False
             self._call(self.sink.recover, key, text)
 
+    def is_failing(self, key: str) -> bool:
+        state = self._keys.get(key)
+        return state is not None and state.failing
+
     @property
     def failing(self) -> tuple[str, ...]:
         """Keys currently failing (fired and not recovered since), sorted."""

@@ -36,32 +36,13 @@ from .capacity import (
 from .manifest import BackupManifest, list_manifests, write_manifest
 from .pruning import mirror, prune
 from .retention import RetentionPolicy
+from .status import BackupStatus, OpsStatus, status_lines
 
 log = logging.getLogger("yuji.ops")
 
 MIRROR_ALERT_KEY = "backup.mirror"
 FAILED_RETRY_S = 30 * 60
 """A failed backup is tried again after this long (or the interval, if shorter)."""
-
-
-@dataclass(frozen=True, slots=True)
-class BackupStatus:
-    file: str
-    created_at: datetime
-    ok: bool
-    failed_checks: tuple[str, ...]
-    size_bytes: int
-
-
-@dataclass(frozen=True, slots=True)
-class OpsStatus:
-    last_backup: BackupStatus | None
-    last_ok_backup_at: datetime | None
-    backups_kept: int
-    sizes: Sizes
-    capacity_limit_bytes: int
-    failing_alerts: tuple[str, ...]
-    """Alert keys currently failing (fired, not yet recovered)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +202,10 @@ class OpsService:
         return await self.clean_attachments(), await self.check_capacity()
 
     # --- status ----------------------------------------------------------------------
+
+    async def status_lines(self, scope: str = "") -> dict[str, str]:
+        """`/status` lines (last backup, sizes, failing alerts); the same for every chat."""
+        return status_lines(await self.status(), self.zone)
 
     async def status(self) -> OpsStatus:
         history = await self.backups()

@@ -15,14 +15,17 @@ from . import commands as commands  # noqa: E402
 from . import jobs_backfill as jobs_backfill  # noqa: E402
 from . import jobs_consolidation as jobs_consolidation  # noqa: E402
 from . import jobs_nightly as jobs_nightly  # noqa: E402
+from . import jobs_ops as jobs_ops  # noqa: E402
 from . import jobs_vectors as jobs_vectors  # noqa: E402
+from . import ops_logs as ops_logs  # noqa: E402
+from . import ops_notices as ops_notices  # noqa: E402
 from . import runtime  # noqa: E402
 from .config import Config, to_settings  # noqa: E402
 
 __plugin_meta__ = PluginMetadata(
     name="鱼记",
     description="群聊长期记忆：存档、整理、回忆",
-    usage="/mute /unmute /remember /forget /cards /recall /why /backfill /status",
+    usage="/mute /unmute /remember /forget /cards /recall /why /backfill /status /backup",
     type="application",
     config=Config,
 )

@@ -134,3 +134,6 @@ async def test_status_reports_sizes_and_last_backup(core: Yuji) -> None:
     assert status.sizes.database > 0
     assert status.capacity_limit_bytes == core.settings.capacity_limit_bytes
     assert isinstance(core.alerts, AlertGate)
+    lines = await core.ops.status_lines("group:1")
+    assert lines["上次备份"].endswith("检查通过（共保留 1 份）")
+    assert "上限 5.0 GB" in lines["占用"]

@@ -1,0 +1,67 @@
+"""The QQ account going offline: an alert, and a recovery when it is back.
+
+NapCat sends a `bot_offline` notice when the account is kicked or logged out, while
+the WebSocket may stay up; heartbeats carry `status.online`. Either saying "offline"
+fires `bot_offline:<self_id>` (deduplicated by core.alerts); a heartbeat saying
+"online" recovers it (a no-op unless it was failing).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nonebot import on_metaevent, on_notice
+from nonebot.adapters.onebot.v11 import Bot, HeartbeatMetaEvent, NoticeEvent
+
+from memory_core.ops import (
+    bot_heartbeat_offline_text,
+    bot_offline_key,
+    bot_offline_text,
+    bot_online_text,
+)
+
+from . import runtime
+
+OFFLINE_NOTICE = "bot_offline"
+
+
+def _is_offline_notice(event: NoticeEvent) -> bool:
+    return event.notice_type == OFFLINE_NOTICE
+
+
+def _heartbeat_matters(bot: Bot, event: HeartbeatMetaEvent) -> bool:
+    """Offline, or online while flagged offline: the routine heartbeat is not handled
+    (NoneBot logs every handled event)."""
+    if not event.status.online:
+        return True
+    try:
+        return runtime.core().alerts.is_failing(bot_offline_key(bot.self_id))
+    except RuntimeError:
+        return False
+
+
+bot_offline = on_notice(rule=_is_offline_notice, priority=1, block=False)
+heartbeat = on_metaevent(rule=_heartbeat_matters, priority=1, block=False)
+
+
+@bot_offline.handle()
+async def _offline(bot: Bot, event: NoticeEvent) -> None:
+    extra: dict[str, Any] = event.model_dump()
+    tag, message = extra.get("tag"), extra.get("message")
+    runtime.core().alerts.fire(
+        bot_offline_key(bot.self_id),
+        bot_offline_text(
+            bot.self_id,
+            tag if isinstance(tag, str) else None,
+            message if isinstance(message, str) else None,
+        ),
+    )
+
+
+@heartbeat.handle()
+async def _heartbeat(bot: Bot, event: HeartbeatMetaEvent) -> None:
+    alerts = runtime.core().alerts
+    if event.status.online:
+        alerts.recover(bot_offline_key(bot.self_id), bot_online_text(bot.self_id))
+    else:
+        alerts.fire(bot_offline_key(bot.self_id), bot_heartbeat_offline_text(bot.self_id))
