@@ -14,7 +14,13 @@ from .chat import ReplyOutcome as ReplyOutcome
 from .clock import Clock as Clock
 from .clock import FakeClock as FakeClock
 from .clock import SystemClock as SystemClock
+from .consolidation.runner import BatchReport as BatchReport
+from .consolidation.service import ConsolidationStatus as ConsolidationStatus
+from .consolidation.service import ReconcileReport as ReconcileReport
 from .errors import YujiError as YujiError
+from .llm import LLMClient as LLMClient
+from .llm import OpenAICompatibleClient as OpenAICompatibleClient
+from .llm import ScriptedLLM as ScriptedLLM
 from .nightly import Card as Card
 from .nightly import LastRun as LastRun
 from .nightly import NightlyBlocks as NightlyBlocks
@@ -43,20 +49,26 @@ __all__ = [
     "AttachmentRef",
     "BackfillReport",
     "BackupManifest",
+    "BatchReport",
     "Card",
     "Clock",
+    "ConsolidationStatus",
     "Experience",
     "FakeClock",
     "FakeFetcher",
     "FetchedFile",
     "HttpxFetcher",
     "Incoming",
+    "LLMClient",
     "LastRun",
     "NewExperience",
     "NightlyBlocks",
+    "OpenAICompatibleClient",
     "OpsStatus",
+    "ReconcileReport",
     "RecordingAlertSink",
     "ReplyOutcome",
+    "ScriptedLLM",
     "Settings",
     "Sizes",
     "StepReport",
