@@ -29,6 +29,7 @@ from .text import (
     QuestionShape,
     ScopeNames,
     content_terms,
+    involves_all,
     question_shape,
     question_text,
     scope_names,
@@ -158,13 +159,15 @@ class VectorSide:
             return Candidates((), False)
         positions = index.select(scope, candidate_ids)
         filtered = False
+        if names is None:
+            names = await self._names(scope)
         if subjects:
             about = [p for p in positions if _about(index, p, subjects)]
             positions, filtered = about, True
+        if len(subjects) > 1 and positions:
+            positions = await self._involving_all(index, positions, subjects, names)
         if not positions:
             return Candidates((), filtered)
-        if names is None:
-            names = await self._names(scope)
         nicknames = self._settings.nicknames
         query = await asyncio.to_thread(
             self.embedder.embed, [question_text(text, names, nicknames)]
@@ -209,6 +212,26 @@ class VectorSide:
         index = self.index()
         subjects = index.subjects(scope) if index is not None else frozenset[str]()
         return scope_names(subjects, await vectors_repo.scope_aliases(self._db, scope))
+
+    async def _involving_all(
+        self,
+        index: VectorIndex,
+        positions: list[int],
+        subjects: frozenset[str],
+        names: ScopeNames,
+    ) -> list[int]:
+        """A question naming several people asks about them together: when some
+        memories involve all of them, only those compete."""
+        ids = [index.rows[p].memory_id for p in positions]
+        contents = await vectors_repo.contents(self._db, ids)
+        together = [
+            p
+            for p in positions
+            if involves_all(
+                index.rows[p].subject, contents.get(index.rows[p].memory_id, ""), subjects, names
+            )
+        ]
+        return together or positions
 
     async def _is_current(self, memory_id: int) -> bool:
         """The indexed vector was made from the memory's current version."""

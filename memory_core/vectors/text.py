@@ -26,7 +26,7 @@ _QUESTION = re.compile(
     r"[?？]|吗|呢|什么|啥|谁|哪|怎|咋|几|多少|多久|多大|为何|是否|如何"
     r"|是不是|有没有|能不能|会不会|要不要|可不可以|了没|没有?$|记得|还是"
     r"|干嘛|干吗|是.{1,2}是|告诉我|说说|讲讲|聊聊|推荐"
-    r"|(.)不\1"
+    r"|(.)[不没]\1"
 )
 _FIRST_PERSON = re.compile(r"我")
 
@@ -70,6 +70,12 @@ def mentioned_subjects(text: str, names: ScopeNames) -> frozenset[str]:
     """The chat's subjects a text names, aliases resolved."""
     canonical = canonicalise(text, names)
     return frozenset(s for s in names.subjects if s in canonical)
+
+
+def involves_all(subject: str, content: str, people: Iterable[str], names: ScopeNames) -> bool:
+    """The memory (its subject or its text, aliases resolved) names every one of them."""
+    text = f"{subject} {canonicalise(content, names)}"
+    return all(person in text for person in people)
 
 
 def memory_text(content: str, names: ScopeNames) -> str:

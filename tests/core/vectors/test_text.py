@@ -3,6 +3,7 @@ from __future__ import annotations
 from memory_core.vectors.text import (
     canonicalise,
     content_terms,
+    involves_all,
     memory_text,
     mentioned_subjects,
     question_shape,
@@ -10,6 +11,7 @@ from memory_core.vectors.text import (
     scope_names,
 )
 
+NAMES_WITH_XB = scope_names({"阿杰", "小白"}, {"杰哥": "阿杰"})
 NAMES = scope_names(
     {"老周", "阿杰", "豆豆妈", "group"}, {"周哥": "老周", "杰哥": "阿杰", "豆妈": "豆豆妈"}
 )
@@ -60,3 +62,12 @@ def test_question_shape_intent_and_subject() -> None:
 def test_first_person_is_a_subject_only_in_private_chats() -> None:
     assert question_shape("我哪天出生的你还记得吗", NAMES, private=True).has_subject
     assert not question_shape("我哪天出生的你还记得吗", NAMES, private=False).has_subject
+
+
+def test_involves_all_reads_subject_and_text_through_aliases() -> None:
+    assert involves_all("阿杰", "小白是杰哥公司新来的实习生", {"阿杰", "小白"}, NAMES_WITH_XB)
+    assert not involves_all("阿杰", "阿杰生日是9月2日", {"阿杰", "小白"}, NAMES_WITH_XB)
+
+
+def test_either_or_questions_have_intent() -> None:
+    assert question_shape("周哥最后退没退群", NAMES, private=False).has_intent
