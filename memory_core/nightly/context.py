@@ -21,6 +21,7 @@ from memory_core.llm.base import LLMClient
 from memory_core.ops.alerts import AlertSink
 from memory_core.prompts.nightly import Prompt
 from memory_core.settings import Settings
+from memory_core.storage.nightly_gc_repo import NightlyGcRepo
 from memory_core.storage.nightly_repo import NightlyRepo, StepRow
 
 from .asking import Check, InvalidReply, ask
@@ -38,6 +39,7 @@ class ModelMissing(LLMUnavailable):
 @dataclass(frozen=True, slots=True)
 class Services:
     repo: NightlyRepo
+    gc_repo: NightlyGcRepo
     memories: MemoryPort
     llm: LLMClient | None
     settings: Settings

@@ -26,7 +26,9 @@ from memory_core.llm.base import LLMClient
 from memory_core.ops.alerts import AlertSink
 from memory_core.settings import Settings
 from memory_core.storage.engine import Database
-from memory_core.storage.nightly_repo import Card, Diary, NightlyRepo, ScopeHealth
+from memory_core.storage.nightly_gc_repo import NightlyGcRepo
+from memory_core.storage.nightly_health_repo import NightlyHealthRepo, ScopeHealth
+from memory_core.storage.nightly_repo import Card, Diary, NightlyRepo
 from memory_core.types import Recalled
 
 from . import blocks as blocks_mod
@@ -66,12 +68,13 @@ class NightlyService:
         alerts: AlertSink,
     ) -> None:
         self.repo = NightlyRepo(db)
+        self.health = NightlyHealthRepo(db)
         self.settings = settings
         self.clock = clock
         self.tz = zone(settings.timezone)
         self.cutoff = parse_cutoff(settings.nightly_time)
         self.archive = archive
-        self.services = Services(self.repo, memories, llm, settings, alerts)
+        self.services = Services(self.repo, NightlyGcRepo(db), memories, llm, settings, alerts)
         self._lock = asyncio.Lock()
 
     # --- running ---------------------------------------------------------------------
@@ -101,7 +104,7 @@ class NightlyService:
     async def retry_due(self) -> list[StepReport]:
         """Re-run the chats whose failed run is due for its retry (circuit closed)."""
         reports: list[StepReport] = []
-        for name in await self.repo.retries_due(self.clock.now()):
+        for name in await self.health.retries_due(self.clock.now()):
             reports += await self.run(scope=name, trigger="retry")
         return reports
 
@@ -114,7 +117,7 @@ class NightlyService:
     async def _run_scope(
         self, scope: str, wanted: date | None, latest: date, trigger: Trigger
     ) -> list[StepReport]:
-        health = await self.repo.health(scope)
+        health = await self.health.get(scope)
         if trigger == "retry" and health.circuit_open:
             return [StepReport(scope, "", "settle", "blocked", "circuit open: retries stopped")]
         if wanted is not None:
@@ -220,13 +223,13 @@ class NightlyService:
                 last_error=failure[:2000],
                 last_run_at=now,
             )
-        await self.repo.save_health(health, now)
+        await self.health.save(health, now)
 
     async def _housekeeping(self, latest: date) -> StepReport:
         """Once per run: merge the derived full-text index, drop logs past retention."""
         notes: list[str] = []
         try:
-            optimized = await self.repo.optimize_derived()
+            optimized = await self.services.gc_repo.optimize_derived()
             if optimized:
                 notes.append(f"optimized {', '.join(optimized)}")
             removed = await asyncio.to_thread(
@@ -271,7 +274,7 @@ class NightlyService:
 
     async def last_run(self, scope: str) -> LastRun:
         rows = await self.repo.latest_day_steps(scope)
-        health = await self.repo.health(scope)
+        health = await self.health.get(scope)
         return LastRun(
             scope=scope,
             day=rows[0].day if rows else None,

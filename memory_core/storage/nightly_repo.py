@@ -3,8 +3,8 @@
 Cards are versioned rows: a change inserts the next version and never touches an
 older one (a trigger refuses UPDATE/DELETE on `cards` and `diaries`). The fragments
 written by consolidation are read here and marked `archived` once a diary has
-absorbed them; the memory tables are only read (gc candidates), never written:
-memory writes go through the memory service.
+absorbed them. Per-chat retry/circuit state: `nightly_health_repo`; gc's reads of the
+memory tables: `nightly_gc_repo`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, and_, exists, func, insert, or_, select, update
+from sqlalchemy import Row, and_, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .engine import Database
@@ -22,10 +22,7 @@ from .schema import (
     cards,
     diaries,
     fragments,
-    memories,
-    memory_relations,
     nightly_runs,
-    nightly_scopes,
     nightly_settled,
     timeline,
 )
@@ -81,30 +78,6 @@ class StepRow:
     started_at: datetime | None
     finished_at: datetime | None
     detail: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class ScopeHealth:
-    scope: str
-    consecutive_failures: int = 0
-    circuit_open: bool = False
-    retry_at: datetime | None = None
-    last_error: str | None = None
-    last_run_at: datetime | None = None
-    last_success_at: datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class GcRow:
-    id: int
-    type: str
-    importance: float
-    created_at: datetime
-    last_accessed_at: datetime | None
-    hit_count: int
-    pinned: bool
-    starred: bool
-    in_chain: bool
 
 
 class NightlyRepo:
@@ -199,47 +172,6 @@ class NightlyRepo:
         async with self.db.read() as conn:
             rows = await conn.execute(select(nightly_runs.c.scope).distinct())
             return sorted(str(r[0]) for r in rows)
-
-    # --- scope health (retries, circuit breaker) -----------------------------------
-
-    async def health(self, scope: str) -> ScopeHealth:
-        async with self.db.read() as conn:
-            row = (
-                await conn.execute(select(nightly_scopes).where(nightly_scopes.c.scope == scope))
-            ).first()
-        return ScopeHealth(scope) if row is None else _health(row)
-
-    async def save_health(self, health: ScopeHealth, at: datetime) -> None:
-        values = {
-            "consecutive_failures": health.consecutive_failures,
-            "circuit_open": health.circuit_open,
-            "retry_at": health.retry_at,
-            "last_error": health.last_error,
-            "last_run_at": health.last_run_at,
-            "last_success_at": health.last_success_at,
-            "updated_at": at,
-        }
-        async with self.db.write() as conn:
-            result = await conn.execute(
-                update(nightly_scopes)
-                .where(nightly_scopes.c.scope == health.scope)
-                .values(**values)
-            )
-            if not result.rowcount:
-                await conn.execute(insert(nightly_scopes).values(scope=health.scope, **values))
-
-    async def retries_due(self, now: datetime) -> list[str]:
-        async with self.db.read() as conn:
-            rows = await conn.execute(
-                select(nightly_scopes.c.scope)
-                .where(
-                    nightly_scopes.c.retry_at.is_not(None),
-                    nightly_scopes.c.retry_at <= now,
-                    nightly_scopes.c.circuit_open.is_(False),
-                )
-                .order_by(nightly_scopes.c.scope)
-            )
-            return [str(r[0]) for r in rows]
 
     # --- fragments -----------------------------------------------------------------
 
@@ -432,77 +364,6 @@ class NightlyRepo:
                     )
                 )
 
-    # --- gc (read-only over the memory tables) -------------------------------------------
-
-    async def gc_rows(self, scope: str, idle_before: datetime, limit: int) -> list[GcRow]:
-        """Active memories of the scope idle since before `idle_before`, longest idle first."""
-        idle = func.coalesce(memories.c.last_accessed_at, memories.c.created_at)
-        chain = exists().where(
-            memory_relations.c.kind.in_(("supersedes", "contradicts")),
-            or_(
-                memory_relations.c.src_id == memories.c.id,
-                memory_relations.c.dst_id == memories.c.id,
-            ),
-        )
-        async with self.db.read() as conn:
-            rows = await conn.execute(
-                select(
-                    memories.c.id,
-                    memories.c.type,
-                    memories.c.importance,
-                    memories.c.created_at,
-                    memories.c.last_accessed_at,
-                    memories.c.hit_count,
-                    memories.c.pinned,
-                    memories.c.starred,
-                    chain.label("in_chain"),
-                )
-                .where(
-                    memories.c.scope == scope,
-                    memories.c.status == "active",
-                    idle < idle_before,
-                )
-                .order_by(idle, memories.c.id)
-                .limit(limit)
-            )
-            return [
-                GcRow(
-                    id=int(r.id),
-                    type=str(r.type),
-                    importance=float(r.importance),
-                    created_at=r.created_at,
-                    last_accessed_at=r.last_accessed_at,
-                    hit_count=int(r.hit_count),
-                    pinned=bool(r.pinned),
-                    starred=bool(r.starred),
-                    in_chain=bool(r.in_chain),
-                )
-                for r in rows
-            ]
-
-    async def fts_tables(self) -> list[str]:
-        """The derived full-text tables present (named memory_fts*), for optimisation."""
-        if not self.db.is_sqlite:
-            return []
-        async with self.db.read() as conn:
-            rows = await conn.exec_driver_sql(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'memory_fts%' "
-                "AND sql LIKE '%USING fts5(%'"
-            )
-            return [str(r[0]) for r in rows]
-
-    async def optimize_derived(self) -> list[str]:
-        """Merge the FTS5 segments of the derived indexes and refresh planner stats."""
-        done: list[str] = []
-        tables = await self.fts_tables()
-        async with self.db.write() as conn:
-            for name in tables:
-                await conn.exec_driver_sql(f"INSERT INTO {name}({name}) VALUES ('optimize')")
-                done.append(name)
-            if self.db.is_sqlite:
-                await conn.exec_driver_sql("PRAGMA optimize")
-        return done
-
 
 async def _set_step(conn: AsyncConnection, scope: str, day: str, step: str, **values: Any) -> None:
     await conn.execute(
@@ -538,18 +399,6 @@ def _step(row: Row[Any]) -> StepRow:
         started_at=row.started_at,
         finished_at=row.finished_at,
         detail=dict(row.detail or {}),
-    )
-
-
-def _health(row: Row[Any]) -> ScopeHealth:
-    return ScopeHealth(
-        scope=str(row.scope),
-        consecutive_failures=int(row.consecutive_failures),
-        circuit_open=bool(row.circuit_open),
-        retry_at=row.retry_at,
-        last_error=row.last_error,
-        last_run_at=row.last_run_at,
-        last_success_at=row.last_success_at,
     )
 
 

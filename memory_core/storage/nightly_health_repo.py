@@ -1,0 +1,79 @@
+"""Per chat: the nightly run's failure streak, retry time and circuit breaker."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Row, insert, select, update
+
+from .engine import Database
+from .schema import nightly_scopes
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeHealth:
+    scope: str
+    consecutive_failures: int = 0
+    circuit_open: bool = False
+    retry_at: datetime | None = None
+    last_error: str | None = None
+    last_run_at: datetime | None = None
+    last_success_at: datetime | None = None
+
+
+class NightlyHealthRepo:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def get(self, scope: str) -> ScopeHealth:
+        async with self.db.read() as conn:
+            row = (
+                await conn.execute(select(nightly_scopes).where(nightly_scopes.c.scope == scope))
+            ).first()
+        return ScopeHealth(scope) if row is None else _health(row)
+
+    async def save(self, health: ScopeHealth, at: datetime) -> None:
+        values = {
+            "consecutive_failures": health.consecutive_failures,
+            "circuit_open": health.circuit_open,
+            "retry_at": health.retry_at,
+            "last_error": health.last_error,
+            "last_run_at": health.last_run_at,
+            "last_success_at": health.last_success_at,
+            "updated_at": at,
+        }
+        async with self.db.write() as conn:
+            result = await conn.execute(
+                update(nightly_scopes)
+                .where(nightly_scopes.c.scope == health.scope)
+                .values(**values)
+            )
+            if not result.rowcount:
+                await conn.execute(insert(nightly_scopes).values(scope=health.scope, **values))
+
+    async def retries_due(self, now: datetime) -> list[str]:
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(nightly_scopes.c.scope)
+                .where(
+                    nightly_scopes.c.retry_at.is_not(None),
+                    nightly_scopes.c.retry_at <= now,
+                    nightly_scopes.c.circuit_open.is_(False),
+                )
+                .order_by(nightly_scopes.c.scope)
+            )
+            return [str(r[0]) for r in rows]
+
+
+def _health(row: Row[Any]) -> ScopeHealth:
+    return ScopeHealth(
+        scope=str(row.scope),
+        consecutive_failures=int(row.consecutive_failures),
+        circuit_open=bool(row.circuit_open),
+        retry_at=row.retry_at,
+        last_error=row.last_error,
+        last_run_at=row.last_run_at,
+        last_success_at=row.last_success_at,
+    )
