@@ -20,6 +20,9 @@ SUBCOMMANDS: tuple[str, ...] = (
     "consolidate",
     "nightly",
     "status",
+    "eval",
+    "recall",
+    "reindex",
 )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -21,7 +21,7 @@ from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.clock import Clock, as_utc
-from memory_core.memories.aliases import mentioned_names
+from memory_core.memories.aliases import mentioned_names, name_groups
 from memory_core.settings import Settings
 from memory_core.storage import memory_repo as repo
 from memory_core.storage.engine import Database
@@ -29,10 +29,11 @@ from memory_core.storage.memory_repo import m
 from memory_core.types import Memory, Recalled, RecallResult, RelationKind
 
 from . import fts, scoring
+from .answer_type import can_answer
 from .lexicon import lexicon
-from .query import Query, analyse
+from .query import analyse
 from .ranking import Candidate, RankParams, select
-from .tokenize import bigram_tokens, unigram_tokens
+from .tokenize import bigram_tokens, normalise, unigram_tokens
 from .vector_port import VECTOR_LABEL, VectorSidePath
 from .visibility import is_retrospective, is_visible, visible
 
@@ -111,22 +112,25 @@ class Recall:
         return RecallResult(items=items, retrospective=retrospective, trace=tuple(trace))
 
     async def search(self, scope: str, text: str, limit: int, now: datetime) -> list[Memory]:
-        """The model's search tool: relevance without the injection bars."""
+        """The model's search tool: this chat's current memories by relevance, without
+        the injection bars (it needs to see what exists before writing)."""
         now = as_utc(now)
-        vis = visible(scope, now)
         async with self._db.read() as conn:
-            query, weights = await self._analyse(conn, scope, text)
-            match = fts.match_any(scope, bi=query.terms)
-            if match is None:
-                return []
-            rows = await repo.fts_candidates(conn, match, vis, limit=limit * 20)
+            ctx = await self._context(conn, scope, text)
+            rows = await self._candidates(conn, scope, ctx, now, False, near=True)
+        lex = lexicon()
         scored: list[tuple[float, Memory]] = []
-        for memory, bi, _ in rows:
-            if not is_visible(memory, scope, now):
-                continue
-            doc = frozenset(fts.unkeyed_tokens(bi))
-            dot = sum(weights.of(t) ** 2 for t in query.terms & doc)
-            scored.append((dot / (weights.doc_norm(doc) or 1.0), memory))
+        for memory, bi, stranger in rows:
+            found = scoring.match(
+                ctx,
+                memory.id,
+                bi,
+                lex=lex,
+                doc_text=f"{memory.subject} {memory.content}",
+                stranger=stranger,
+            )
+            if found is not None:
+                scored.append((found.score, memory))
         scored.sort(key=lambda s: (-s[0], -s[1].id))
         return [memory for _, memory in scored[:limit]]
 
@@ -134,34 +138,82 @@ class Recall:
         self, scope: str, text: str, *, limit: int = 5, now: datetime | None = None
     ) -> list[Memory]:
         """Plain FTS5 bm25 top-k over the same index (no bars, no validity, no stages)."""
+        del now
         match = fts.match_any(scope, bi=bigram_tokens(text))
         if match is None:
             return []
-        del now
         async with self._db.read() as conn:
             ranked = await repo.fts_bm25(
                 conn, match, (m.scope == scope) & (m.status == "active"), limit=limit
             )
             return await repo.get_many_ordered(conn, scope, [mid for mid, _ in ranked])
 
+    async def reindex(self) -> int:
+        """Rebuild the derived full-text index from the memories table."""
+        async with self._db.write() as conn:
+            return await repo.fts_rebuild(conn)
+
     # --- stages -------------------------------------------------------------------------
 
-    async def _analyse(
-        self, conn: AsyncConnection, scope: str, text: str
-    ) -> tuple[Query, scoring.Weights]:
-        alias_map = await repo.alias_map(conn, scope)
-        names = [*await repo.subjects(conn, scope), *alias_map, *alias_map.values()]
-        names += list(self._settings.nicknames)
-        query = analyse(text, names=names, alias_names=mentioned_names(text, alias_map))
+    async def _context(self, conn: AsyncConnection, scope: str, text: str) -> scoring.Weights:
+        """The question analysed against this chat's names and statistics."""
         lex = lexicon()
-        wanted = set(query.terms)
-        for word in query.lexicon_words:
-            wanted.update(bigram_tokens(word))
-            for other in lex.expansions.get(word, ()):
+        probe = analyse(text)
+        wanted = set(bigram_tokens(text))
+        for word in probe.lexicon_words:
+            for other in (word, *lex.expansions.get(word, ())):
                 wanted.update(bigram_tokens(other))
-        df = await repo.fts_document_frequencies(conn, scope, wanted)
-        n = await repo.count_in_scope(conn, scope)
-        return query, scoring.Weights(query, df, n, self.params.scoring)
+        n, subjects, alias_map, df = await repo.scope_stats(conn, scope, wanted)
+        groups = member_groups(subjects, alias_map, self._settings.nicknames)
+        names = [name for group in groups for name in group] + list(self._settings.nicknames)
+        query = analyse(
+            text,
+            names=names,
+            alias_names=mentioned_names(text, alias_map),
+            groups=groups,
+        )
+        return scoring.Weights(query, df, n, self.params.scoring)
+
+    async def _candidates(
+        self,
+        conn: AsyncConnection,
+        scope: str,
+        ctx: scoring.Weights,
+        now: datetime,
+        retrospective: bool,
+        *,
+        near: bool,
+    ) -> list[tuple[Memory, frozenset[str], bool]]:
+        """Visible memories sharing a content term (or, for `near`, a synonym) with the
+        question, best bm25 first, checked once more against the visibility rule;
+        with a flag for those that don't mention the members the question names."""
+        bi_terms = set(ctx.content)
+        uni_terms: set[str] = set()
+        if near:
+            lex = lexicon()
+            for word in ctx.query.lexicon_words:
+                for other in (word, *lex.expansions.get(word, ())):
+                    if len(other) == 1:
+                        uni_terms.update(unigram_tokens(other))
+                    else:
+                        bi_terms.update(bigram_tokens(other))
+        match = fts.match_any(scope, bi=bi_terms, uni=uni_terms)
+        if match is None:
+            return []
+        vis = visible(scope, now, retrospective=retrospective)
+        rows = await repo.fts_candidates(
+            conn, match, vis, limit=self.params.scoring.candidate_limit
+        )
+        return [
+            (
+                memory,
+                frozenset(fts.unkeyed_tokens(bi)),
+                not ctx.query.mentions_person(memory.subject, memory.content),
+            )
+            for memory, bi, _ in rows
+            if is_visible(memory, scope, now, retrospective=retrospective)
+            and can_answer(ctx.query.wants, memory.content)
+        ]
 
     async def _stages(
         self,
@@ -172,54 +224,56 @@ class Recall:
         retrospective: bool,
         trace: list[str],
     ) -> dict[int, Candidate]:
-        vis = visible(scope, now, retrospective=retrospective)
-        query, weights = await self._analyse(conn, scope, text)
+        ctx = await self._context(conn, scope, text)
         params = self.params.scoring
-        found: dict[int, Candidate] = {}
-        distinctive = sorted(t for t in query.terms if weights.distinctive(t))
-        trace.append(f"distinctive: {' '.join(distinctive) or '-'}")
-        match = fts.match_any(scope, bi=distinctive)
-        if match is not None:
-            rows = await repo.fts_candidates(conn, match, vis, limit=params.candidate_limit)
-            for memory, bi, _ in rows:
-                if not is_visible(memory, scope, now, retrospective=retrospective):
-                    continue
-                s = scoring.lexical(weights, memory.id, frozenset(fts.unkeyed_tokens(bi)))
-                if s is not None and s.score >= params.lexical_bar:
-                    found[memory.id] = Candidate(
-                        memory, "lexical", s.score, _reason("字面命中", s.matched, memory, now)
+        persons = ", ".join("/".join(sorted(g)) for g in ctx.query.persons) or "-"
+        trace.append(f"terms: {' '.join(sorted(ctx.known)) or '-'}; members: {persons}")
+        exact: list[tuple[Memory, scoring.Match]] = []
+        rows = await self._candidates(conn, scope, ctx, now, retrospective, near=False)
+        for memory, bi, stranger in rows:
+            found = scoring.match(ctx, memory.id, bi, stranger=stranger)
+            if found is not None:
+                exact.append((memory, found))
+        spoke = any(scoring.speaks(f, params) for _, f in exact)
+        best = max((f.cover for _, f in exact if scoring.speaks(f, params)), default=0.0)
+        found_: dict[int, Candidate] = {}
+        if spoke:
+            for memory, f in exact:
+                if scoring.fills(f, params, best):
+                    found_[memory.id] = Candidate(
+                        memory, "lexical", f.score, _reason("字面命中", f.shown, memory, now)
                     )
-        trace.append(f"lexical: {len(found)}")
-        if len(found) >= self.params.near_when_below:
-            return found
+        trace.append(f"lexical: {len(found_)}")
+        if len(found_) >= self.params.near_when_below:
+            return found_
         lex = lexicon()
-        bi_terms = {t for t in query.terms if query.is_content(t)}
-        uni_terms: set[str] = set()
-        for word in query.lexicon_words:
-            for other in (word, *lex.expansions.get(word, ())):
-                if len(other) == 1:
-                    uni_terms.update(unigram_tokens(other))
-                else:
-                    bi_terms.update(bigram_tokens(other))
-        match = fts.match_any(scope, bi=bi_terms, uni=uni_terms)
-        if match is None:
-            return found
-        rows = await repo.fts_candidates(conn, match, vis, limit=params.candidate_limit)
-        kept = 0
-        for memory, bi, _ in rows:
-            if memory.id in found or not is_visible(
-                memory, scope, now, retrospective=retrospective
-            ):
+        nearby: list[tuple[Memory, scoring.Match]] = []
+        rows = await self._candidates(conn, scope, ctx, now, retrospective, near=True)
+        for memory, bi, stranger in rows:
+            if memory.id in found_:
                 continue
-            doc = frozenset(fts.unkeyed_tokens(bi))
-            s = scoring.near(weights, lex, memory.id, f"{memory.subject} {memory.content}", doc)
-            if s is not None and s.score >= params.near_bar:
-                found[memory.id] = Candidate(
-                    memory, "near", s.score, _reason("近义命中", s.matched, memory, now)
-                )
-                kept += 1
+            f = scoring.match(
+                ctx,
+                memory.id,
+                bi,
+                lex=lex,
+                doc_text=f"{memory.subject} {memory.content}",
+                stranger=stranger,
+            )
+            if f is not None and (f.synonyms or not spoke):
+                nearby.append((memory, f))
+        best = max([best, *(f.cover for _, f in nearby if scoring.speaks(f, params))], default=0.0)
+        spoke = spoke or best > 0
+        kept = 0
+        if spoke:
+            for memory, f in nearby:
+                if scoring.fills(f, params, best):
+                    found_[memory.id] = Candidate(
+                        memory, "near", f.score, _reason("近义命中", f.shown, memory, now)
+                    )
+                    kept += 1
         trace.append(f"near: {kept}")
-        return found
+        return found_
 
     async def _graph(
         self,
@@ -314,6 +368,21 @@ class Recall:
         if memory is None or not is_visible(memory, scope, now, retrospective=retrospective):
             return []
         return [Candidate(memory, "vector", guess.score, VECTOR_LABEL)]
+
+
+def member_groups(
+    subjects: Sequence[str], alias_map: Mapping[str, str], nicknames: Sequence[str]
+) -> list[frozenset[str]]:
+    """The chat's members, each with all of their names (normalised)."""
+    bots = {normalise(n) for n in nicknames} | {"group", "bot", "群", ""}
+    groups = [frozenset(normalise(n) for n in g) for g in name_groups(alias_map)]
+    known = set().union(*groups) if groups else set()
+    for subject in subjects:
+        name = normalise(subject.strip())
+        if name not in known and name not in bots:
+            groups.append(frozenset({name}))
+            known.add(name)
+    return [g for g in groups if not g & bots]
 
 
 def _reason(label: str, matched: Sequence[str], memory: Memory, now: datetime) -> str:

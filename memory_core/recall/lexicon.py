@@ -10,6 +10,7 @@ from functools import cache
 from importlib import resources
 
 from .tokenize import bigram_tokens, is_cjk, normalise
+from .visibility import RETROSPECTIVE_CUES
 
 FUNCTION_CHARS = frozenset("的了吗呢吧啊呀哦嘛么啥咋哪谁喔哈嗯哇呗啦咯是")
 """Particles and question characters: a query bigram containing one says nothing."""
@@ -99,7 +100,29 @@ def stop_tokens() -> frozenset[str]:
     for raw in _data("question_frames.txt").splitlines():
         for word in raw.split("#", 1)[0].split():
             tokens.update(bigram_tokens(word))
+    for cue in RETROSPECTIVE_CUES:  # "以前" asks when, not what
+        tokens.update(bigram_tokens(cue))
     return frozenset(tokens)
+
+
+@cache
+def _two_char_words() -> frozenset[str]:
+    words: set[str] = set()
+    for raw in _data("words2.txt").splitlines():
+        if raw.startswith("#") or not raw.strip():
+            continue
+        first, _, rest = raw.partition(" ")
+        words.update(first + second for second in rest.strip())
+    return frozenset(words)
+
+
+def is_word(token: str) -> bool:
+    """A token that is a word by itself: a latin word, a two-character Chinese word of
+    the word list (data/words2.txt) or of the synonym table. A pair of characters that
+    straddles two words ("子最" in "胖子最近") is not."""
+    if not any(is_cjk(c) for c in token):
+        return not token.isdigit()
+    return token in _two_char_words() or token in lexicon().expansions
 
 
 def is_stop(token: str) -> bool:

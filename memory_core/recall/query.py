@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .answer_type import Wants, wants
 from .lexicon import is_stop, lexicon
 from .tokenize import bigram_tokens, is_numeric, normalise
 from .visibility import is_retrospective
@@ -21,14 +22,35 @@ class Query:
     lexicon_words: tuple[str, ...]
     """Synonym-table words found in the question (longest match first)."""
     retrospective: bool
+    wants: Wants = Wants.ANY
+    """The kind of answer asked for (a number, a date, a name...)."""
+    persons: tuple[frozenset[str], ...] = ()
+    """Name groups (a member with all their aliases) the question mentions."""
+
+    def mentions_person(self, subject: str, content: str) -> bool:
+        """True when no member is named, or the memory is about/mentions one of them."""
+        if not self.persons:
+            return True
+        text = normalise(content)
+        subject = normalise(subject)
+        return any(
+            subject in group or any(name in text for name in group) for group in self.persons
+        )
 
     def is_content(self, token: str) -> bool:
         return token not in self.names and not is_numeric(token)
 
 
-def analyse(text: str, *, names: Iterable[str] = (), alias_names: Iterable[str] = ()) -> Query:
+def analyse(
+    text: str,
+    *,
+    names: Iterable[str] = (),
+    alias_names: Iterable[str] = (),
+    groups: Iterable[frozenset[str]] = (),
+) -> Query:
     """`names`: every known name of this chat (subjects, aliases, the bot's nicknames);
-    `alias_names`: the names of alias groups the question mentions (all are added)."""
+    `alias_names`: the names of alias groups the question mentions (all are added);
+    `groups`: the chat's members, each as the set of their names."""
     name_tokens = {t for name in names for t in bigram_tokens(name)}
     extra = {t for name in alias_names for t in bigram_tokens(name)}
     name_tokens |= extra
@@ -42,4 +64,22 @@ def analyse(text: str, *, names: Iterable[str] = (), alias_names: Iterable[str] 
         names=frozenset(name_tokens & terms),
         lexicon_words=words,
         retrospective=is_retrospective(text),
+        persons=mentioned_groups(text, groups),
+        wants=wants(text),
     )
+
+
+def mentioned_groups(text: str, groups: Iterable[frozenset[str]]) -> tuple[frozenset[str], ...]:
+    """The member groups the text names: a CJK name as a substring, a latin one as a word."""
+    norm = normalise(text)
+    words = set(bigram_tokens(norm))
+    found: list[frozenset[str]] = []
+    for group in groups:
+        for name in group:
+            if len(name) < 2:
+                continue
+            latin = name.isascii()
+            if (latin and set(bigram_tokens(name)) <= words) or (not latin and name in norm):
+                found.append(group)
+                break
+    return tuple(found)

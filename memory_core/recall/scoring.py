@@ -1,46 +1,68 @@
 """Relevance of one memory to one question (pure; no I/O, no clock).
 
-Stage 1 (exact words): IDF-weighted cosine between the question's terms and the
-memory's tokens, where IDF is computed inside the chat, names are damped to almost
-nothing, and at least one *distinctive* content term must match.
+Weights are IDF computed inside the chat, so words every memory of the chat shares
+(member names, the bot's name, the group's topic) count almost nothing. Names are
+not evidence of relevance at all; instead, a question that names members only
+accepts memories that mention one of them (by any alias).
 
-Stage 2 (near wording): the same cosine, but the question's lexicon words may also
-match through the synonym table; at least one non-numeric, non-name term must match.
+- Exact words (stage 1): the question's content terms found in the memory.
+- Near wording (stage 2): the question's words may also match through the synonym
+  table, at a discount.
+- `cover`: the share of the question's known content weight that matched;
+  `rarity`: the matched terms' normalised IDF summed (one rare term, or several
+  moderately common ones, make a match distinctive); `focus`: the share of the
+  memory's own weight that matched (short, to-the-point memories rank higher).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .lexicon import Lexicon, is_stop
+from .lexicon import Lexicon, is_stop, is_word
 from .query import Query
 from .tokenize import bigram_tokens, is_numeric
 
 
 @dataclass(frozen=True, slots=True)
 class Params:
-    name_weight: float = 0.1
-    """Names (members, aliases, the bot) weigh this fraction of their IDF."""
-    number_weight: float = 0.3
-    distinctive_df: float = 0.06
-    """A content term is distinctive when at most this share of the chat's memories
-    hold it (and always when it is in at most `distinctive_min_df` of them)."""
-    distinctive_min_df: int = 3
-    lexical_bar: float = 0.22
-    near_bar: float = 0.3
+    speak_rarity: float = 0.5
+    """Least summed normalised IDF of the matched content terms to say anything."""
+    speak_cover: float = 0.3
+    """Least share of the question's known content weight a memory must cover."""
+    fill_cover: float = 0.2
+    """Once something clears the bars, others may fill slots from this cover on."""
+    fill_rarity: float = 0.3
+    fill_ratio: float = 0.6
+    """...and at least this share of the best memory's cover."""
+    stranger_penalty: float = 0.5
+    """Cover is multiplied by this when the question names members the memory does
+    not mention (it may still be about their pet or their plans, but less likely)."""
+    unknown_weight: float = 1.0
+    """How much a real word the chat never used counts against a match."""
     synonym_discount: float = 0.8
     """A match through the synonym table counts this fraction of an exact one."""
-    candidate_limit: int = 400
+    candidate_limit: int = 300
 
 
 @dataclass(frozen=True, slots=True)
-class Scored:
+class Match:
     memory_id: int
-    score: float
-    matched: tuple[str, ...]
-    """The words that matched, for the human-readable reason (synonyms as 'a≈b')."""
+    exact: tuple[str, ...]
+    synonyms: tuple[tuple[str, str], ...]
+    """(question word, memory word) pairs linked by the synonym table."""
+    cover: float
+    rarity: float
+    focus: float
+
+    @property
+    def score(self) -> float:
+        return self.cover * (0.7 + 0.3 * self.focus)
+
+    @property
+    def shown(self) -> tuple[str, ...]:
+        return self.exact + tuple(a if a == b else f"{a}≈{b}" for a, b in self.synonyms)
 
 
 def idf(df: int, n: int) -> float:
@@ -56,92 +78,96 @@ class Weights:
         self.df = df
         self.n = max(n, 1)
         self.params = params
+        self.max_idf = idf(0, self.n)
+        self.content = frozenset(t for t in query.terms if query.is_content(t) and not is_stop(t))
+        self.known = frozenset(t for t in self.content if df.get(t, 0) > 0)
+        self.unknown_words = frozenset(t for t in self.content - self.known if is_word(t))
+        """Real words of the question that no memory of the chat uses: what they ask
+        about is not here, so they weigh against every match."""
 
     def of(self, token: str) -> float:
-        w = idf(self.df.get(token, 0), self.n)
-        if token in self.query.names:
-            return w * self.params.name_weight
-        if is_numeric(token):
-            return w * self.params.number_weight
-        return w
+        return idf(self.df.get(token, 0), self.n)
 
-    def distinctive(self, token: str) -> bool:
-        if not self.query.is_content(token) or is_stop(token):
-            return False
-        df = self.df.get(token, 0)
-        if df == 0:
-            return False
-        return df <= max(self.params.distinctive_min_df, self.params.distinctive_df * self.n)
+    def norm(self, token: str) -> float:
+        return self.of(token) / self.max_idf
 
-    def doc_norm(self, tokens: Iterable[str]) -> float:
-        total = 0.0
-        for token in set(tokens):
-            if is_stop(token):
-                continue
-            w = idf(self.df.get(token, 1), self.n)
-            total += w * w * (self.params.number_weight**2 if is_numeric(token) else 1.0)
-        return math.sqrt(total)
+    def known_mass(self) -> float:
+        return sum(self.of(t) for t in self.known) + self.params.unknown_weight * sum(
+            self.of(t) for t in self.unknown_words
+        )
+
+    def doc_mass(self, tokens: frozenset[str]) -> float:
+        """The memory's own content weight (IDF where known, else a typical value)."""
+        typical = 0.7 * self.max_idf
+        return sum(
+            self.of(t) if t in self.df else typical
+            for t in tokens
+            if not is_stop(t) and not is_numeric(t) and t not in self.query.names
+        )
 
 
-def query_norm(weights: Weights, terms: Iterable[str]) -> float:
-    return math.sqrt(sum(weights.of(t) ** 2 for t in set(terms)))
-
-
-def lexical(weights: Weights, memory_id: int, doc_tokens: frozenset[str]) -> Scored | None:
-    """Stage 1 score, or None when no distinctive content term matches."""
-    query = weights.query
-    matched = query.terms & doc_tokens
-    if not any(weights.distinctive(t) for t in matched):
-        return None
-    dot = sum(weights.of(t) ** 2 for t in matched)
-    norm = query_norm(weights, query.terms) * weights.doc_norm(doc_tokens)
-    score = dot / norm if norm else 0.0
-    shown = tuple(sorted((t for t in matched if query.is_content(t)), key=weights.of, reverse=True))
-    return Scored(memory_id, score, shown)
-
-
-def synonym_hits(
-    query: Query, lex: Lexicon, doc_text: str, doc_tokens: frozenset[str]
-) -> list[tuple[str, str]]:
-    """(question word, memory word) pairs linked by the synonym table."""
-    doc_words = set(lex.words_in(doc_text))
-    hits: list[tuple[str, str]] = []
-    for word in query.lexicon_words:
-        for other in lex.expansions.get(word, ()):
-            if len(other) == 1 or not bigram_tokens(other):
-                present = other in doc_words
-            else:
-                present = other in doc_words or set(bigram_tokens(other)) <= doc_tokens
-            if present:
-                hits.append((word, other))
-                break
-    return hits
-
-
-def near(
+def match(
     weights: Weights,
-    lex: Lexicon,
     memory_id: int,
-    doc_text: str,
     doc_tokens: frozenset[str],
-) -> Scored | None:
-    """Stage 2 score, or None without a shared non-numeric, non-name content term."""
-    query = weights.query
-    direct = {t for t in query.terms & doc_tokens if not is_stop(t)}
-    hits = synonym_hits(query, lex, doc_text, doc_tokens)
-    content_direct = [t for t in direct if query.is_content(t)]
-    if not content_direct and not hits:
+    *,
+    lex: Lexicon | None = None,
+    doc_text: str = "",
+    stranger: bool = False,
+) -> Match | None:
+    """How the memory answers the question; None when nothing of content matched.
+
+    With `lex`, question words may also match through the synonym table."""
+    exact = weights.content & doc_tokens
+    synonyms: list[tuple[str, str]] = []
+    covered_words: list[tuple[str, frozenset[str]]] = []
+    if lex is not None:
+        doc_words = set(lex.words_in(doc_text))
+        for word in weights.query.lexicon_words:
+            tokens = frozenset(bigram_tokens(word)) - exact
+            if not tokens or any(tokens <= c for _, c in covered_words):
+                continue
+            for other in sorted(lex.expansions.get(word, ())):
+                if _present(other, doc_words, doc_tokens):
+                    synonyms.append((word, other))
+                    covered_words.append((word, tokens))
+                    break
+    if not exact and not synonyms:
         return None
-    dot = sum(weights.of(t) ** 2 for t in direct)
-    covered: set[str] = set(direct)
-    for word, _ in hits:
-        word_tokens = set(bigram_tokens(word)) - covered
-        if not word_tokens:
-            continue
-        covered |= word_tokens
-        w = max(weights.of(t) for t in word_tokens)
-        dot += (weights.params.synonym_discount * w) ** 2 * len(word_tokens)
-    norm = query_norm(weights, query.terms | covered) * weights.doc_norm(doc_tokens)
-    score = dot / norm if norm else 0.0
-    shown = tuple(content_direct) + tuple(f"{a}≈{b}" for a, b in hits)
-    return Scored(memory_id, score, shown)
+    discount = weights.params.synonym_discount
+    got = sum(weights.of(t) for t in exact)
+    rarity = sum(weights.norm(t) for t in exact)
+    extra_known = 0.0
+    for _, tokens in covered_words:
+        w = max(weights.of(t) for t in tokens)
+        got += discount * w
+        rarity += discount * (w / weights.max_idf)
+        if not tokens & (weights.known | weights.unknown_words):
+            extra_known += w
+    total = weights.known_mass() + extra_known
+    cover = min(got / total, 1.0) if total else 0.0
+    if stranger:
+        cover *= weights.params.stranger_penalty
+    mass = weights.doc_mass(doc_tokens)
+    focus = min(sum(weights.of(t) for t in exact) / mass, 1.0) if mass else 0.0
+    shown = tuple(sorted(exact, key=weights.of, reverse=True))
+    return Match(memory_id, shown, tuple(synonyms), cover, rarity, focus)
+
+
+def _present(word: str, doc_words: set[str], doc_tokens: frozenset[str]) -> bool:
+    if word in doc_words:
+        return True
+    grams = bigram_tokens(word)
+    return len(word) > 1 and bool(grams) and set(grams) <= doc_tokens
+
+
+def speaks(m: Match, params: Params) -> bool:
+    """Strong enough to break the silence."""
+    return m.rarity >= params.speak_rarity and m.cover >= params.speak_cover
+
+
+def fills(m: Match, params: Params, best_cover: float) -> bool:
+    """Good enough for a remaining slot once something spoke with `best_cover`."""
+    return m.rarity >= params.fill_rarity and m.cover >= max(
+        params.fill_cover, params.fill_ratio * best_cover
+    )

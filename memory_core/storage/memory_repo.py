@@ -419,6 +419,42 @@ async def fts_document_frequencies(
     return {fts.unkey(row.term): int(row.doc) for row in rows}
 
 
+async def scope_stats(
+    conn: AsyncConnection, scope: str, tokens: Iterable[str]
+) -> tuple[int, list[str], dict[str, str], dict[str, int]]:
+    """In one round trip: the chat's memory count, distinct subjects, aliases and the
+    per-chat document frequency of `tokens`."""
+    keyed = sorted(set(fts.keyed(scope, tokens)))
+    params: dict[str, Any] = {"scope": scope}
+    params.update({f"t{i}": token for i, token in enumerate(keyed)})
+    vocab = ""
+    if keyed:
+        placeholders = ", ".join(f":t{i}" for i in range(len(keyed)))
+        vocab = (
+            f" UNION ALL SELECT 3, term, doc FROM memory_fts_vocab WHERE term IN ({placeholders})"
+        )
+    rows = await conn.execute(
+        text(
+            "SELECT 0 AS k, count(*) AS a, NULL AS b FROM memories WHERE scope = :scope"
+            " UNION ALL SELECT 1, subject, NULL FROM"
+            " (SELECT DISTINCT subject FROM memories WHERE scope = :scope)"
+            " UNION ALL SELECT 2, alias, canonical FROM aliases WHERE scope = :scope" + vocab
+        ),
+        params,
+    )
+    n, subjects_, aliases_, df = 0, [], {}, {}
+    for kind, a, b in rows:
+        if kind == 0:
+            n = int(a)
+        elif kind == 1:
+            subjects_.append(str(a))
+        elif kind == 2:
+            aliases_[str(a)] = str(b)
+        else:
+            df[fts.unkey(str(a))] = int(b)
+    return n, subjects_, aliases_, df
+
+
 async def fts_candidates(
     conn: AsyncConnection, match: str, visible: ColumnElement[bool], *, limit: int
 ) -> list[tuple[Memory, str, str]]:
