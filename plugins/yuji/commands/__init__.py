@@ -1,6 +1,7 @@
 """One module per slash command (SPEC.md §10); `_common` holds what they share."""
 
 from . import backfill as backfill
+from . import backup as backup
 from . import cards as cards
 from . import forget as forget
 from . import mute as mute

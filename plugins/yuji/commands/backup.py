@@ -1,0 +1,28 @@
+"""`/backup` (superuser): make a verified backup now and say how it went."""
+
+from __future__ import annotations
+
+from nonebot import on_command
+from nonebot.adapters.onebot.v11 import Bot, MessageEvent
+
+from memory_core.chat.texts import SUPERUSER_ONLY, NotPermitted
+from memory_core.ops import backup_reply
+
+from .. import runtime  # noqa: TID252 - the plugin's module name depends on how NoneBot loads it
+from ._common import COMMAND_PRIORITY, answer, is_superuser
+
+backup = on_command("backup", aliases={"备份"}, priority=COMMAND_PRIORITY, block=True)
+
+
+@backup.handle()
+async def _backup(bot: Bot, event: MessageEvent) -> None:
+    async def action() -> str:
+        if not await is_superuser(bot, event):
+            raise NotPermitted(SUPERUSER_ONLY)
+        core = runtime.core()
+        if core.db.sqlite_path is None:
+            return "数据库不是 SQLite：请用数据库自己的工具备份（如 pg_dump）。"
+        manifest = await core.ops.backup(reason="command")
+        return backup_reply(manifest, core.ops.zone)
+
+    await answer(backup, action)
