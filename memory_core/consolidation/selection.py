@@ -22,6 +22,8 @@ class Pending:
     count: int
     oldest_at: datetime | None
     """When the oldest unacknowledged experience was archived (None when count is 0)."""
+    failures: int = 0
+    """Consecutive failed batches of this chat (0 after an acknowledgement)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +33,10 @@ class Limits:
     min_pending: int = 12
     max_wait: timedelta = timedelta(hours=2)
     hourly_cap: int = 4
+    failure_penalty: timedelta = timedelta(hours=1)
+    """Per consecutive failure (up to MAX_PENALISED), a chat queues as if its oldest
+    message were this much younger: a chat whose batches keep failing cannot starve
+    the others, and is still retried."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +55,16 @@ class Cut:
     chars: int
 
 
+MAX_PENALISED = 6
+
+
+def queue_key(pending: Pending, limits: Limits) -> tuple[datetime, str]:
+    """Oldest waiting first; failing chats step back; ties by scope (a total order)."""
+    assert pending.oldest_at is not None
+    penalty = limits.failure_penalty * min(max(pending.failures, 0), MAX_PENALISED)
+    return (pending.oldest_at + penalty, pending.scope)
+
+
 def is_eligible(pending: Pending, now: datetime, limits: Limits) -> bool:
     if pending.count <= 0:
         return False
@@ -60,7 +76,7 @@ def is_eligible(pending: Pending, now: datetime, limits: Limits) -> bool:
 def serial_order(
     pendings: Sequence[Pending], now: datetime, limits: Limits, *, force: bool = False
 ) -> list[Pending]:
-    """Eligible chats, oldest waiting first (ties by scope, so the order is total).
+    """Eligible chats in `queue_key` order: oldest waiting first, failing chats later.
 
     `force` drops the thresholds: any chat with something pending qualifies.
     """
@@ -69,7 +85,7 @@ def serial_order(
         for p in pendings
         if (p.count > 0 if force else is_eligible(p, now, limits)) and p.oldest_at is not None
     ]
-    return sorted(chosen, key=lambda p: (p.oldest_at, p.scope))
+    return sorted(chosen, key=lambda p: queue_key(p, limits))
 
 
 def under_hourly_cap(started: Sequence[datetime], now: datetime, cap: int) -> bool:

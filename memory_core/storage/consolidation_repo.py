@@ -108,6 +108,7 @@ WITH RECURSIVE s(scope) AS (
 )
 SELECT s.scope AS scope,
        COALESCE(c.acked_id, 0) AS acked,
+       COALESCE(c.consecutive_failures, 0) AS failures,
        (SELECT COUNT(*) FROM experiences e
          WHERE e.scope = s.scope AND e.id > COALESCE(c.acked_id, 0)) AS cnt,
        (SELECT e.received_at FROM experiences e
@@ -137,11 +138,11 @@ class ConsolidationRepo:
     async def pending(self, scope: str | None = None) -> list[Pending]:
         """Per chat with archived experiences: acked watermark, count behind it, oldest."""
         sql = text(_PENDING_SQL).columns(
-            scope=String, acked=Integer, cnt=Integer, oldest=UTCDateTime
+            scope=String, acked=Integer, failures=Integer, cnt=Integer, oldest=UTCDateTime
         )
         async with self.db.read() as conn:
             rows = (await conn.execute(sql)).all()
-        out = [Pending(r.scope, r.acked, r.cnt, r.oldest) for r in rows]
+        out = [Pending(r.scope, r.acked, r.cnt, r.oldest, r.failures) for r in rows]
         return [p for p in out if scope is None or p.scope == scope]
 
     async def cursor(self, scope: str) -> Cursor:

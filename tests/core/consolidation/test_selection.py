@@ -13,6 +13,7 @@ from memory_core.consolidation.selection import (
     Pending,
     cut,
     is_eligible,
+    queue_key,
     serial_order,
     under_hourly_cap,
 )
@@ -27,7 +28,8 @@ pendings = st.builds(
     acked_id=st.integers(min_value=0, max_value=10**6),
     count=st.integers(min_value=0, max_value=100),
     oldest_at=waits.map(lambda w: NOW - w),
-).map(lambda p: p if p.count else Pending(p.scope, p.acked_id, 0, None))
+    failures=st.integers(min_value=0, max_value=9),
+).map(lambda p: p if p.count else Pending(p.scope, p.acked_id, 0, None, p.failures))
 
 
 @given(pendings)
@@ -52,8 +54,24 @@ def test_serial_order_is_oldest_waiting_first_and_only_eligible(
     order = serial_order(items, NOW, LIMITS, force=force)
     expected = {p.scope for p in items if (p.count > 0 if force else is_eligible(p, NOW, LIMITS))}
     assert {p.scope for p in order} == expected
-    keys = [(p.oldest_at, p.scope) for p in order]
-    assert keys == sorted(keys)  # type: ignore[type-var]
+    keys = [queue_key(p, LIMITS) for p in order]
+    assert keys == sorted(keys)
+    healthy = [p for p in order if p.failures == 0]
+    assert healthy == sorted(healthy, key=lambda p: (p.oldest_at, p.scope))  # oldest first
+
+
+def test_a_failing_chat_steps_back_but_is_not_starved() -> None:
+    failing = Pending("group:bad", 0, 50, NOW - timedelta(hours=3), failures=3)
+    fresh = Pending("group:ok", 0, 12, NOW - timedelta(minutes=30))
+    older = Pending("group:old", 0, 12, NOW - timedelta(hours=4))
+    assert [p.scope for p in serial_order([failing, fresh, older], NOW, LIMITS)] == [
+        "group:old",
+        "group:ok",
+        "group:bad",
+    ]
+    # the penalty is capped: a long-failing chat still comes before newer arrivals
+    stuck = Pending("group:bad", 0, 50, NOW - timedelta(hours=10), failures=99)
+    assert serial_order([stuck, fresh], NOW, LIMITS)[0].scope == "group:bad"
 
 
 @given(

@@ -292,3 +292,24 @@ async def test_real_client_rides_out_429_and_500(
     assert len(openai_server.requests) == 3
     assert openai_server.requests[-1].body["tools"][0]["function"]["name"] == "search_memories"
     assert (await service.repo.cursor(G1)).acked_id == ids[-1]
+
+
+async def test_a_failing_chat_lets_the_others_go_first(
+    core: Yuji, service: ConsolidationService, llm: ScriptedLLM, clock: FakeClock
+) -> None:
+    await seed(core, G1, n=12)
+    clock.advance(timedelta(minutes=5))
+    await seed(core, G2, n=12)
+    llm.push(text_response("聊天而已"), ack_nothing, ack_nothing)
+    first = await service.run_once()
+    second = await service.run_once()
+    third = await service.run_once()
+    assert first is not None
+    assert second is not None
+    assert third is not None
+    assert [(r.scope, r.state) for r in (first, second, third)] == [
+        (G1, "failed"),
+        (G2, "done"),
+        (G1, "done"),
+    ]
+    assert (await service.repo.pending(G1))[0].failures == 0
