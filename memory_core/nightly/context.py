@@ -102,6 +102,7 @@ class DayRun:
             value = prompt.response.model_validate(previous)
             self.progress["reply"] = previous
             self.progress["applied"] = sorted(self.applied())
+            await self.save()
             return value
         llm = self.services.llm
         if llm is None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
@@ -28,7 +29,7 @@ from memory_core.settings import Settings
 from memory_core.storage.engine import Database
 from memory_core.storage.nightly_gc_repo import NightlyGcRepo
 from memory_core.storage.nightly_health_repo import NightlyHealthRepo, ScopeHealth
-from memory_core.storage.nightly_repo import Card, Diary, NightlyRepo
+from memory_core.storage.nightly_repo import Card, Diary, NightlyRepo, StepRow
 from memory_core.types import Recalled
 
 from . import blocks as blocks_mod
@@ -53,6 +54,8 @@ log = logging.getLogger("yuji.nightly")
 
 Trigger = Literal["manual", "schedule", "retry"]
 HOUSEKEEPING_SCOPE = "*"
+LEASE = timedelta(minutes=30)
+"""How long a step another process marked `running` is presumed alive."""
 
 
 class NightlyService:
@@ -76,6 +79,8 @@ class NightlyService:
         self.archive = archive
         self.services = Services(self.repo, NightlyGcRepo(db), memories, llm, settings, alerts)
         self._lock = asyncio.Lock()
+        self.owner = uuid.uuid4().hex[:12]
+        """This process's mark on the steps it runs (a lease against other processes)."""
 
     # --- running ---------------------------------------------------------------------
 
@@ -144,6 +149,8 @@ class NightlyService:
             if last_report.outcome == "waiting":
                 waiting = True
                 break
+            if last_report.outcome == "blocked":
+                return reports  # another process owns this chat's night: leave its health alone
         # Nothing pending also counts as healthy: a due retry with nothing left to do
         # closes the failure streak instead of coming back every tick.
         await self._record(health, failure, waiting)
@@ -161,7 +168,11 @@ class NightlyService:
                 reports.append(StepReport(scope, day_text, name, "kept", "done earlier"))
                 continue
             now = self.clock.now()
-            await self.repo.begin_step(scope, day_text, name, now)
+            busy = self._busy_elsewhere(row, now)
+            if busy:
+                reports.append(StepReport(scope, day_text, name, "blocked", busy))
+                return reports
+            await self.repo.begin_step(scope, day_text, name, now, self.owner)
             run = DayRun(
                 services=self.services,
                 scope=scope,
@@ -174,6 +185,7 @@ class NightlyService:
                 step=name,
                 previous=row,
                 done_details=done_details,
+                progress={"owner": self.owner},
             )
             try:
                 result = await step(run)
@@ -193,6 +205,18 @@ class NightlyService:
             outcome = "skipped" if result.skipped else "done"
             reports.append(StepReport(scope, day_text, name, outcome, result.summary, run.asks))
         return reports
+
+    def _busy_elsewhere(self, row: StepRow | None, now: datetime) -> str | None:
+        """Another process (the bot, or `yuji nightly`) is running this step right now.
+
+        A `running` row of this process is a crash to resume; one of another process
+        counts as alive for LEASE, then as crashed too.
+        """
+        if row is None or row.state != "running" or row.started_at is None:
+            return None
+        if row.detail.get("owner") == self.owner or now - row.started_at >= LEASE:
+            return None
+        return f"running in another process since {row.started_at.astimezone(self.tz):%H:%M}"
 
     async def _record(self, health: ScopeHealth, failure: str | None, waiting: bool) -> None:
         now = self.clock.now()

@@ -9,7 +9,8 @@ from typing import Literal
 Outcome = Literal["done", "skipped", "kept", "failed", "waiting", "blocked"]
 """done: ran now; skipped: nothing to do; kept: finished on an earlier run (resumed past
 it); failed: raised, the run stops for this chat; waiting: no model configured;
-blocked: the circuit is open, a retry did not run."""
+blocked: not run — the circuit is open (retries stopped) or another process is
+running this step right now."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -93,12 +93,13 @@ class NightlyRepo:
             )
             return {str(r.step): _step(r) for r in rows}
 
-    async def begin_step(self, scope: str, day: str, step: str, at: datetime) -> int:
-        """Mark the step running and count the attempt; returns the attempt number."""
+    async def begin_step(self, scope: str, day: str, step: str, at: datetime, owner: str) -> int:
+        """Mark the step running for `owner` and count the attempt; returns the attempt
+        number. The detail of an interrupted attempt (a stored reply) is kept."""
         async with self.db.write() as conn:
             row = (
                 await conn.execute(
-                    select(nightly_runs.c.id, nightly_runs.c.attempts).where(
+                    select(nightly_runs.c.id, nightly_runs.c.attempts, nightly_runs.c.detail).where(
                         nightly_runs.c.scope == scope,
                         nightly_runs.c.day == day,
                         nightly_runs.c.step == step,
@@ -108,7 +109,13 @@ class NightlyRepo:
             if row is None:
                 await conn.execute(
                     insert(nightly_runs).values(
-                        scope=scope, day=day, step=step, state="running", attempts=1, started_at=at
+                        scope=scope,
+                        day=day,
+                        step=step,
+                        state="running",
+                        attempts=1,
+                        started_at=at,
+                        detail={"owner": owner},
                     )
                 )
                 return 1
@@ -116,7 +123,13 @@ class NightlyRepo:
             await conn.execute(
                 update(nightly_runs)
                 .where(nightly_runs.c.id == row.id)
-                .values(state="running", attempts=attempts, started_at=at, error=None)
+                .values(
+                    state="running",
+                    attempts=attempts,
+                    started_at=at,
+                    error=None,
+                    detail={**dict(row.detail or {}), "owner": owner},
+                )
             )
             return attempts
 

@@ -316,3 +316,31 @@ async def test_a_due_retry_with_nothing_left_to_do_closes_the_streak(
     last = await core.nightly.last_run(SCOPE)
     assert (last.consecutive_failures, last.retry_at) == (0, None)
     assert await core.nightly.retry_due() == []
+
+
+async def test_a_step_another_process_is_running_is_left_alone_until_its_lease_ends(
+    core: Yuji, llm: ScriptedLLM, clock: FakeClock, settings: Settings
+) -> None:
+    await fragment(core, SCOPE, sh(2026, 11, 20, 21, 0), "小白说喜欢猫。")
+    script = day_script(changes=[{"kind": "preferences", "action": "add", "text": "小白喜欢猫"}])
+    other_llm = ScriptedLLM([script[0], crash])
+    other = await Yuji.open(settings, clock=clock, llm=other_llm)  # e.g. `yuji nightly`
+    try:
+        with pytest.raises(Crash):
+            await other.nightly.run(scope=SCOPE)  # still "running" cards, as far as we know
+    finally:
+        await other.close()
+    llm.push(*script[1:])
+
+    busy = await core.nightly.run(scope=SCOPE)
+
+    assert outcomes(busy)[-1][1:] == ("cards", "blocked")
+    assert "another process" in busy[-1].detail
+    assert llm.requests == []
+    assert (await core.nightly.last_run(SCOPE)).consecutive_failures == 0
+    clock.advance(timedelta(minutes=31))
+
+    resumed = await core.nightly.run(scope=SCOPE)
+
+    assert outcomes(resumed)[2] == (DAY, "cards", "done")
+    assert [c.content for c in await core.nightly.cards(SCOPE)] == ["小白喜欢猫"]
