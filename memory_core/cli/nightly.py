@@ -6,7 +6,8 @@
     yuji nightly --status                 the last night of each chat, without running
 
 A manual run always tries, even when a chat's circuit is open; success closes it.
-Exit status: 0 every step done or skipped, 1 a step failed, 2 a step waits for a model.
+Exit status: 0 every step done or skipped, 1 a step failed, 2 a step waits for a model,
+3 another process is running a step right now.
 """
 
 from __future__ import annotations
@@ -66,4 +67,6 @@ async def execute(core: Yuji, args: argparse.Namespace) -> int:
     outcomes = {r.outcome for r in reports}
     if "failed" in outcomes:
         return 1
-    return 2 if "waiting" in outcomes else 0
+    if "waiting" in outcomes:
+        return 2
+    return 3 if "blocked" in outcomes else 0
