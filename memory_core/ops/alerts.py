@@ -86,7 +86,7 @@ class AlertGate:
         now = self._clock.now()
         if state.last_sent is not None and now - state.last_sent < self._window:
             state.suppressed += 1
-            log.info("alert [%s] held back (sent less than %s ago): %s", key, self._window, text)
+            log.debug("alert [%s] held back (sent less than %s ago): %s", key, self._window, text)
             return
         if state.suppressed:
             text = f"{text}\n（上次提醒后又发生 {state.suppressed} 次）"

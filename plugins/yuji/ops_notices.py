@@ -2,8 +2,8 @@
 
 NapCat sends a `bot_offline` notice when the account is kicked or logged out, while
 the WebSocket may stay up; heartbeats carry `status.online`. Either saying "offline"
-fires `bot_offline:<self_id>` (deduplicated by core.alerts); a heartbeat saying
-"online" recovers it (a no-op unless it was failing).
+fires `bot_offline:<self_id>` (deduplicated by core.alerts; heartbeats only on the change);
+a heartbeat saying "online" recovers it.
 """
 
 from __future__ import annotations
@@ -30,14 +30,13 @@ def _is_offline_notice(event: NoticeEvent) -> bool:
 
 
 def _heartbeat_matters(bot: Bot, event: HeartbeatMetaEvent) -> bool:
-    """Offline, or online while flagged offline: the routine heartbeat is not handled
-    (NoneBot logs every handled event)."""
-    if not event.status.online:
-        return True
+    """Only a heartbeat that changes the state is handled (NoneBot logs every handled
+    event, and heartbeats come every few seconds)."""
     try:
-        return runtime.core().alerts.is_failing(bot_offline_key(bot.self_id))
+        failing = runtime.core().alerts.is_failing(bot_offline_key(bot.self_id))
     except RuntimeError:
         return False
+    return failing if event.status.online else not failing
 
 
 bot_offline = on_notice(rule=_is_offline_notice, priority=1, block=False)
