@@ -12,7 +12,7 @@ from .archive.fetcher import AttachmentFetcher
 from .archive.service import ArchiveService
 from .chat.commands import ChatCommands
 from .chat.service import ChatService
-from .chat.sources import ChatContextSource, ChatStatusSource, nightly_lines, ops_lines
+from .chat.sources import ChatContextSource, ChatStatusSource, vector_mode_line
 from .clock import Clock, SystemClock
 from .consolidation.service import ConsolidationService
 from .llm.base import LLMClient
@@ -101,7 +101,7 @@ class Yuji:
         chat_status = ChatStatusSource(
             consolidation,
             chat_state,
-            extras=(nightly_lines(nightly), ops_lines(ops, settings, clock)),
+            extras=(nightly.status_lines, ops.status_lines, vector_mode_line(settings)),
         )
         chat = ChatService(
             settings=settings,
