@@ -2,8 +2,10 @@
 muted and when the persona last replied.
 
 Each chat known to the archive or to `chat_state` is listed. Other areas add their
-own fields through `SECTIONS` (one function per area taking the core and returning
-a JSON-ready mapping, or None when it has nothing to say).
+own fields two ways: the labelled `/status` lines they give `core.chat_status` (per
+chat, under "lines": last night's steps, last backup, sizes, vector mode), and
+`SECTIONS` (one function per area taking the core and returning a JSON-ready
+top-level mapping, or None when it has nothing to say).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ async def collect(core: Yuji) -> dict[str, Any]:
                 "muted": muted,
                 "muted_until": _iso(status.muted_until) if muted else None,
                 "last_reply_at": _iso(status.last_reply_at),
+                "lines": dict(status.extra or {}),
             }
         )
     data: dict[str, Any] = {"now": _iso(now), "scopes": rows}

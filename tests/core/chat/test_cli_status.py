@@ -56,6 +56,10 @@ async def test_status_json_lists_every_chat(
     assert rows["group:1"]["last_batch"] is None
     assert rows["private:9"]["last_reply_at"] is not None
     assert rows["group:1"]["last_reply_at"] is None
+    lines = rows["group:1"]["lines"]
+    assert lines["夜间整理"] == "还没有跑过"
+    assert lines["上次备份"]
+    assert lines["向量模式"] == "off"
 
 
 async def test_status_text(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
