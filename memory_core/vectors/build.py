@@ -18,13 +18,14 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from memory_core.storage import vectors_repo
 from memory_core.storage.engine import Database
 from memory_core.storage.vectors_repo import MemoryText
 
 from .embedder import Embedder, Matrix, l2_normalise
-from .store import IndexRow, VectorIndex, model_folder, text_sha
+from .store import STORED_DTYPE, IndexRow, VectorIndex, model_folder, text_sha
 from .text import EVIDENCE_VIEWS, ScopeNames, memory_views, scope_names
 
 SOURCE_FILE = "source.json"
@@ -78,7 +79,7 @@ def plan_index(
     if previous is not None:
         reusable = {(r.memory_id, r.text_sha): i for i, r in enumerate(previous.rows)}
     rows: list[IndexRow] = []
-    vectors: list[np.ndarray] = []
+    vectors: list[npt.NDArray[np.floating]] = []
     embedded = 0
     for m in sorted(memories, key=lambda m: m.id):
         views = memory_views(m.content, (evidence or {}).get(m.id, []), names[m.scope])
@@ -91,9 +92,9 @@ def plan_index(
             embedded += 1
         rows.append(row)
     matrix = (
-        np.stack(vectors).astype(np.float32)
+        np.stack(vectors).astype(STORED_DTYPE)
         if vectors
-        else np.zeros((0, embedder.dim), dtype=np.float32)
+        else np.zeros((0, embedder.dim), dtype=STORED_DTYPE)
     )
     index = VectorIndex(embedder.model_id, int(matrix.shape[1]), tuple(rows), matrix)
     kept = {(r.memory_id, r.text_sha) for r in rows}

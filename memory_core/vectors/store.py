@@ -4,11 +4,13 @@ Layout, one folder per model under `data/vectors/`:
 
     data/vectors/<model>/manifest.json        model id, dimension, one row per vector:
                                               [memory id, version, scope, subject, text sha]
-    data/vectors/<model>/vectors-<sha>.npy    float32 matrix, row i = manifest row i
+    data/vectors/<model>/vectors-<sha>.npy    float16 matrix, row i = manifest row i
 
 Rows are sorted by memory id and the matrix file is named by its content hash, so
 the same memories embedded by the same model give byte-identical files: deleting
-the folder and rebuilding reproduces the index. A writer replaces `manifest.json`
+the folder and rebuilding reproduces the index. Vectors are stored as float16 (half
+the bytes, cosine error ~1e-3) and memory-mapped, so a large index costs the bot
+process only the pages a question actually scores. A writer replaces `manifest.json`
 atomically after the new matrix is on disk, so a reader sees the old index or the
 new one, never half of each.
 """
@@ -26,8 +28,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .embedder import Matrix
+
+Stored = npt.NDArray[np.floating]
+STORED_DTYPE = np.float16
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -55,7 +61,7 @@ class VectorIndex:
     model_id: str
     dim: int
     rows: tuple[IndexRow, ...]
-    vectors: Matrix
+    vectors: Stored
     _by_id: dict[int, int] = field(init=False, repr=False)
     _subjects: dict[str, frozenset[str]] = field(init=False, repr=False)
 
@@ -70,7 +76,7 @@ class VectorIndex:
 
     @classmethod
     def empty(cls, model_id: str, dim: int) -> VectorIndex:
-        return cls(model_id, dim, (), np.zeros((0, dim), dtype=np.float32))
+        return cls(model_id, dim, (), np.zeros((0, dim), dtype=STORED_DTYPE))
 
     def subjects(self, scope: str) -> frozenset[str]:
         """The subjects of this scope's indexed memories."""
@@ -96,13 +102,14 @@ class VectorIndex:
         """Cosine of the (unit) query vector with each selected row."""
         if not positions:
             return np.zeros(0, dtype=np.float32)
-        return (self.vectors[np.asarray(positions)] @ query.reshape(-1)).astype(np.float32)
+        rows = np.asarray(self.vectors[np.asarray(positions)], dtype=np.float32)
+        return (rows @ query.reshape(-1).astype(np.float32)).astype(np.float32)
 
     # --- files -----------------------------------------------------------------------
 
     def save(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
-        matrix = np.ascontiguousarray(self.vectors, dtype=np.float32)
+        matrix = np.ascontiguousarray(self.vectors, dtype=STORED_DTYPE)
         digest = hashlib.sha256(matrix.tobytes()).hexdigest()[:16]
         name = f"vectors-{digest}.npy"
         if not (folder / name).is_file():
@@ -133,11 +140,11 @@ class VectorIndex:
             manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
             if manifest.get("format") != FORMAT or manifest.get("model_id") != model_id:
                 return None
-            vectors = np.load(folder / str(manifest["vectors"]), allow_pickle=False)
+            vectors = np.load(folder / str(manifest["vectors"]), mmap_mode="r", allow_pickle=False)
             rows = tuple(
                 IndexRow(int(r[0]), int(r[1]), str(r[2]), str(r[3]), str(r[4]))
                 for r in manifest["rows"]
             )
-            return cls(model_id, int(manifest["dim"]), rows, np.asarray(vectors, np.float32))
+            return cls(model_id, int(manifest["dim"]), rows, vectors)
         except (OSError, ValueError, KeyError, TypeError, IndexError):
             return None
