@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+import numpy as np
+
 from memory_core.recall.vector_port import VectorGuess
 from memory_core.settings import Settings, VectorMode
 from memory_core.storage import vectors_repo
@@ -38,7 +40,7 @@ from .text import (
 log = logging.getLogger(__name__)
 
 TERM_CHECKED = 2
-"""How many leading candidates get the word-sharing check (the gate looks at the best)."""
+"""Candidates the gate needs (best and runner-up); they get the word-sharing check."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,9 +153,10 @@ class VectorSide:
         *,
         subjects: frozenset[str] = frozenset(),
         names: ScopeNames | None = None,
+        keep: int = TERM_CHECKED,
     ) -> Candidates:
-        """Score the question against the indexed candidates of this scope only; when
-        it names people, only memories about them compete."""
+        """Score the question against the indexed candidates of this scope only (when
+        it names people, only memories about them compete); the best `keep`."""
         index = self.index()
         if index is None:
             return Candidates((), False)
@@ -173,12 +176,11 @@ class VectorSide:
             self.embedder.embed, [question_text(text, names, nicknames)]
         )
         scores = index.scores(positions, query[0])
-        ranked = rank(
-            [
-                Scored(index.rows[p].memory_id, float(s), shares_terms=False)
-                for p, s in zip(positions, scores, strict=True)
-            ]
-        )
+        ids = np.fromiter((index.rows[p].memory_id for p in positions), np.int64, len(positions))
+        # Best first, ties to the lower id (the order `gate.rank` defines); only the
+        # first `keep` are turned into objects.
+        order = np.lexsort((ids, -scores))[: max(keep, TERM_CHECKED)]
+        ranked = [Scored(int(ids[i]), float(scores[i]), shares_terms=False) for i in order]
         # Only the leaders can pass the gate: check word sharing for them alone.
         leaders = ranked[:TERM_CHECKED]
         contents = await vectors_repo.contents(self._db, [s.memory_id for s in leaders])
@@ -192,12 +194,12 @@ class VectorSide:
             )
             for s in leaders
         ]
-        scored = (*checked, *ranked[TERM_CHECKED:])
+        scored = (*checked, *ranked[TERM_CHECKED:keep])
         return Candidates(scored, filtered)
 
     async def top(self, scope: str, text: str, candidate_ids: set[int], k: int) -> list[Scored]:
         """Plain vector top-k with no gate (the baseline of `yuji eval --baselines`)."""
-        found = await self.candidates(scope, text, candidate_ids)
+        found = await self.candidates(scope, text, candidate_ids, keep=k)
         return rank(found.scored)[:k]
 
     def warm(self) -> None:

@@ -64,6 +64,8 @@ class VectorIndex:
     vectors: Stored
     _by_id: dict[int, int] = field(init=False, repr=False)
     _subjects: dict[str, frozenset[str]] = field(init=False, repr=False)
+    _ids: npt.NDArray[np.int64] = field(init=False, repr=False)
+    _scope_rows: dict[str, npt.NDArray[np.int64]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.vectors.shape != (len(self.rows), self.dim):
@@ -73,6 +75,14 @@ class VectorIndex:
         for row in self.rows:
             subjects.setdefault(row.scope, set()).add(row.subject)
         object.__setattr__(self, "_subjects", {k: frozenset(v) for k, v in subjects.items()})
+        ids = np.fromiter((r.memory_id for r in self.rows), np.int64, len(self.rows))
+        object.__setattr__(self, "_ids", ids)
+        by_scope: dict[str, list[int]] = {}
+        for i, row in enumerate(self.rows):
+            by_scope.setdefault(row.scope, []).append(i)
+        object.__setattr__(
+            self, "_scope_rows", {k: np.asarray(v, np.int64) for k, v in by_scope.items()}
+        )
 
     @classmethod
     def empty(cls, model_id: str, dim: int) -> VectorIndex:
@@ -86,17 +96,16 @@ class VectorIndex:
         return self._by_id.get(memory_id)
 
     def select(self, scope: str, candidate_ids: Iterable[int]) -> list[int]:
-        """Row positions of the candidates that are indexed AND of this scope, by id.
+        """Row positions of the candidates that are indexed AND of this scope.
 
         Both conditions, always: a candidate id of another chat never reaches the
         scoring, whatever the caller passed.
         """
-        positions: list[int] = []
-        for memory_id in sorted(set(candidate_ids)):
-            pos = self.position(memory_id)
-            if pos is not None and self.rows[pos].scope == scope:
-                positions.append(pos)
-        return positions
+        in_scope = self._scope_rows.get(scope)
+        if in_scope is None:
+            return []
+        wanted = np.fromiter(set(candidate_ids), np.int64)
+        return in_scope[np.isin(self._ids[in_scope], wanted)].tolist()
 
     def scores(self, positions: Sequence[int], query: Matrix) -> Matrix:
         """Cosine of the (unit) query vector with each selected row."""
