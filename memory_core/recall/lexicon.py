@@ -55,13 +55,24 @@ def _whole(text: str, start: int, size: int) -> bool:
 
 
 def parse_synonyms(source: str) -> dict[str, frozenset[str]]:
-    table: dict[str, set[str]] = {}
+    """word -> words it may stand for: its synonyms, and the narrower and broader words
+    of its synonym class (but never siblings under a broader word)."""
+    parent: dict[str, str] = {}
 
-    def link(a: str, b: str) -> None:
-        if a != b:
-            table.setdefault(a, set()).add(b)
-            table.setdefault(b, set()).add(a)
+    def find(w: str) -> str:
+        parent.setdefault(w, w)
+        while parent[w] != w:
+            parent[w] = parent[parent[w]]
+            w = parent[w]
+        return w
 
+    def union(words: list[str]) -> None:
+        for w in words[1:]:
+            parent[find(w)] = find(words[0])
+        for w in words:
+            find(w)
+
+    edges: list[tuple[list[str], list[str]]] = []
     for raw in source.splitlines():
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -70,17 +81,28 @@ def parse_synonyms(source: str) -> dict[str, frozenset[str]]:
             head, _, rest = line.partition(">")
             broad = [normalise(w) for w in head.split()]
             narrow = [normalise(w) for w in rest.split()]
-            for a in broad:
-                for b in broad:
-                    link(a, b)
-                for b in narrow:
-                    link(a, b)
+            union(broad)
+            for w in narrow:
+                find(w)
+            edges.append((broad, narrow))
         else:
-            words = [normalise(w) for w in line.split()]
-            for a in words:
-                for b in words:
-                    link(a, b)
-    return {word: frozenset(others) for word, others in table.items()}
+            union([normalise(w) for w in line.split()])
+    classes: dict[str, set[str]] = {}
+    for w in parent:
+        classes.setdefault(find(w), set()).add(w)
+    below: dict[str, set[str]] = {}
+    above: dict[str, set[str]] = {}
+    for broad, narrow in edges:
+        top = find(broad[0])
+        for w in narrow:
+            below.setdefault(top, set()).update(classes[find(w)])
+            above.setdefault(find(w), set()).update(classes[top])
+    table: dict[str, frozenset[str]] = {}
+    for w in parent:
+        root = find(w)
+        linked = classes[root] | below.get(root, set()) | above.get(root, set())
+        table[w] = frozenset(linked - {w})
+    return table
 
 
 @cache

@@ -65,6 +65,9 @@ class Match:
         return self.exact + tuple(a if a == b else f"{a}≈{b}" for a, b in self.synonyms)
 
 
+MIN_CHAT = 30
+
+
 def idf(df: int, n: int) -> float:
     """Smoothed inverse document frequency within a chat of `n` memories."""
     return math.log((n + 1) / (df + 0.5))
@@ -76,7 +79,9 @@ class Weights:
     def __init__(self, query: Query, df: Mapping[str, int], n: int, params: Params) -> None:
         self.query = query
         self.df = df
-        self.n = max(n, 1)
+        # A small chat behaves like one of MIN_CHAT memories whose unseen ones lack the
+        # term: one memory in two is not "common", it is simply all there is.
+        self.n = max(n, MIN_CHAT)
         self.params = params
         self.max_idf = idf(0, self.n)
         self.content = frozenset(t for t in query.terms if query.is_content(t) and not is_stop(t))

@@ -1,0 +1,132 @@
+"""`yuji eval`: the FORMAT loader (public write path only), generators, metrics and the
+command's --json shape, on a small dataset that lives in tests/fixtures."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from memory_core import FakeClock, Yuji
+from memory_core.cli import main
+from memory_core.errors import ValidationError
+from memory_core.eval import EvalOptions, generate, load_dataset, loader, run_eval
+from memory_core.eval.dataset import parse_dataset
+from memory_core.eval.metrics import Answer, percentile, report
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "recall_small.json"
+
+
+async def test_loader_goes_through_the_public_write_path(core: Yuji, clock: FakeClock) -> None:
+    ds = load_dataset(FIXTURE)
+    loaded = await loader.load(core, clock, ds)
+    assert set(loaded.ids) == {m.id for m in ds.memories}
+    assert loaded.degraded == []
+    # messages archived as migrated, memories with evidence, versions and history
+    async with core.db.read() as conn:
+        sources = (
+            (await conn.execute(text("SELECT DISTINCT source FROM experiences"))).scalars().all()
+        )
+        evidence = (await conn.execute(text("SELECT count(*) FROM memory_evidence"))).scalar_one()
+    assert sources == ["migrated"]
+    assert evidence == len(ds.memories)
+    # supersede closed m1 exactly where m2 begins; m7 is retracted, not deleted
+    m1 = await core.memories.get("group:100", loaded.ids["m1"])
+    m2 = await core.memories.get("group:100", loaded.ids["m2"])
+    assert m1.valid_to == m2.valid_from
+    assert (await core.memories.get("group:100", loaded.ids["m7"])).status == "retracted"
+    # created_at comes from the dataset (the clock was set per memory)
+    assert m2.created_at == next(m.created_at for m in ds.memories if m.id == "m2")
+    assert (await core.memories.get("group:100", loaded.ids["m3"])).last_accessed_at is not None
+    assert await core.memories.aliases("group:100") == {"阿森": "林森"}
+
+
+def test_parse_refuses_what_is_not_a_dataset() -> None:
+    with pytest.raises(ValidationError):
+        parse_dataset({"name": "x"})
+    with pytest.raises(ValidationError):
+        parse_dataset({**json.loads(FIXTURE.read_text("utf-8")), "now": "2026-11-20T21:30:00"})
+
+
+async def test_run_eval_reports_every_tier() -> None:
+    result = await run_eval(load_dataset(FIXTURE))
+    assert set(result["tiers"]) == {
+        "lexical",
+        "paraphrase",
+        "temporal",
+        "retrospective",
+        "negative",
+        "leakage",
+    }
+    assert result["tiers"]["lexical"] == {"n": 3, "rate": 1.0}
+    assert result["leakage"] == 0
+    assert result["stale"] == 0
+    assert 0.0 <= result["false_recall"] <= 1.0
+    assert result["latency_ms"]["p50"] <= result["latency_ms"]["p95"]
+
+
+async def test_distractors_and_clones_are_added_per_option() -> None:
+    result = await run_eval(load_dataset(FIXTURE), EvalOptions(distractors=40, clones=12))
+    assert result["load"]["generated"] == 2 * 40 + 12
+    assert result["leakage"] == 0
+
+
+def test_generators_are_seeded_and_shaped() -> None:
+    a = generate.distractors(10, members=["小明"], chinese=True, seed=1)
+    b = generate.distractors(10, members=["小明"], chinese=True, seed=1)
+    assert a == b
+    assert sum(1 for g in a if g.subject == "小明") == 5
+    english = generate.distractors(4, members=[], chinese=False, seed=1)
+    assert all(g.content.isascii() for g in english)
+    made = generate.clones([("m1", "小明从九月开始学吉他，每周六去琴行上课")], 5, seed=3)
+    assert len(made) == 5
+    assert all(target == "m1" for target, _ in made)
+    assert any(clone != "小明从九月开始学吉他，每周六去琴行上课" for _, clone in made)
+    rng = random.Random(0)
+    assert generate.perturb("Caroline went to the support group", rng) != ""
+
+
+def test_metrics() -> None:
+    ds = load_dataset(FIXTURE)
+    by_id = {q.id: q for q in ds.queries}
+    answers = [
+        Answer(by_id["q1"], ("m3",), ("group:100",), 1.0),
+        Answer(by_id["q2"], (), (), 2.0),
+        Answer(by_id["q4"], ("m2", "m1"), ("group:100", "group:100"), 3.0),
+        Answer(by_id["q6"], (None,), ("group:200",), 4.0),
+        Answer(by_id["q7"], (), (), 5.0),
+    ]
+    out = report(answers)
+    assert out["tiers"]["lexical"] == {"n": 2, "rate": 0.5}
+    assert out["tiers"]["temporal"] == {"n": 1, "rate": 1.0}
+    assert out["tiers"]["negative"] == {"n": 1, "rate": 1.0}
+    assert out["false_recall"] == 0.5
+    assert out["leakage"] == 1
+    assert out["stale"] == 1
+    assert percentile([1, 2, 3, 4], 50) == 2
+    assert percentile([], 95) == 0.0
+
+
+def test_cli_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", str(FIXTURE), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data) == {"tiers", "false_recall", "leakage", "stale", "latency_ms", "baselines"}
+    assert set(data["latency_ms"]) == {"p50", "p95"}
+    assert all(set(row) == {"n", "rate"} for row in data["tiers"].values())
+    assert main(["eval", str(FIXTURE)]) == 0
+    table = capsys.readouterr().out
+    assert "lexical (hit@5)" in table
+    assert "latency p95" in table
+
+
+async def test_bm25_baseline_ranks_within_the_chat(core: Yuji, clock: FakeClock) -> None:
+    ds = load_dataset(FIXTURE)
+    loaded = await loader.load(core, clock, ds)
+    names = {v: k for k, v in loaded.ids.items()}
+    found = await core.recall.baseline_bm25("group:100", "读书会在图书馆几楼")
+    assert found
+    assert names[found[0].id] == "m4"
+    assert all(m.scope == "group:100" for m in found)

@@ -1,0 +1,229 @@
+"""Pure parts of recall: visibility rule, query analysis, answer types, scoring, ranking."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory_core.recall import scoring
+from memory_core.recall.answer_type import Wants, can_answer, wants
+from memory_core.recall.query import analyse
+from memory_core.recall.ranking import Candidate, final_score, recency, select
+from memory_core.recall.visibility import is_retrospective, is_visible
+from memory_core.types import Memory, MemoryStatus
+
+NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+
+
+def mem(
+    mid: int = 1,
+    *,
+    scope: str = "group:1",
+    content: str = "小明在学吉他",
+    status: MemoryStatus = "active",
+    valid_from: datetime | None = None,
+    valid_to: datetime | None = None,
+    importance: float = 0.5,
+    last_accessed_at: datetime | None = None,
+    hit_count: int = 0,
+    starred: bool = False,
+) -> Memory:
+    return Memory(
+        id=mid,
+        scope=scope,
+        type="fact",
+        subject="小明",
+        content=content,
+        importance=importance,
+        confidence=0.8,
+        status=status,
+        valid_from=valid_from,
+        valid_to=valid_to,
+        version=1,
+        origin="model",
+        created_at=NOW - timedelta(days=10),
+        updated_at=NOW - timedelta(days=10),
+        last_accessed_at=last_accessed_at,
+        hit_count=hit_count,
+        pinned=False,
+        starred=starred,
+    )
+
+
+# --- visibility -------------------------------------------------------------------------
+
+
+def test_visibility_rule() -> None:
+    past = NOW - timedelta(days=1)
+    assert is_visible(mem(), "group:1", NOW)
+    assert not is_visible(mem(), "group:2", NOW)
+    assert not is_visible(mem(status="retracted"), "group:1", NOW, retrospective=True)
+    assert not is_visible(mem(status="cold"), "group:1", NOW)
+    assert is_visible(mem(status="cold"), "group:1", NOW, retrospective=True)
+    assert not is_visible(mem(valid_to=past), "group:1", NOW)
+    assert is_visible(mem(valid_to=past), "group:1", NOW, retrospective=True)
+    assert not is_visible(
+        mem(valid_from=NOW + timedelta(days=1)), "group:1", NOW, retrospective=True
+    )
+
+
+@given(
+    scope=st.sampled_from(["group:1", "group:2", "private:3"]),
+    status=st.sampled_from(["active", "retracted", "cold"]),
+    retro=st.booleans(),
+    ended=st.booleans(),
+)
+def test_visibility_is_fail_closed(
+    scope: str, status: MemoryStatus, retro: bool, ended: bool
+) -> None:
+    m = mem(scope=scope, status=status, valid_to=NOW - timedelta(hours=1) if ended else None)
+    seen = is_visible(m, "group:1", NOW, retrospective=retro)
+    if seen:
+        assert m.scope == "group:1"
+        assert m.status != "retracted"
+        assert retro or (m.status == "active" and not ended)
+
+
+def test_retrospective_cues() -> None:
+    assert is_retrospective("小明以前住哪")
+    assert is_retrospective("原来的地址是什么")
+    assert is_retrospective("What did she used to do?")
+    assert not is_retrospective("小明现在住哪")
+
+
+# --- query and answer types -------------------------------------------------------------
+
+
+def test_query_drops_question_frame_and_finds_members() -> None:
+    q = analyse(
+        "阿明最近在学什么乐器来着", names=["小明", "阿明"], groups=[frozenset({"小明", "阿明"})]
+    )
+    assert "什么" not in q.terms
+    assert "来着" not in q.terms
+    assert "乐器" in q.terms
+    assert q.persons == (frozenset({"小明", "阿明"}),)
+    assert "阿明" in q.names
+    assert q.mentions_person("小明", "x")
+    assert not q.mentions_person("小红", "小红在学钢琴")
+    assert "乐器" in q.lexicon_words
+
+
+def test_answer_types() -> None:
+    assert wants("那本书多少钱") is Wants.MONEY
+    assert wants("几点开始") is Wants.TIME
+    assert wants("生日是哪天") is Wants.DATE
+    assert wants("他的猫叫什么") is Wants.NAME
+    assert wants("养了几只猫") is Wants.COUNT
+    assert wants("他喜欢什么") is Wants.ANY
+    assert can_answer(Wants.MONEY, "门票80块")
+    assert not can_answer(Wants.MONEY, "门票要提前买")
+    assert can_answer(Wants.DATE, "12月19日聚会")
+    assert not can_answer(Wants.TIME, "包间有投影")
+    assert can_answer(Wants.ANY, "随便什么")
+
+
+# --- scoring ------------------------------------------------------------------------------
+
+
+def weights(text: str, df: dict[str, int], n: int = 50) -> scoring.Weights:
+    return scoring.Weights(analyse(text, names=["小明"]), df, n, scoring.Params())
+
+
+def test_a_rare_shared_word_speaks_and_a_name_alone_does_not() -> None:
+    w = weights("小明的吉他", {"小明": 30, "吉他": 1})
+    hit = scoring.match(w, 1, frozenset({"小明", "吉他", "学吉"}))
+    assert hit is not None
+    assert scoring.speaks(hit, w.params)
+    assert hit.exact == ("吉他",)
+    assert scoring.match(w, 2, frozenset({"小明", "明天"})) is None
+
+
+def test_unknown_real_words_count_against_a_match() -> None:
+    base = weights("吉他", {"吉他": 1})
+    more = weights("吉他 日本", {"吉他": 1})
+    a = scoring.match(base, 1, frozenset({"吉他"}))
+    b = scoring.match(more, 1, frozenset({"吉他"}))
+    assert a is not None
+    assert b is not None
+    assert b.cover < a.cover
+
+
+def test_synonyms_match_at_a_discount() -> None:
+    from memory_core.recall.lexicon import lexicon
+
+    w = weights("小明有对象吗", {"小明": 10})
+    hit = scoring.match(w, 1, frozenset({"女朋", "朋友"}), lex=lexicon(), doc_text="小明的女朋友")
+    assert hit is not None
+    assert ("对象", "女朋友") in hit.synonyms
+    assert 0 < hit.cover <= 1
+
+
+@given(st.integers(0, 1000), st.integers(1, 1000))
+def test_idf_decreases_with_document_frequency(df: int, n: int) -> None:
+    assert scoring.idf(df, n) >= scoring.idf(df + 1, n)
+
+
+# --- ranking ------------------------------------------------------------------------------
+
+
+def test_recency_decays_monotonically() -> None:
+    values = [recency(mem(last_accessed_at=NOW - timedelta(days=d)), NOW) for d in (0, 10, 40, 400)]
+    assert values == sorted(values, reverse=True)
+    assert recency(mem(), NOW) == 0.0
+
+
+def test_importance_stars_and_hits_lift_the_score() -> None:
+    plain = Candidate(mem(), "lexical", 0.5, "")
+    lifted = Candidate(mem(importance=0.9, hit_count=5, starred=True), "lexical", 0.5, "")
+    assert final_score(lifted, NOW, retrospective=False) > final_score(
+        plain, NOW, retrospective=False
+    )
+
+
+def test_stage_order_then_score() -> None:
+    a = Candidate(mem(1, content="甲乙丙丁"), "near", 0.99, "")
+    b = Candidate(mem(2, content="戊己庚辛"), "lexical", 0.3, "")
+    assert [c.memory.id for c in select([a, b], 5, NOW)] == [2, 1]
+
+
+def test_near_identical_memories_do_not_fill_the_slots() -> None:
+    same = [
+        Candidate(mem(i, content="小明每周六去琴行上吉他课"), "lexical", 0.9, "")
+        for i in range(1, 4)
+    ]
+    other = Candidate(mem(9, content="小红喜欢吃火锅"), "lexical", 0.4, "")
+    chosen = select([*same, other], 5, NOW)
+    assert [c.memory.id for c in chosen] == [1, 9]
+
+
+def test_contradicting_memories_are_shown_together() -> None:
+    cands = [
+        Candidate(mem(i, content=f"内容{i}号"), "lexical", 1.0 - i / 10, "") for i in range(1, 7)
+    ]
+    chosen = select(cands, 5, NOW, contradicts={1: frozenset({6}), 6: frozenset({1})})
+    ids = [c.memory.id for c in chosen]
+    assert ids[:2] == [1, 6]
+    assert len(ids) == 5
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(1, 30), st.sampled_from(["lexical", "near", "graph"]), st.floats(0, 2)
+        ),
+        max_size=25,
+    ),
+    st.integers(0, 6),
+)
+def test_selection_is_bounded_and_unique(items: list[tuple[int, str, float]], limit: int) -> None:
+    cands = [
+        Candidate(mem(i, content=f"第{i}条记忆的内容"), stage, score, "")  # type: ignore[arg-type]
+        for i, stage, score in items
+    ]
+    chosen = select(cands, limit, NOW)
+    ids = [c.memory.id for c in chosen]
+    assert len(ids) <= limit
+    assert len(ids) == len(set(ids))
+    assert set(ids) <= {i for i, _, _ in items}

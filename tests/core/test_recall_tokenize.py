@@ -1,0 +1,87 @@
+"""recall.tokenize, recall.fts, recall.lexicon: pure tokenising and index layout."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memory_core.recall import fts
+from memory_core.recall.lexicon import is_stop, is_word, lexicon, parse_synonyms
+from memory_core.recall.tokenize import bigram_tokens, is_numeric, numbers, unigram_tokens
+
+
+def test_cjk_is_cut_into_bigrams_and_latin_words_kept_whole() -> None:
+    assert bigram_tokens("小明学吉他 Switch和NBA2K") == [
+        "小明",
+        "明学",
+        "学吉",
+        "吉他",
+        "switch",
+        "和",
+        "nba2k",
+    ]
+    assert unigram_tokens("小明明天") == ["小", "明", "天"]
+
+
+def test_full_width_text_is_normalised() -> None:
+    assert bigram_tokens("ＡＢＣ１２") == ["abc12"]
+
+
+def test_numbers_and_dates_are_numeric_tokens() -> None:
+    assert all(is_numeric(t) for t in ("20", "十月", "三号", "周六"))
+    assert not any(is_numeric(t) for t in ("吉他", "周末", "一起"[0:1] + "起"))
+    assert numbers("撤离率 20%") != numbers("撤离率 30%")
+    assert numbers("一起去吃饭") == frozenset()
+
+
+def test_question_frame_and_particles_are_stop_tokens() -> None:
+    assert is_stop("什么")
+    assert is_stop("来着")
+    assert is_stop("吉吗")
+    assert not is_stop("吉他")
+
+
+def test_word_list_tells_words_from_straddling_pairs() -> None:
+    assert is_word("日本")
+    assert is_word("java")
+    assert not is_word("子最")
+
+
+def test_synonym_table_links_broad_words_both_ways_but_not_siblings() -> None:
+    table = parse_synonyms("宠物 > 猫 狗\n开心 高兴 快乐  # comment\n")
+    assert table["宠物"] == {"猫", "狗"}
+    assert table["猫"] == {"宠物"}
+    assert table["开心"] == {"高兴", "快乐"}
+
+
+def test_shipped_lexicon_prefers_the_longest_word() -> None:
+    lex = lexicon()
+    assert lex.words_in("去酒店住") == ["酒店"]
+    assert "酒" in lex.words_in("晚上喝点酒")
+
+
+@settings(max_examples=200)
+@given(st.text(max_size=40))
+def test_every_indexed_token_is_one_fts5_token(text: str) -> None:
+    """Scope-keyed tokens must survive FTS5's unicode61 tokenizer unsplit, else a
+    term could lose its chat key (and with it the per-chat IDF and isolation)."""
+    bi, uni = fts.document("group:1", "", text)
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE f USING fts5(x, tokenize = 'unicode61 remove_diacritics 0')")
+    conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(f, 'row')")
+    conn.execute("INSERT INTO f(x) VALUES (?)", (f"{bi} {uni}",))
+    stored = {row[0] for row in conn.execute("SELECT term FROM v")}
+    expected = set((bi + " " + uni).split())
+    assert stored == expected
+    assert all(t.startswith(fts.scope_key("group:1")) for t in stored)
+
+
+def test_scope_keys_differ_per_chat() -> None:
+    assert fts.scope_key("group:1") != fts.scope_key("group:2")
+    assert fts.match_any("group:1") is None
+    expression = fts.match_any("group:1", bi=["吉他"], uni=["猫"])
+    assert expression is not None
+    assert "bi :" in expression
+    assert "uni :" in expression
