@@ -9,7 +9,7 @@ as context, labelled by the chat prompt as "background of an earlier day".
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime, time
 from zoneinfo import ZoneInfo
 
@@ -18,7 +18,7 @@ from memory_core.storage.schema import CARD_KINDS
 from memory_core.types import Memory, Recalled
 
 from .days import day_of
-from .ports import ArchivePort, MemoryPort
+from .ports import MemoryPort
 from .types import NightlyBlocks
 
 BACKGROUND_MIN_HITS = 2
@@ -63,29 +63,17 @@ def background_days(
     return [d for _, d in ranked]
 
 
-async def memory_day(
-    memory: Memory,
-    *,
-    memories: MemoryPort,
-    archive: ArchivePort,
-    repo: NightlyRepo,
+def memory_days(
+    recalled: Sequence[Memory],
+    evidence_at: Mapping[int, datetime],
     tz: ZoneInfo,
     cutoff: time,
-) -> date | None:
-    """The day a memory comes from: its earliest evidence, else when it became valid."""
-    refs = await memories.evidence(memory.scope, memory.id)
-    instants: list[datetime] = []
-    fragment_ids = [r.fragment_id for r in refs if r.fragment_id is not None]
-    experience_ids = [r.experience_id for r in refs if r.experience_id is not None]
-    if fragment_ids:
-        instants += [
-            f.first_sent_at for f in await repo.fragments_by_ids(memory.scope, fragment_ids)
-        ]
-    if experience_ids:
-        instants += [e.sent_at for e in await archive.get_many(memory.scope, experience_ids)]
-    if not instants:
-        instants.append(memory.valid_from or memory.created_at)
-    return day_of(min(instants), tz, cutoff)
+) -> list[date]:
+    """The day each recalled memory comes from: its earliest evidence, else when it
+    became valid. Pure."""
+    return [
+        day_of(evidence_at.get(m.id) or m.valid_from or m.created_at, tz, cutoff) for m in recalled
+    ]
 
 
 async def build(
@@ -95,33 +83,32 @@ async def build(
     *,
     repo: NightlyRepo,
     memories: MemoryPort,
-    archive: ArchivePort,
     tz: ZoneInfo,
     cutoff: time,
     recent_diaries: int,
 ) -> NightlyBlocks:
-    states = await memories.list(scope, types=["state"], status="active", limit=STATE_LIMIT)
-    cards = await repo.current_cards(scope)
-    timeline = await repo.timeline(scope, TIMELINE_ENTRIES)
-    diaries = await repo.recent_diaries(scope, recent_diaries) if recent_diaries > 0 else []
-    shown = {date.fromisoformat(d.day) for d in diaries}
-    background: tuple[str, str] | None = None
     mine = [r.memory for r in recalled if r.memory.scope == scope]
-    if len(mine) >= BACKGROUND_MIN_HITS:
-        days = [
-            await memory_day(m, memories=memories, archive=archive, repo=repo, tz=tz, cutoff=cutoff)
-            for m in mine
-        ]
+    looking_back = len(mine) >= BACKGROUND_MIN_HITS
+    material = await repo.prompt_material(
+        scope,
+        diaries=recent_diaries,
+        timeline=TIMELINE_ENTRIES,
+        memory_ids=[m.id for m in mine] if looking_back else [],
+    )
+    states = await memories.list(scope, types=["state"], status="active", limit=STATE_LIMIT)
+    background: tuple[str, str] | None = None
+    if looking_back:
+        shown = {date.fromisoformat(d.day) for d in material.diaries}
         before = min(shown) if shown else day_of(now, tz, cutoff)
-        for older in background_days(days, before):
+        for older in background_days(memory_days(mine, material.evidence_at, tz, cutoff), before):
             found = await repo.diary(scope, older.isoformat())
             if found is not None:
                 background = (found.day, found.content)
                 break
     return NightlyBlocks(
         states=active_state_lines(states, now, tz),
-        cards=card_pairs(cards),
-        timeline=tuple(f"{t.day}：{t.content}" for t in timeline),
-        recent_diaries=tuple((d.day, d.content) for d in diaries),
+        cards=card_pairs(material.cards),
+        timeline=tuple(f"{t.day}：{t.content}" for t in material.timeline),
+        recent_diaries=tuple((d.day, d.content) for d in material.diaries),
         background_diary=background,
     )

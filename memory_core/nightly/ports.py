@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from memory_core.types import EvidenceRef, Experience, Memory, MemoryStatus, MemoryType
+from memory_core.types import EvidenceRef, Memory, MemoryStatus, MemoryType
 
 
 class WrittenMemory(Protocol):
@@ -63,10 +63,6 @@ class MemoryPort(Protocol):
         limit: int = 100,
     ) -> list[Memory]: ...
 
-    async def evidence(self, scope: str, memory_id: int) -> list[EvidenceRef]: ...
-
 
 class ArchivePort(Protocol):
     async def scopes(self) -> list[str]: ...
-
-    async def get_many(self, scope: str, ids: Sequence[int]) -> list[Experience]: ...

@@ -279,7 +279,6 @@ class NightlyService:
             recalled,
             repo=self.repo,
             memories=self.services.memories,
-            archive=self.archive,
             tz=self.tz,
             cutoff=self.cutoff,
             recent_diaries=self.settings.nightly_recent_diaries,

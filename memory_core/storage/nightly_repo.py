@@ -3,7 +3,8 @@
 Cards are versioned rows: a change inserts the next version and never touches an
 older one (a trigger refuses UPDATE/DELETE on `cards` and `diaries`). The fragments
 written by consolidation are read here and marked `archived` once a diary has
-absorbed them. Per-chat retry/circuit state: `nightly_health_repo`; gc's reads of the
+absorbed them. `prompt_material` also reads when recalled memories' evidence was
+said (memory_evidence -> experiences / fragments), read-only. Per-chat retry/circuit state: `nightly_health_repo`; gc's reads of the
 memory tables: `nightly_gc_repo`.
 """
 
@@ -14,14 +15,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, and_, func, insert, select, update
+from sqlalchemy import Result, Row, Select, and_, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .engine import Database
 from .schema import (
     cards,
     diaries,
+    experiences,
     fragments,
+    memory_evidence,
     nightly_runs,
     nightly_settled,
     timeline,
@@ -65,6 +68,16 @@ class TimelineEntry:
     scope: str
     day: str
     content: str
+
+
+@dataclass(frozen=True, slots=True)
+class PromptMaterial:
+    cards: dict[str, Card]
+    timeline: list[TimelineEntry]
+    diaries: list[Diary]
+    """Oldest first."""
+    evidence_at: dict[int, datetime]
+    """Recalled memory id -> its earliest evidence instant (absent: no evidence here)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,34 +282,15 @@ class NightlyRepo:
         self, scope: str, limit: int, *, before: str | None = None
     ) -> list[Diary]:
         """The latest `limit` diaries (before day `before`, when given), oldest first."""
-        query = select(diaries).where(diaries.c.scope == scope)
-        if before is not None:
-            query = query.where(diaries.c.day < before)
         async with self.db.read() as conn:
-            rows = await conn.execute(query.order_by(diaries.c.day.desc()).limit(limit))
+            rows = await conn.execute(_diaries_query(scope, limit, before))
             return [_diary(r) for r in reversed(rows.all())]
 
     # --- cards and timeline ----------------------------------------------------------
 
     async def current_cards(self, scope: str) -> dict[str, Card]:
-        latest = (
-            select(cards.c.kind, func.max(cards.c.version).label("version"))
-            .where(cards.c.scope == scope)
-            .group_by(cards.c.kind)
-            .subquery()
-        )
         async with self.db.read() as conn:
-            rows = await conn.execute(
-                select(cards).join(
-                    latest,
-                    and_(
-                        cards.c.kind == latest.c.kind,
-                        cards.c.version == latest.c.version,
-                        cards.c.scope == scope,
-                    ),
-                )
-            )
-            return {str(r.kind): _card(r) for r in rows}
+            return {str(r.kind): _card(r) for r in await conn.execute(_cards_query(scope))}
 
     async def card_history(self, scope: str, kind: str) -> list[Card]:
         async with self.db.read() as conn:
@@ -345,16 +339,23 @@ class NightlyRepo:
 
     async def timeline(self, scope: str, limit: int) -> list[TimelineEntry]:
         async with self.db.read() as conn:
-            rows = await conn.execute(
-                select(timeline)
-                .where(timeline.c.scope == scope)
-                .order_by(timeline.c.day.desc(), timeline.c.id.desc())
-                .limit(limit)
-            )
-            return [
-                TimelineEntry(str(r.scope), str(r.day), str(r.content))
-                for r in reversed(rows.all())
-            ]
+            return _timeline_entries(await conn.execute(_timeline_query(scope, limit)))
+
+    async def prompt_material(
+        self, scope: str, *, diaries: int, timeline: int, memory_ids: Sequence[int]
+    ) -> PromptMaterial:
+        """Everything the chat prompt's nightly blocks read, in one read transaction
+        (this runs on every reply): current cards, the latest timeline entries and
+        diaries, and the earliest evidence instant of each recalled memory."""
+        async with self.db.read() as conn:
+            current = {str(r.kind): _card(r) for r in await conn.execute(_cards_query(scope))}
+            entries = _timeline_entries(await conn.execute(_timeline_query(scope, timeline)))
+            recent: list[Diary] = []
+            if diaries > 0:
+                rows = await conn.execute(_diaries_query(scope, diaries, None))
+                recent = [_diary(r) for r in reversed(rows.all())]
+            instants = await _evidence_instants(conn, scope, memory_ids) if memory_ids else {}
+        return PromptMaterial(current, entries, recent, instants)
 
     # --- settled states ----------------------------------------------------------------
 
@@ -376,6 +377,67 @@ class NightlyRepo:
                         memory_id=memory_id, scope=scope, day=day, settled_at=at
                     )
                 )
+
+
+def _cards_query(scope: str) -> Select[Any]:
+    latest = (
+        select(cards.c.kind, func.max(cards.c.version).label("version"))
+        .where(cards.c.scope == scope)
+        .group_by(cards.c.kind)
+        .subquery()
+    )
+    return select(cards).join(
+        latest,
+        and_(
+            cards.c.kind == latest.c.kind,
+            cards.c.version == latest.c.version,
+            cards.c.scope == scope,
+        ),
+    )
+
+
+def _timeline_query(scope: str, limit: int) -> Select[Any]:
+    return (
+        select(timeline)
+        .where(timeline.c.scope == scope)
+        .order_by(timeline.c.day.desc(), timeline.c.id.desc())
+        .limit(limit)
+    )
+
+
+def _timeline_entries(rows: Result[Any]) -> list[TimelineEntry]:
+    return [TimelineEntry(str(r.scope), str(r.day), str(r.content)) for r in reversed(rows.all())]
+
+
+def _diaries_query(scope: str, limit: int, before: str | None) -> Select[Any]:
+    query = select(diaries).where(diaries.c.scope == scope)
+    if before is not None:
+        query = query.where(diaries.c.day < before)
+    return query.order_by(diaries.c.day.desc()).limit(limit)
+
+
+async def _evidence_instants(
+    conn: AsyncConnection, scope: str, memory_ids: Sequence[int]
+) -> dict[int, datetime]:
+    """memory id -> when its earliest evidence (message or fragment) was said."""
+    ids = sorted(set(memory_ids))
+    found: dict[int, datetime] = {}
+    for query in (
+        select(memory_evidence.c.memory_id, func.min(experiences.c.sent_at))
+        .join(experiences, experiences.c.id == memory_evidence.c.experience_id)
+        .where(memory_evidence.c.memory_id.in_(ids), experiences.c.scope == scope)
+        .group_by(memory_evidence.c.memory_id),
+        select(memory_evidence.c.memory_id, func.min(fragments.c.first_sent_at))
+        .join(fragments, fragments.c.id == memory_evidence.c.fragment_id)
+        .where(memory_evidence.c.memory_id.in_(ids), fragments.c.scope == scope)
+        .group_by(memory_evidence.c.memory_id),
+    ):
+        for memory_id, instant in await conn.execute(query):
+            if instant is None:
+                continue
+            key = int(memory_id)
+            found[key] = min(found[key], instant) if key in found else instant
+    return found
 
 
 async def _set_step(conn: AsyncConnection, scope: str, day: str, step: str, **values: Any) -> None:

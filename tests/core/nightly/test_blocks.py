@@ -6,8 +6,8 @@ from datetime import UTC, date, datetime, timedelta
 
 from memory_core import FakeClock, Yuji
 from memory_core.llm.fake import ScriptedLLM
-from memory_core.nightly.blocks import active_state_lines, background_days
-from memory_core.nightly.days import zone
+from memory_core.nightly.blocks import active_state_lines, background_days, memory_days
+from memory_core.nightly.days import parse_cutoff, zone
 from memory_core.types import EvidenceRef, Memory, Recalled
 
 from .seed import SCOPE, archive, day_script, fragment, sh
@@ -113,3 +113,12 @@ async def test_blocks_after_nights_carry_cards_diaries_and_an_older_background_d
     # Another chat's memories never pull a diary in.
     foreign = [Recalled(mem(9, valid_from=None, valid_to=None, scope="group:9"), "lexical", 1, "")]
     assert (await core.nightly.blocks(SCOPE, clock.now(), foreign * 2)).background_diary is None
+
+
+def test_memory_days_use_the_earliest_evidence_else_validity() -> None:
+    tz = zone("Asia/Shanghai")
+    cutoff = parse_cutoff("04:00")
+    with_evidence = mem(1, valid_from=sh(2026, 11, 18, 12, 0), valid_to=None)
+    without = mem(2, valid_from=sh(2026, 11, 18, 2, 0), valid_to=None)
+    got = memory_days([with_evidence, without], {1: sh(2026, 11, 10, 21, 0)}, tz, cutoff)
+    assert got == [date(2026, 11, 10), date(2026, 11, 17)]
