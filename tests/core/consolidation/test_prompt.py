@@ -12,7 +12,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_core.consolidation.tools import parse_instant
@@ -71,6 +71,7 @@ def test_render_line_marks_the_bot_and_local_time() -> None:
     assert quoted.endswith("↩回复【机器人】：「你喜欢猫吗」")
 
 
+@settings(deadline=None)  # timing belongs to benchmarks, not to this property
 @given(st.text(max_size=300), st.integers(min_value=1, max_value=200))
 def test_clip_never_exceeds_the_cap_plus_its_note(text: str, cap: int) -> None:
     clipped = clip(text, cap)

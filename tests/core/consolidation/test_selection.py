@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_core.consolidation.selection import (
@@ -32,6 +32,7 @@ pendings = st.builds(
 ).map(lambda p: p if p.count else Pending(p.scope, p.acked_id, 0, None, p.failures))
 
 
+@settings(deadline=None)  # timing belongs to benchmarks, not to this property
 @given(pendings)
 def test_eligible_exactly_by_count_or_wait(p: Pending) -> None:
     expected = p.count > 0 and (
@@ -47,6 +48,7 @@ def test_eligibility_edges() -> None:
     assert not is_eligible(Pending("g", 0, 0, None), NOW, LIMITS)
 
 
+@settings(deadline=None)  # timing belongs to benchmarks, not to this property
 @given(st.lists(pendings, max_size=12, unique_by=lambda p: p.scope), st.booleans())
 def test_serial_order_is_oldest_waiting_first_and_only_eligible(
     items: list[Pending], force: bool
@@ -74,6 +76,7 @@ def test_a_failing_chat_steps_back_but_is_not_starved() -> None:
     assert serial_order([stuck, fresh], NOW, LIMITS)[0].scope == "group:bad"
 
 
+@settings(deadline=None)  # timing belongs to benchmarks, not to this property
 @given(
     st.lists(st.integers(min_value=-7200, max_value=600), max_size=12),
     st.integers(min_value=1, max_value=6),
@@ -98,6 +101,7 @@ limits = st.builds(
 )
 
 
+@settings(deadline=None)  # timing belongs to benchmarks, not to this property
 @given(sizes, limits)
 def test_cut_respects_caps_never_splits_and_is_a_maximal_prefix(
     chars: list[int], lim: Limits
@@ -126,6 +130,7 @@ def test_cut_respects_caps_never_splits_and_is_a_maximal_prefix(
         )
 
 
+@settings(deadline=None)  # timing belongs to benchmarks, not to this property
 @given(sizes)
 def test_cutting_repeatedly_covers_every_message_once(chars: list[int]) -> None:
     items = [Item(id=i + 1, chars=c) for i, c in enumerate(chars)]
