@@ -9,6 +9,7 @@ Times are shown in the configured zone.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -125,16 +126,19 @@ async def gather_context(
 ) -> ContextView:
     zone = ZoneInfo(settings.timezone)
     limit = max(0, settings.recent_messages)
-    messages = await archive.recent(scope, limit + BRIDGE_MESSAGES, before_id=trigger_id)
+    # Independent reads: run them side by side (each on its own pooled connection).
+    messages, acked, fragments, pairs, nightly = await asyncio.gather(
+        archive.recent(scope, limit + BRIDGE_MESSAGES, before_id=trigger_id),
+        context.acked_id(scope),
+        context.open_fragments(scope, FRAGMENTS_SHOWN),
+        context.contradicting_pairs(scope, [r.memory.id for r in recalled]),
+        _nightly_blocks(blocks, scope, now, recalled),
+    )
     messages = [m for m in messages if m.fingerprint != trigger_fingerprint]
-    acked = await context.acked_id(scope)
-    fragments = await context.open_fragments(scope, FRAGMENTS_SHOWN)
-    ids = [r.memory.id for r in recalled]
     contradicts: dict[int, int] = {}
-    for a, b in await context.contradicting_pairs(scope, ids):
+    for a, b in pairs:
         contradicts.setdefault(a, b)
         contradicts.setdefault(b, a)
-    nightly = await _nightly_blocks(blocks, scope, now, recalled)
     return ContextView(
         zone=zone,
         states=tuple(nightly.states) if nightly else (),
