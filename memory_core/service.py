@@ -18,11 +18,11 @@ from .consolidation.service import ConsolidationService
 from .llm.base import LLMClient
 from .llm.openai_client import OpenAICompatibleClient
 from .memories.service import Memories
-from .recall.engine import Recall
 from .nightly.service import NightlyService
 from .ops.alerts import AlertGate, AlertSink
 from .ops.service import OpsService
 from .ops.telegram import make_alert_sink
+from .recall.engine import Recall
 from .settings import Settings
 from .storage import migrate
 from .storage.chat_repo import ChatRepo
