@@ -295,6 +295,7 @@ async def test_housekeeping_removes_logs_past_retention(
 
     assert reports[-1].scope == "*"
     assert "1 old log files removed" in reports[-1].detail
+    assert "optimized memory_fts" in reports[-1].detail
     assert sorted(os.listdir(logs)) == ["yuji.log"]
 
 
