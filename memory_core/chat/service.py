@@ -208,19 +208,22 @@ class ChatService:
         cited = strip_citations(text, injected)
         used = cited.used_ids if kind == "reply" else ()
         parts = split_reply(cited.text, self.settings.reply_max_chars)
-        sent_ids = await self._send_all(parts, send, incoming.scope)
-        if used:
-            await self.memories.credit(incoming.scope, used, now)
+        # Recorded before sending, so a `/why` right after the reply already sees it.
         injection_id = None
         if prompt is not None:
             injection_id = await self.repo.add_injection(
                 incoming.scope,
                 trigger_experience_id=trigger.id if trigger is not None else None,
-                reply_fingerprint=sent_ids[0] if sent_ids else None,
+                reply_fingerprint=None,
                 query=incoming.text,
                 items=_items(recalled, injected, used),
                 now=now,
             )
+        sent_ids = await self._send_all(parts, send, incoming.scope)
+        if injection_id is not None and sent_ids and sent_ids[0]:
+            await self.repo.set_reply_fingerprint(injection_id, sent_ids[0])
+        if used and sent_ids:
+            await self.memories.credit(incoming.scope, used, now)
         if sent_ids:
             await self.repo.touch(incoming.scope, self.clock.now(), reply_at=self.clock.now())
         return ReplyOutcome(

@@ -140,6 +140,15 @@ class ChatRepo:
             )
             return _inserted_id(result.inserted_primary_key)
 
+    async def set_reply_fingerprint(self, injection_id: int, reply_fingerprint: str) -> None:
+        """The message id of the reply, known only once it was sent."""
+        async with self.db.write() as conn:
+            await conn.execute(
+                update(injections)
+                .where(injections.c.id == injection_id)
+                .values(reply_fingerprint=reply_fingerprint)
+            )
+
     async def last_injection(self, scope: str) -> Injection | None:
         query = (
             select(injections)
