@@ -149,3 +149,30 @@ async def test_unknown_command_text_does_not_wake(
         bot = ctx.create_bot(base=Bot, self_id=BOT_ID)
         ctx.receive_event(bot, private_message("/frobnicate", user_id=321))
     assert llm.requests == []
+
+
+def test_to_incoming_reads_mentions_quotes_and_skips_commands() -> None:
+    from plugins.yuji.chat import to_incoming
+
+    event = group_message(
+        [
+            {"type": "reply", "data": {"id": "77"}},
+            {"type": "text", "data": {"text": "问一下"}},
+            {"type": "at", "data": {"qq": BOT_ID}},
+            {"type": "at", "data": {"qq": "300", "name": "小明"}},
+            {"type": "text", "data": {"text": " 在吗"}},
+        ],
+        message_id=601,
+        card="阿明",
+    )
+    incoming = to_incoming(event, BOT_ID)
+    assert incoming is not None
+    assert (incoming.scope, incoming.fingerprint, incoming.sender_name) == (SCOPE, "601", "阿明")
+    assert incoming.mentioned_ids == (BOT_ID, "300")
+    assert incoming.text == "问一下@小明 在吗"
+    assert (incoming.reply_to, incoming.reply_to_bot) == ("77", None)
+    assert to_incoming(group_message("/mute 2h"), BOT_ID) is None
+    assert to_incoming(group_message("hi", user_id=int(BOT_ID)), BOT_ID) is None
+    private = to_incoming(private_message("hi", user_id=321), BOT_ID)
+    assert private is not None
+    assert (private.scope, private.is_private) == ("private:321", True)
