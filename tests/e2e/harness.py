@@ -57,6 +57,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SELF_ID = 1234567
 DEFAULT_TOKEN = "e2e-token"
 START_TIMEOUT_S = 90.0
+WAIT_S = 120.0
+"""Default patience of `wait_until` / `wait_for_call`: generous, because the machine
+may be busy; a passing test never waits for it."""
 
 
 def free_port() -> int:
@@ -66,7 +69,7 @@ def free_port() -> int:
 
 
 async def wait_until(
-    predicate: Callable[[], Any], *, timeout_s: float = 30.0, interval: float = 0.1
+    predicate: Callable[[], Any], *, timeout_s: float = WAIT_S, interval: float = 0.1
 ) -> Any:
     """Poll `predicate` (sync or async) until it returns something truthy; return it."""
     deadline = time.monotonic() + timeout_s
@@ -295,7 +298,7 @@ class OnebotPeer:
         action: str,
         predicate: Callable[[ApiCall], bool] = lambda _call: True,
         *,
-        timeout_s: float = 30.0,
+        timeout_s: float = WAIT_S,
         start: int = 0,
     ) -> ApiCall:
         """The first call of `action` (from index `start` of `calls`) matching `predicate`."""

@@ -82,9 +82,7 @@ async def test_archives_every_unique_message_exactly_once(
             expected[("group:1003", "305")] = "还在吗"
 
             await wait_until(lambda: count_rows(bot.data_dir, "experiences") >= 305)
-            await wait_until(
-                lambda: count_rows(bot.data_dir, "experience_attachments") >= 1, timeout_s=30
-            )
+            await wait_until(lambda: count_rows(bot.data_dir, "experience_attachments") >= 1)
             assert peer.connected
             assert bot.running
 
@@ -114,3 +112,19 @@ async def test_token_and_data_dir_come_from_the_environment_alone(tmp_path: Path
             await peer.send_event(peer.group_message("env ok", group_id=7, message_id=1))
             await wait_until(lambda: count_rows(bot.data_dir, "experiences") == 1)
         assert query(bot.database, "SELECT scope, text FROM experiences") == [("group:7", "env ok")]
+
+
+async def test_the_bots_own_reply_is_archived_as_bot(tmp_path: Path) -> None:
+    # No model is configured, so the reply comes from a command (/cards answers anyone).
+    async with running_bot(tmp_path) as bot, bot.peer() as peer:
+        await peer.send_event(peer.group_message("/cards", group_id=4242, message_id=1))
+        call = await peer.wait_for_call("send_msg", lambda c: c.params.get("group_id") == 4242)
+        assert call.params.get("message_type") == "group"
+        await wait_until(lambda: count_rows(bot.data_dir, "experiences", "is_bot = 1") == 1)
+        ((fingerprint, sender_id, scope),) = query(
+            bot.database, "SELECT fingerprint, sender_id, scope FROM experiences WHERE is_bot = 1"
+        )
+        assert scope == "group:4242"
+        assert sender_id == str(peer.self_id)
+        assert int(fingerprint) >= 900_000  # the message_id our peer handed back
+        assert count_rows(bot.data_dir, "experiences") == 2
