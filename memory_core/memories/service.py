@@ -36,12 +36,23 @@ SearchFn = Callable[[str, str, int, datetime], Awaitable[list[Memory]]]
 
 class Memories:
     def __init__(
-        self, db: Database, clock: Clock, settings: Settings, search: SearchFn | None = None
+        self,
+        db: Database,
+        clock: Clock,
+        settings: Settings,
+        search: SearchFn | None = None,
+        on_change: Callable[[str], None] | None = None,
     ) -> None:
         self._db = db
         self._clock = clock
         self._settings = settings
         self._search = search
+        self._on_change = on_change
+        """Told the chat after a write that changes counts, subjects or aliases."""
+
+    def _changed(self, scope: str) -> None:
+        if self._on_change is not None:
+            self._on_change(scope)
 
     # --- writing ----------------------------------------------------------------------
 
@@ -124,6 +135,7 @@ class Memories:
                 memory.id: memory
                 for memory in await repo.get_many(conn, scope, [h[0] for h in hints if h])
             }
+        self._changed(scope)
         return [
             WriteOutcome(
                 memory=memory,
@@ -181,6 +193,7 @@ class Memories:
                 raise ValidationError("valid_to must be after valid_from")
             memory = await _new_version(conn, old, changes, changed_by, reason, now)
             await repo.insert_evidence(conn, memory_id, evidence, now)
+        self._changed(scope)
         return memory
 
     async def supersede(
@@ -310,6 +323,7 @@ class Memories:
             if alias == canonical:
                 raise ValidationError(f"{alias!r} already is the canonical name")
             await repo.upsert_alias(conn, scope, alias, canonical, now)
+        self._changed(scope)
 
     async def aliases(self, scope: str) -> dict[str, str]:
         async with self._db.read() as conn:

@@ -55,6 +55,12 @@ class EngineParams:
     near_when_below: int = 1
     """Stage 2 runs when stage 1 kept fewer than this many memories."""
     graph_factor: float = 0.5
+    posting_budget: int = 3000
+    """Candidates are fetched through the rarest terms whose document counts add up to
+    about this (common terms still count in scoring, they just don't fetch)."""
+    stats_ttl_s: float = 30.0
+    """How long a chat's memory count, names and aliases are reused between questions
+    (writes through core.memories refresh them at once)."""
 
 
 class Recall:
@@ -72,6 +78,7 @@ class Recall:
         self._settings = settings
         self.vector = vector
         self.params = params or EngineParams()
+        self._names_cache: dict[str, tuple[float, tuple[int, list[str], dict[str, str]]]] = {}
 
     async def recall(
         self,
@@ -148,6 +155,20 @@ class Recall:
             )
             return await repo.get_many_ordered(conn, scope, [mid for mid, _ in ranked])
 
+    def invalidate(self, scope: str) -> None:
+        """A write changed this chat's memories, names or aliases."""
+        self._names_cache.pop(scope, None)
+
+    async def _names(
+        self, conn: AsyncConnection, scope: str
+    ) -> tuple[int, list[str], dict[str, str]]:
+        hit = self._names_cache.get(scope)
+        if hit is not None and hit[0] > time.monotonic():
+            return hit[1]
+        value = await repo.scope_names(conn, scope)
+        self._names_cache[scope] = (time.monotonic() + self.params.stats_ttl_s, value)
+        return value
+
     async def reindex(self) -> int:
         """Rebuild the derived full-text index from the memories table."""
         async with self._db.write() as conn:
@@ -163,7 +184,8 @@ class Recall:
         for word in probe.lexicon_words:
             for other in (word, *lex.expansions.get(word, ())):
                 wanted.update(bigram_tokens(other))
-        n, subjects, alias_map, df = await repo.scope_stats(conn, scope, wanted)
+        n, subjects, alias_map = await self._names(conn, scope)
+        df = await repo.fts_document_frequencies(conn, scope, wanted)
         groups = member_groups(subjects, alias_map, self._settings.nicknames)
         names = [name for group in groups for name in group] + list(self._settings.nicknames)
         query = analyse(
@@ -187,7 +209,7 @@ class Recall:
         """Visible memories sharing a content term (or, for `near`, a synonym) with the
         question, best bm25 first, checked once more against the visibility rule;
         with a flag for those that don't mention the members the question names."""
-        bi_terms = set(ctx.content)
+        bi_terms = _selective(ctx.content, ctx.df, self.params.posting_budget)
         uni_terms: set[str] = set()
         if near:
             lex = lexicon()
@@ -197,6 +219,9 @@ class Recall:
                         uni_terms.update(unigram_tokens(other))
                     else:
                         bi_terms.update(bigram_tokens(other))
+            budget = self.params.posting_budget
+            bi_terms = _selective(bi_terms, ctx.df, budget)
+            uni_terms = _selective(uni_terms, ctx.df, budget)
         match = fts.match_any(scope, bi=bi_terms, uni=uni_terms)
         if match is None:
             return []
@@ -368,6 +393,20 @@ class Recall:
         if memory is None or not is_visible(memory, scope, now, retrospective=retrospective):
             return []
         return [Candidate(memory, "vector", guess.score, VECTOR_LABEL)]
+
+
+def _selective(terms: set[str] | frozenset[str], df: Mapping[str, int], budget: int) -> set[str]:
+    """The rarest terms whose document frequencies sum to about `budget` (at least one);
+    terms no memory holds are dropped, they cannot fetch anything."""
+    present = sorted((df[t], t) for t in terms if df.get(t, 0) > 0)
+    chosen: set[str] = set()
+    total = 0
+    for count, term in present:
+        if chosen and total + count > budget:
+            break
+        chosen.add(term)
+        total += count
+    return chosen
 
 
 def member_groups(

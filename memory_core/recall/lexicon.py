@@ -6,7 +6,7 @@ licence) and the question-frame words that carry no content ("什么", "来着",
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 
 from .tokenize import bigram_tokens, is_cjk, normalise
@@ -138,6 +138,7 @@ def _two_char_words() -> frozenset[str]:
     return frozenset(words)
 
 
+@lru_cache(maxsize=1 << 16)
 def is_word(token: str) -> bool:
     """A token that is a word by itself: a latin word, a two-character Chinese word of
     the word list (data/words2.txt) or of the synonym table. A pair of characters that
@@ -147,6 +148,7 @@ def is_word(token: str) -> bool:
     return token in _two_char_words() or token in lexicon().expansions
 
 
+@lru_cache(maxsize=1 << 16)
 def is_stop(token: str) -> bool:
     if token in stop_tokens():
         return True

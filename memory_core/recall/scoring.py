@@ -43,7 +43,7 @@ class Params:
     """How much a real word the chat never used counts against a match."""
     synonym_discount: float = 0.8
     """A match through the synonym table counts this fraction of an exact one."""
-    candidate_limit: int = 300
+    candidate_limit: int = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +84,7 @@ class Weights:
         self.n = max(n, MIN_CHAT)
         self.params = params
         self.max_idf = idf(0, self.n)
+        self._memo: dict[str, float] = {}
         self.content = frozenset(t for t in query.terms if query.is_content(t) and not is_stop(t))
         self.known = frozenset(t for t in self.content if df.get(t, 0) > 0)
         self.unknown_words = frozenset(t for t in self.content - self.known if is_word(t))
@@ -91,7 +92,10 @@ class Weights:
         about is not here, so they weigh against every match."""
 
     def of(self, token: str) -> float:
-        return idf(self.df.get(token, 0), self.n)
+        w = self._memo.get(token)
+        if w is None:
+            w = self._memo[token] = idf(self.df.get(token, 0), self.n)
+        return w
 
     def norm(self, token: str) -> float:
         return self.of(token) / self.max_idf
@@ -104,10 +108,11 @@ class Weights:
     def doc_mass(self, tokens: frozenset[str]) -> float:
         """The memory's own content weight (IDF where known, else a typical value)."""
         typical = 0.7 * self.max_idf
+        names = self.query.names
         return sum(
-            self.of(t) if t in self.df else typical
+            (self.of(t) if t in self.df else typical)
             for t in tokens
-            if not is_stop(t) and not is_numeric(t) and t not in self.query.names
+            if t not in names and not is_stop(t) and not is_numeric(t)
         )
 
 

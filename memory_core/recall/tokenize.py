@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from collections.abc import Iterable
 
 _CJK_RANGES = (
@@ -34,6 +35,10 @@ _CALENDAR_CHARS = frozenset("年月日号点分秒周星期时天礼拜")
 
 def is_cjk(char: str) -> bool:
     code = ord(char)
+    if 0x4E00 <= code <= 0x9FFF:
+        return True
+    if code < 0x3040:
+        return False
     return any(lo <= code <= hi for lo, hi in _CJK_RANGES)
 
 
@@ -76,6 +81,7 @@ def token_set(text: str) -> frozenset[str]:
     return frozenset(bigram_tokens(text))
 
 
+@lru_cache(maxsize=1 << 16)
 def is_numeric(token: str) -> bool:
     """True for tokens that only carry a number or a date ("20", "十月", "三号", "周六")."""
     if token.isdigit():

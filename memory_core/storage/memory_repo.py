@@ -419,50 +419,43 @@ async def fts_document_frequencies(
     return {fts.unkey(row.term): int(row.doc) for row in rows}
 
 
-async def scope_stats(
-    conn: AsyncConnection, scope: str, tokens: Iterable[str]
-) -> tuple[int, list[str], dict[str, str], dict[str, int]]:
-    """In one round trip: the chat's memory count, distinct subjects, aliases and the
-    per-chat document frequency of `tokens`."""
-    keyed = sorted(set(fts.keyed(scope, tokens)))
-    params: dict[str, Any] = {"scope": scope}
-    params.update({f"t{i}": token for i, token in enumerate(keyed)})
-    vocab = ""
-    if keyed:
-        placeholders = ", ".join(f":t{i}" for i in range(len(keyed)))
-        vocab = (
-            f" UNION ALL SELECT 3, term, doc FROM memory_fts_vocab WHERE term IN ({placeholders})"
-        )
+async def scope_names(conn: AsyncConnection, scope: str) -> tuple[int, list[str], dict[str, str]]:
+    """In one round trip: the chat's memory count, distinct subjects and aliases."""
     rows = await conn.execute(
         text(
             "SELECT 0 AS k, count(*) AS a, NULL AS b FROM memories WHERE scope = :scope"
             " UNION ALL SELECT 1, subject, NULL FROM"
             " (SELECT DISTINCT subject FROM memories WHERE scope = :scope)"
-            " UNION ALL SELECT 2, alias, canonical FROM aliases WHERE scope = :scope" + vocab
+            " UNION ALL SELECT 2, alias, canonical FROM aliases WHERE scope = :scope"
         ),
-        params,
+        {"scope": scope},
     )
-    n, subjects_, aliases_, df = 0, [], {}, {}
+    n, subjects_, aliases_ = 0, [], {}
     for kind, a, b in rows:
         if kind == 0:
             n = int(a)
         elif kind == 1:
             subjects_.append(str(a))
-        elif kind == 2:
-            aliases_[str(a)] = str(b)
         else:
-            df[fts.unkey(str(a))] = int(b)
-    return n, subjects_, aliases_, df
+            aliases_[str(a)] = str(b)
+    return n, subjects_, aliases_
 
 
 async def fts_candidates(
     conn: AsyncConnection, match: str, visible: ColumnElement[bool], *, limit: int
 ) -> list[tuple[Memory, str, str]]:
-    """Visible memories whose index row matches `match`, with their (bi, uni) columns."""
+    """The `limit` best (bm25) visible memories whose index row matches `match`, with
+    their (bi, uni) columns.
+
+    The full-text index must drive: a plain join lets SQLite walk the chat's memories
+    and run the MATCH once per memory. So the best matches are ranked first in a
+    subquery (with room for some that visibility then removes) and joined after."""
+    ranked = _ranked(match, limit * 4)
     query = (
-        select(memories, memory_fts.c.bi, memory_fts.c.uni)
-        .select_from(memories.join(memory_fts, memory_fts.c.rowid == m.id))
-        .where(text("memory_fts MATCH :match"), visible)
+        select(memories, ranked.c.bi, ranked.c.uni)
+        .join_from(ranked, memories, m.id == ranked.c.rid)
+        .where(visible)
+        .order_by(ranked.c.rank)
         .limit(limit)
     )
     rows = await conn.execute(query, {"match": match})
@@ -473,13 +466,30 @@ async def fts_bm25(
     conn: AsyncConnection, match: str, visible: ColumnElement[bool], *, limit: int
 ) -> list[tuple[int, float]]:
     """Plain FTS5 bm25 ranking (the evaluation baseline): (memory id, rank)."""
-    rank = func.bm25(literal_column("memory_fts")).label("rank")
+    ranked = _ranked(match, limit * 4)
     query = (
-        select(m.id, rank)
-        .select_from(memories.join(memory_fts, memory_fts.c.rowid == m.id))
-        .where(text("memory_fts MATCH :match"), visible)
-        .order_by(rank)
+        select(m.id, ranked.c.rank)
+        .join_from(ranked, memories, m.id == ranked.c.rid)
+        .where(visible)
+        .order_by(ranked.c.rank)
         .limit(limit)
     )
     rows = await conn.execute(query, {"match": match})
     return [(row.id, float(row.rank)) for row in rows]
+
+
+def _ranked(match: str, limit: int) -> Any:
+    del match  # bound by the caller as :match
+    rank = func.bm25(literal_column("memory_fts"))
+    return (
+        select(
+            memory_fts.c.rowid.label("rid"),
+            memory_fts.c.bi.label("bi"),
+            memory_fts.c.uni.label("uni"),
+            rank.label("rank"),
+        )
+        .where(text("memory_fts MATCH :match"))
+        .order_by(rank)
+        .limit(limit)
+        .subquery()
+    )
