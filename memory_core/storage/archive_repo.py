@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import Insert, Row, func, insert, select, tuple_, update
+from sqlalchemy import Insert, Row, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -24,8 +24,8 @@ from .schema import attachments, experience_attachments, experiences
 
 _T = TypeVar("_T")
 
-PAIR_CHUNK = 400
-"""(scope, fingerprint) pairs per lookup: 800 bound parameters, far under SQLite's cap."""
+ID_CHUNK = 900
+"""Bound parameters per IN list, far under SQLite's limit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +155,7 @@ class ArchiveRepo:
             return []
         found: list[Experience] = []
         async with self.db.read() as conn:
-            for chunk in _chunks(sorted(set(ids)), 900):
+            for chunk in _chunks(sorted(set(ids)), ID_CHUNK):
                 rows = await conn.execute(
                     select(experiences)
                     .where(experiences.c.scope == scope, experiences.c.id.in_(chunk))
@@ -303,15 +303,19 @@ def _insert_ignoring_duplicates(dialect: str) -> Insert:
 async def _ids_of(
     conn: AsyncConnection, keys: Iterable[tuple[str, str]]
 ) -> dict[tuple[str, str], int]:
+    by_scope: dict[str, list[str]] = {}
+    for scope, fingerprint in set(keys):
+        by_scope.setdefault(scope, []).append(fingerprint)
     found: dict[tuple[str, str], int] = {}
-    for chunk in _chunks(sorted(set(keys)), PAIR_CHUNK):
-        rows = await conn.execute(
-            select(experiences.c.scope, experiences.c.fingerprint, experiences.c.id).where(
-                tuple_(experiences.c.scope, experiences.c.fingerprint).in_(chunk)
+    for scope, fingerprints in by_scope.items():
+        for chunk in _chunks(sorted(fingerprints), ID_CHUNK):
+            rows = await conn.execute(
+                select(experiences.c.fingerprint, experiences.c.id).where(
+                    experiences.c.scope == scope, experiences.c.fingerprint.in_(chunk)
+                )
             )
-        )
-        for scope, fingerprint, id_ in rows:
-            found[(str(scope), str(fingerprint))] = int(id_)
+            for fingerprint, id_ in rows:
+                found[(scope, str(fingerprint))] = int(id_)
     return found
 
 
