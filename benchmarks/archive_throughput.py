@@ -13,6 +13,9 @@ Three measurements on a fresh database in a temporary folder:
 
 During 1 and 3 a probe task sleeps 1 ms in a loop and records how late it wakes up:
 that lateness is the latency the archive adds to everything else on the event loop.
+The largest values include CPython's full garbage collections, which grow with the
+benchmark's own 20,000 live messages (with `gc.disable()` the max CPU-busy stretch
+of a 500-row commit is ~20 ms).
 """
 
 from __future__ import annotations
