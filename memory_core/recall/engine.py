@@ -32,7 +32,7 @@ from . import fts, scoring
 from .answer_type import can_answer
 from .lexicon import lexicon
 from .query import analyse
-from .ranking import Candidate, RankParams, select
+from .ranking import SAME_MEMORY_DICE, Candidate, RankParams, select
 from .tokenize import bigram_tokens, normalise, unigram_tokens
 from .vector_port import VECTOR_LABEL, VectorSidePath
 from .visibility import is_retrospective, is_visible, visible
@@ -255,6 +255,11 @@ class Recall:
         trace.append(f"terms: {' '.join(sorted(ctx.known)) or '-'}; members: {persons}")
         exact: list[tuple[Memory, scoring.Match]] = []
         rows = await self._candidates(conn, scope, ctx, now, retrospective, near=False)
+        ctx = ctx.without_restatements(
+            scoring.restatement_counts(
+                [(memory.content, bi) for memory, bi, _ in rows], SAME_MEMORY_DICE
+            )
+        )
         for memory, bi, stranger in rows:
             found = scoring.match(ctx, memory.id, bi, stranger=stranger)
             if found is not None:

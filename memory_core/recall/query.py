@@ -54,7 +54,8 @@ def analyse(
     name_tokens = {t for name in names for t in bigram_tokens(name)}
     extra = {t for name in alias_names for t in bigram_tokens(name)}
     name_tokens |= extra
-    terms = {t for t in bigram_tokens(text) if not is_stop(t)} | extra
+    straddling = name_straddling(text, [*names, *alias_names])
+    terms = {t for t in bigram_tokens(text) if not is_stop(t) and t not in straddling} | extra
     words = tuple(
         w for w in lexicon().words_in(text) if not all(is_stop(t) for t in bigram_tokens(w))
     )
@@ -67,6 +68,32 @@ def analyse(
         persons=mentioned_groups(text, groups),
         wants=wants(text),
     )
+
+
+def name_straddling(text: str, names: Iterable[str]) -> set[str]:
+    """Character pairs that start inside a name and end outside it, or the reverse
+    ("王家" in "老王家大黄"): they belong to no word of the question."""
+    norm = normalise(text)
+    inside = [False] * len(norm)
+    starts: set[int] = set()
+    ends: set[int] = set()
+    for name in {normalise(n) for n in names if len(n) >= 2}:
+        start = norm.find(name)
+        while start >= 0:
+            for i in range(start, start + len(name)):
+                inside[i] = True
+            starts.add(start)
+            ends.add(start + len(name) - 1)
+            start = norm.find(name, start + 1)
+    out: set[str] = set()
+    for i in range(len(norm) - 1):
+        if (i in ends and not (inside[i + 1] and i + 1 in starts)) or (
+            i + 1 in starts and not inside[i]
+        ):
+            pair = norm[i : i + 2]
+            if pair not in {normalise(n) for n in names}:
+                out.add(pair)
+    return out
 
 
 def mentioned_groups(text: str, groups: Iterable[frozenset[str]]) -> tuple[frozenset[str], ...]:

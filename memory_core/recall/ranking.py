@@ -15,11 +15,12 @@ from datetime import datetime
 
 from memory_core.types import Memory, Stage
 
-from .tokenize import token_set
+from .tokenize import numbers, token_set
 
 STAGE_ORDER: dict[Stage, int] = {"lexical": 0, "near": 1, "graph": 2, "vector": 3}
 RECENCY_HALF_LIFE_DAYS = 30.0
-DUPLICATE_DICE = 0.85
+SAME_MEMORY_DICE = 0.7
+"""Candidates this similar (and stating the same numbers) say the same thing twice."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +92,7 @@ def select(
         for mid, c in best.items()
     }
     tokens = {mid: token_set(c.memory.content) for mid, c in scored.items()}
+    scored = _collapse_restatements(scored, tokens)
     chosen: list[Candidate] = []
     pool = sorted(scored.values(), key=lambda c: (STAGE_ORDER[c.stage], -c.score, c.memory.id))
     while pool and len(chosen) < limit:
@@ -104,10 +106,39 @@ def select(
         same_tier = [c for c in pool if STAGE_ORDER[c.stage] == tier]
         pick = max(same_tier, key=lambda c: (mmr(c), -c.memory.id))
         pool.remove(pick)
-        if any(dice(tokens[pick.memory.id], tokens[s.memory.id]) >= DUPLICATE_DICE for s in chosen):
-            continue
         chosen.append(pick)
     return _pair_contradictions(chosen, scored, contradicts or {}, limit)
+
+
+def _collapse_restatements(
+    scored: dict[int, Candidate], tokens: Mapping[int, frozenset[str]]
+) -> dict[int, Candidate]:
+    """Near-identical memories (a fact written again and again) count once: the group
+    is represented by its earliest memory (the first statement; later ones add nothing
+    and an update would be a supersede), ranked by the group's best score."""
+    groups: list[list[Candidate]] = []
+    for c in sorted(scored.values(), key=lambda c: (STAGE_ORDER[c.stage], -c.score, c.memory.id)):
+        mine = tokens[c.memory.id]
+        nums = numbers(c.memory.content)
+        for group in groups:
+            head = group[0]
+            if (
+                dice(mine, tokens[head.memory.id]) >= SAME_MEMORY_DICE
+                and numbers(head.memory.content) == nums
+            ):
+                group.append(c)
+                break
+        else:
+            groups.append([c])
+    out: dict[int, Candidate] = {}
+    for group in groups:
+        first = min(group, key=lambda c: (c.memory.created_at, c.memory.id))
+        lead = group[0]
+        reason = first.reason
+        if len(group) > 1:
+            reason += f"（另有{len(group) - 1}条几乎相同的记忆）"
+        out[first.memory.id] = replace(first, stage=lead.stage, score=lead.score, reason=reason)
+    return out
 
 
 def _pair_contradictions(

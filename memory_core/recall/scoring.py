@@ -17,17 +17,18 @@ accepts memories that mention one of them (by any alias).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .lexicon import Lexicon, is_stop, is_word
 from .query import Query
-from .tokenize import bigram_tokens, is_numeric
+from .tokenize import bigram_tokens, is_numeric, numbers
 
 
 @dataclass(frozen=True, slots=True)
 class Params:
-    speak_rarity: float = 0.5
+    speak_rarity: float = 0.4
     """Least summed normalised IDF of the matched content terms to say anything."""
     speak_cover: float = 0.3
     """Least share of the question's known content weight a memory must cover."""
@@ -90,6 +91,17 @@ class Weights:
         self.unknown_words = frozenset(t for t in self.content - self.known if is_word(t))
         """Real words of the question that no memory of the chat uses: what they ask
         about is not here, so they weigh against every match."""
+
+    def without_restatements(self, repeats: Mapping[str, int]) -> Weights:
+        """The same weights, counting a fact written again and again once: `repeats`
+        says how many of each term's memories were seen to restate another one."""
+        if not repeats:
+            return self
+        df = dict(self.df)
+        for token, count in repeats.items():
+            if token in df:
+                df[token] = max(1, df[token] - count)
+        return Weights(self.query, df, self.n, self.params)
 
     def of(self, token: str) -> float:
         w = self._memo.get(token)
@@ -162,6 +174,25 @@ def match(
     focus = min(sum(weights.of(t) for t in exact) / mass, 1.0) if mass else 0.0
     shown = tuple(sorted(exact, key=weights.of, reverse=True))
     return Match(memory_id, shown, tuple(synonyms), cover, rarity, focus)
+
+
+def restatement_counts(
+    docs: Sequence[tuple[str, frozenset[str]]], threshold: float
+) -> Counter[str]:
+    """For (content, tokens) of fetched memories: how often each token occurs in a
+    memory that restates an earlier-listed one (bigram Dice >= threshold, same numbers)."""
+    heads: list[tuple[frozenset[str], frozenset[str]]] = []
+    counts: Counter[str] = Counter()
+    for content, tokens in docs:
+        nums = numbers(content)
+        for head_tokens, head_nums in heads:
+            union = len(tokens) + len(head_tokens)
+            if union and head_nums == nums and 2 * len(tokens & head_tokens) / union >= threshold:
+                counts.update(tokens)
+                break
+        else:
+            heads.append((tokens, nums))
+    return counts
 
 
 def _present(word: str, doc_words: set[str], doc_tokens: frozenset[str]) -> bool:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 from collections.abc import Iterable
+from functools import lru_cache
 
 _CJK_RANGES = (
     (0x3040, 0x30FF),  # kana

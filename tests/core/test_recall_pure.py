@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import given
@@ -11,6 +12,7 @@ from memory_core.recall import scoring
 from memory_core.recall.answer_type import Wants, can_answer, wants
 from memory_core.recall.query import analyse
 from memory_core.recall.ranking import Candidate, final_score, recency, select
+from memory_core.recall.tokenize import bigram_tokens
 from memory_core.recall.visibility import is_retrospective, is_visible
 from memory_core.types import Memory, MemoryStatus
 
@@ -227,3 +229,33 @@ def test_selection_is_bounded_and_unique(items: list[tuple[int, str, float]], li
     assert len(ids) <= limit
     assert len(ids) == len(set(ids))
     assert set(ids) <= {i for i, _, _ in items}
+
+
+def test_pairs_straddling_a_name_are_not_terms() -> None:
+    from memory_core.recall.query import name_straddling
+
+    assert name_straddling("老王家大黄还挠沙发吗", ["老王"]) == {"王家"}
+    assert "王家" not in analyse("老王家大黄还挠沙发吗", names=["老王"]).terms
+    assert "大黄" in analyse("老王家大黄还挠沙发吗", names=["老王"]).terms
+
+
+def test_a_fact_written_again_and_again_counts_once_in_idf() -> None:
+    base = "小明每周六下午去琴行上吉他课"
+    docs = [(base, frozenset(bigram_tokens(base)))]
+    docs += [(base + tail, frozenset(bigram_tokens(base + tail))) for tail in ("吧", "呢", "啊")]
+    docs.append(("小红喜欢吃火锅", frozenset(bigram_tokens("小红喜欢吃火锅"))))
+    counts = scoring.restatement_counts(docs, 0.7)
+    assert counts["吉他"] == 3
+    assert counts["火锅"] == 0
+    w = weights("吉他", {"吉他": 4}).without_restatements(counts)
+    assert w.df["吉他"] == 1
+
+
+def test_restatements_are_represented_by_the_first_one() -> None:
+    first = mem(1, content="小明每周六下午去琴行上吉他课")
+    later = dataclasses.replace(mem(2, content="小明每周六下午去琴行上吉他课吧"), created_at=NOW)
+    chosen = select(
+        [Candidate(later, "lexical", 0.9, "b"), Candidate(first, "lexical", 0.8, "a")], 5, NOW
+    )
+    assert [c.memory.id for c in chosen] == [1]
+    assert "另有1条" in chosen[0].reason
