@@ -21,6 +21,10 @@ from .errors import YujiError as YujiError
 from .llm import LLMClient as LLMClient
 from .llm import OpenAICompatibleClient as OpenAICompatibleClient
 from .llm import ScriptedLLM as ScriptedLLM
+from .memories import Memories as Memories
+from .memories import NewMemory as NewMemory
+from .memories import SupersedeOutcome as SupersedeOutcome
+from .memories import WriteOutcome as WriteOutcome
 from .nightly import Card as Card
 from .nightly import LastRun as LastRun
 from .nightly import NightlyBlocks as NightlyBlocks
@@ -32,11 +36,18 @@ from .ops import OpsStatus as OpsStatus
 from .ops import RecordingAlertSink as RecordingAlertSink
 from .ops import Sizes as Sizes
 from .ops import human_bytes as human_bytes
+from .recall import Recall as Recall
+from .recall import VectorGuess as VectorGuess
+from .recall import VectorSidePath as VectorSidePath
 from .service import Yuji as Yuji
 from .settings import Settings as Settings
 from .types import AttachmentRef as AttachmentRef
+from .types import EvidenceRef as EvidenceRef
 from .types import Experience as Experience
+from .types import Memory as Memory
 from .types import NewExperience as NewExperience
+from .types import Recalled as Recalled
+from .types import RecallResult as RecallResult
 from .types import group_scope as group_scope
 from .types import private_scope as private_scope
 from .vectors import VectorSide as VectorSide
@@ -53,6 +64,7 @@ __all__ = [
     "Card",
     "Clock",
     "ConsolidationStatus",
+    "EvidenceRef",
     "Experience",
     "FakeClock",
     "FakeFetcher",
@@ -61,10 +73,16 @@ __all__ = [
     "Incoming",
     "LLMClient",
     "LastRun",
+    "Memories",
+    "Memory",
     "NewExperience",
+    "NewMemory",
     "NightlyBlocks",
     "OpenAICompatibleClient",
     "OpsStatus",
+    "Recall",
+    "RecallResult",
+    "Recalled",
     "ReconcileReport",
     "RecordingAlertSink",
     "ReplyOutcome",
@@ -72,8 +90,12 @@ __all__ = [
     "Settings",
     "Sizes",
     "StepReport",
+    "SupersedeOutcome",
     "SystemClock",
+    "VectorGuess",
     "VectorSide",
+    "VectorSidePath",
+    "WriteOutcome",
     "Yuji",
     "YujiError",
     "group_scope",
