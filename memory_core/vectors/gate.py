@@ -8,8 +8,10 @@ every bar, in this order:
    lexical stages have already weighed that memory and said nothing, and a vector
    must not overrule them: the side path exists for questions that share *no*
    words with the memory that answers them;
-3. its score reaches the model's threshold;
-4. it leads the runner-up by at least the margin (a near tie is a coin toss).
+3. it states the kind of answer asked for (recall's answer-type rule: "多少钱" is not
+   answered by a memory without an amount);
+4. its score reaches the model's threshold;
+5. it leads the runner-up by at least the margin (a near tie is a coin toss).
 
 At most one memory comes out.
 """
@@ -31,6 +33,8 @@ class Scored:
     score: float
     shares_terms: bool
     """The memory's text has a content term of the question."""
+    answers: bool = True
+    """It states the kind of thing asked for (a number for 多少, a date for 哪天...)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +68,8 @@ def decide(
         return GateDecision(
             None, "best candidate shares words: lexical stages decide", best, margin
         )
+    if not best.answers:
+        return GateDecision(None, "best candidate cannot give the answer asked", best, margin)
     if best.score < calibration.threshold:
         return GateDecision(None, f"score {best.score:.3f} below threshold", best, margin)
     if margin < calibration.margin:

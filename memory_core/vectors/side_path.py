@@ -18,6 +18,7 @@ from datetime import datetime
 
 import numpy as np
 
+from memory_core.recall.answer_type import can_answer, wants
 from memory_core.recall.vector_port import VectorGuess
 from memory_core.settings import Settings, VectorMode
 from memory_core.storage import vectors_repo
@@ -185,12 +186,14 @@ class VectorSide:
         leaders = ranked[:TERM_CHECKED]
         contents = await vectors_repo.contents(self._db, [s.memory_id for s in leaders])
         question_terms = content_terms(text, names, nicknames)
+        asked = wants(text)
         checked = [
             replace(
                 s,
                 shares_terms=bool(
                     question_terms & content_terms(contents.get(s.memory_id, ""), names)
                 ),
+                answers=can_answer(asked, contents.get(s.memory_id, "")),
             )
             for s in leaders
         ]

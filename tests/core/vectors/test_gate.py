@@ -19,6 +19,7 @@ scored_lists = st.lists(
         memory_id=st.integers(1, 10_000),
         score=st.floats(-1, 1, allow_nan=False),
         shares_terms=st.booleans(),
+        answers=st.booleans(),
     ),
     max_size=30,
     unique_by=lambda s: s.memory_id,
@@ -39,6 +40,7 @@ def test_a_guess_is_the_unshared_leader_clearing_both_bars(
     runner_up = rank(scored)[1].score if len(scored) > 1 else 0.0
     assert decision.guess.memory_id == best.memory_id
     assert not best.shares_terms
+    assert best.answers
     assert decision.guess.score >= calibration.threshold
     assert decision.guess.margin == best.score - runner_up
     assert decision.guess.margin >= calibration.margin
@@ -99,6 +101,12 @@ def test_leader_sharing_words_belongs_to_the_lexical_stages() -> None:
     decision = decide(ASKS, [Scored(1, 0.9, True), Scored(2, 0.2, False)], CAL)
     assert decision.guess is None
     assert decision.best == Scored(1, 0.9, True)
+
+
+def test_leader_that_cannot_give_the_answer_asked_is_refused() -> None:
+    decision = decide(ASKS, [Scored(1, 0.9, False, answers=False), Scored(2, 0.1, False)], CAL)
+    assert decision.guess is None
+    assert "answer" in decision.reason
 
 
 def test_single_candidate_competes_with_zero() -> None:
