@@ -98,9 +98,7 @@ class Recall:
         started = time.perf_counter()
         async with self._db.read() as conn:
             found = await self._stages(conn, scope, text, now, retrospective, trace)
-            if found:
-                await self._graph(conn, scope, now, retrospective, found, limit, trace)
-            contradicts = await self._contradictions(conn, scope, now, retrospective, found)
+            contradicts = await self._graph(conn, scope, now, retrospective, found, limit, trace)
         floor = self._settings.recall_min_score
         kept = [c for c in found.values() if c.score >= floor]
         chosen = select(
@@ -314,64 +312,40 @@ class Recall:
         found: dict[int, Candidate],
         limit: int,
         trace: list[str],
-    ) -> None:
-        """One hop from what stages 1-2 found, scored below its source."""
-        if len(found) >= limit:
-            return
-        kinds = (*GRAPH_KINDS, "supersedes") if retrospective else GRAPH_KINDS
-        added = await self._neighbours(conn, scope, now, retrospective, found, kinds)
-        trace.append(f"graph: {added}")
-
-    async def _contradictions(
-        self,
-        conn: AsyncConnection,
-        scope: str,
-        now: datetime,
-        retrospective: bool,
-        found: dict[int, Candidate],
     ) -> dict[int, frozenset[int]]:
-        """Contradicting partners of every candidate (added to the pool if visible)."""
-        await self._neighbours(conn, scope, now, retrospective, found, ("contradicts",))
-        edges = await repo.relations(conn, scope, found, ["contradicts"])
-        pairs: dict[int, set[int]] = {}
-        for src, dst, _ in edges:
-            if src in found and dst in found:
-                pairs.setdefault(src, set()).add(dst)
-                pairs.setdefault(dst, set()).add(src)
-        return {k: frozenset(v) for k, v in pairs.items()}
-
-    async def _neighbours(
-        self,
-        conn: AsyncConnection,
-        scope: str,
-        now: datetime,
-        retrospective: bool,
-        found: dict[int, Candidate],
-        kinds: Sequence[RelationKind],
-    ) -> int:
+        """One hop from what stages 1-2 found: neighbours fill free slots (scored below
+        their source), contradicting partners are always fetched so they can be shown
+        together. Returns the contradiction pairs among the candidates."""
         sources = {mid: c for mid, c in found.items() if c.stage in ("lexical", "near")}
+        if not sources:
+            return {}
+        kinds = (*GRAPH_KINDS, "supersedes") if retrospective else GRAPH_KINDS
         edges = await repo.relations(conn, scope, sources, kinds)
+        fill = len(found) < limit
         links: dict[int, tuple[int, RelationKind]] = {}
         for src, dst, kind in edges:
             for a, b in ((src, dst), (dst, src)):
-                if a in sources and b not in found and b not in links:
+                wanted = fill or kind == "contradicts"
+                if wanted and a in sources and b not in found and b not in links:
                     links[b] = (a, kind)
-        if not links:
-            return 0
-        vis: ColumnElement[bool] = visible(scope, now, retrospective=retrospective)
-        rows = await repo.select_where(conn, m.id.in_(sorted(links)), vis)
         added = 0
-        for memory in rows:
-            if not is_visible(memory, scope, now, retrospective=retrospective):
-                continue
-            source_id, kind = links[memory.id]
-            source = sources[source_id]
-            reason = f"与#{source_id}{_KIND_WORDS[kind]}" + _when(memory, now)
-            found[memory.id] = Candidate(
-                memory, "graph", source.score * self.params.graph_factor, reason
-            )
-            added += 1
-        return added
+        if links:
+            vis: ColumnElement[bool] = visible(scope, now, retrospective=retrospective)
+            for memory in await repo.select_where(conn, m.id.in_(sorted(links)), vis):
+                if not is_visible(memory, scope, now, retrospective=retrospective):
+                    continue
+                source_id, kind = links[memory.id]
+                reason = f"与#{source_id}{_KIND_WORDS[kind]}" + _when(memory, now)
+                score = sources[source_id].score * self.params.graph_factor
+                found[memory.id] = Candidate(memory, "graph", score, reason)
+                added += 1
+        trace.append(f"graph: {added}")
+        pairs: dict[int, set[int]] = {}
+        for src, dst, kind in edges:
+            if kind == "contradicts" and src in found and dst in found:
+                pairs.setdefault(src, set()).add(dst)
+                pairs.setdefault(dst, set()).add(src)
+        return {k: frozenset(v) for k, v in pairs.items()}
 
     async def _vector(
         self, scope: str, text: str, now: datetime, retrospective: bool, trace: list[str]

@@ -44,7 +44,7 @@ class Params:
     """How much a real word the chat never used counts against a match."""
     synonym_discount: float = 0.8
     """A match through the synonym table counts this fraction of an exact one."""
-    candidate_limit: int = 100
+    candidate_limit: int = 60
 
 
 @dataclass(frozen=True, slots=True)
