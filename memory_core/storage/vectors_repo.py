@@ -82,19 +82,6 @@ async def scope_aliases(db: Database, scope: str) -> dict[str, str]:
     return {str(alias): str(canonical) for alias, canonical in rows}
 
 
-async def current_versions(db: Database, ids: Iterable[int]) -> dict[int, tuple[int, str]]:
-    """id -> (version, status) for the given ids (missing ids are absent)."""
-    wanted = sorted(set(ids))
-    if not wanted:
-        return {}
-    query = select(memories.c.id, memories.c.version, memories.c.status).where(
-        memories.c.id.in_(wanted)
-    )
-    async with db.read() as conn:
-        rows = (await conn.execute(query)).all()
-    return {int(r[0]): (int(r[1]), str(r[2])) for r in rows}
-
-
 async def contents(db: Database, ids: Iterable[int]) -> dict[int, str]:
     wanted = sorted(set(ids))
     if not wanted:
@@ -103,6 +90,19 @@ async def contents(db: Database, ids: Iterable[int]) -> dict[int, str]:
     async with db.read() as conn:
         rows = (await conn.execute(query)).all()
     return {int(r[0]): str(r[1]) for r in rows}
+
+
+async def current_texts(db: Database, ids: Iterable[int]) -> dict[int, tuple[str, int]]:
+    """id -> (content, version) of the given memories."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    query = select(memories.c.id, memories.c.content, memories.c.version).where(
+        memories.c.id.in_(wanted)
+    )
+    async with db.read() as conn:
+        rows = (await conn.execute(query)).all()
+    return {int(r[0]): (str(r[1]), int(r[2])) for r in rows}
 
 
 async def source_fingerprint(db: Database) -> str:

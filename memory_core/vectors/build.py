@@ -81,7 +81,7 @@ def plan_index(
     rows: list[IndexRow] = []
     vectors: list[npt.NDArray[np.floating]] = []
     embedded = 0
-    for m in sorted(memories, key=lambda m: m.id):
+    for m in sorted(memories, key=lambda m: (m.scope, m.id)):
         views = memory_views(m.content, (evidence or {}).get(m.id, []), names[m.scope])
         row = IndexRow(m.id, m.version, m.scope, m.subject, text_sha("\x1f".join(views)))
         pos = reusable.get((row.memory_id, row.text_sha))

@@ -3,7 +3,8 @@
 A vector guess is the least trustworthy thing recall can inject, so it must clear
 every bar, in this order:
 
-1. the question asks something (intent) about someone this chat knows (subject);
+1. the question asks something (intent) about someone this chat knows (subject),
+   and the best candidate's vector was made from its current version;
 2. the best candidate shares no content word with the question — if it did, the
    lexical stages have already weighed that memory and said nothing, and a vector
    must not overrule them: the side path exists for questions that share *no*
@@ -35,6 +36,8 @@ class Scored:
     """The memory's text has a content term of the question."""
     answers: bool = True
     """It states the kind of thing asked for (a number for 多少, a date for 哪天...)."""
+    stale: bool = False
+    """The memory changed since its vector was computed (`yuji embed` has not run yet)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,8 @@ def decide(
     best = ranked[0]
     runner_up = ranked[1].score if len(ranked) > 1 else 0.0
     margin = best.score - runner_up
+    if best.stale:
+        return GateDecision(None, "indexed vector is stale", best, margin)
     if best.shares_terms:
         return GateDecision(
             None, "best candidate shares words: lexical stages decide", best, margin

@@ -128,10 +128,7 @@ class VectorSide:
 
     async def decide(self, scope: str, text: str, candidate_ids: set[int]) -> GateDecision:
         shape, scored = await self.explain(scope, text, candidate_ids)
-        decision = decide(shape, scored, self.calibration)
-        if decision.guess is not None and not await self._is_current(decision.guess.memory_id):
-            return GateDecision(None, "indexed vector is stale", decision.best, decision.margin)
-        return decision
+        return decide(shape, scored, self.calibration)
 
     async def explain(
         self, scope: str, text: str, candidate_ids: set[int]
@@ -177,26 +174,28 @@ class VectorSide:
             self.embedder.embed, [question_text(text, names, nicknames)]
         )
         scores = index.scores(positions, query[0])
-        ids = np.fromiter((index.rows[p].memory_id for p in positions), np.int64, len(positions))
+        ids = index.ids_at(positions)
         # Best first, ties to the lower id (the order `gate.rank` defines); only the
         # first `keep` are turned into objects.
         order = np.lexsort((ids, -scores))[: max(keep, TERM_CHECKED)]
         ranked = [Scored(int(ids[i]), float(scores[i]), shares_terms=False) for i in order]
         # Only the leaders can pass the gate: check word sharing for them alone.
         leaders = ranked[:TERM_CHECKED]
-        contents = await vectors_repo.contents(self._db, [s.memory_id for s in leaders])
+        current = await vectors_repo.current_texts(self._db, [s.memory_id for s in leaders])
         question_terms = content_terms(text, names, nicknames)
         asked = wants(text)
-        checked = [
-            replace(
-                s,
-                shares_terms=bool(
-                    question_terms & content_terms(contents.get(s.memory_id, ""), names)
-                ),
-                answers=can_answer(asked, contents.get(s.memory_id, "")),
+        checked: list[Scored] = []
+        for s in leaders:
+            content, version = current.get(s.memory_id, ("", -1))
+            indexed = index.rows[index.position(s.memory_id) or 0].version
+            checked.append(
+                replace(
+                    s,
+                    shares_terms=bool(question_terms & content_terms(content, names)),
+                    answers=can_answer(asked, content),
+                    stale=version != indexed,
+                )
             )
-            for s in leaders
-        ]
         scored = (*checked, *ranked[TERM_CHECKED:keep])
         return Candidates(scored, filtered)
 
@@ -237,15 +236,6 @@ class VectorSide:
             )
         ]
         return together or positions
-
-    async def _is_current(self, memory_id: int) -> bool:
-        """The indexed vector was made from the memory's current version."""
-        index = self.index()
-        pos = index.position(memory_id) if index is not None else None
-        if index is None or pos is None:
-            return False
-        current = await vectors_repo.current_versions(self._db, [memory_id])
-        return current.get(memory_id, (-1, ""))[0] == index.rows[pos].version
 
 
 def _about(index: VectorIndex, position: int, subjects: frozenset[str]) -> bool:

@@ -4,13 +4,13 @@ Layout, one folder per model under `data/vectors/`:
 
     data/vectors/<model>/manifest.json        model id, dimension, one row per vector:
                                               [memory id, version, scope, subject, text sha]
-    data/vectors/<model>/vectors-<sha>.npy    float16 matrix, row i = manifest row i
+    data/vectors/<model>/vectors-<sha>.npy    float32 matrix, row i = manifest row i
 
-Rows are sorted by memory id and the matrix file is named by its content hash, so
-the same memories embedded by the same model give byte-identical files: deleting
-the folder and rebuilding reproduces the index. Vectors are stored as float16 (half
-the bytes, cosine error ~1e-3) and memory-mapped, so a large index costs the bot
-process only the pages a question actually scores. A writer replaces `manifest.json`
+Rows are sorted by (scope, memory id) and the matrix file is named by its content
+hash, so the same memories embedded by the same model give byte-identical files:
+deleting the folder and rebuilding reproduces the index. The matrix is memory-mapped
+and each chat's rows are one contiguous block, so a question scores its own chat's
+block in place (no copy) and the bot process only pages in the chats it is asked in. A writer replaces `manifest.json`
 atomically after the new matrix is on disk, so a reader sees the old index or the
 new one, never half of each.
 """
@@ -33,7 +33,7 @@ import numpy.typing as npt
 from .embedder import Matrix
 
 Stored = npt.NDArray[np.floating]
-STORED_DTYPE = np.float16
+STORED_DTYPE = np.float32
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -66,6 +66,8 @@ class VectorIndex:
     _subjects: dict[str, frozenset[str]] = field(init=False, repr=False)
     _ids: npt.NDArray[np.int64] = field(init=False, repr=False)
     _scope_rows: dict[str, npt.NDArray[np.int64]] = field(init=False, repr=False)
+    _blocks: dict[str, tuple[int, int]] = field(init=False, repr=False)
+    """scope -> (start, stop) when the scope's rows are contiguous (as `save` writes them)."""
 
     def __post_init__(self) -> None:
         if self.vectors.shape != (len(self.rows), self.dim):
@@ -83,6 +85,8 @@ class VectorIndex:
         object.__setattr__(
             self, "_scope_rows", {k: np.asarray(v, np.int64) for k, v in by_scope.items()}
         )
+        blocks = {k: (v[0], v[-1] + 1) for k, v in by_scope.items() if v[-1] - v[0] + 1 == len(v)}
+        object.__setattr__(self, "_blocks", blocks)
 
     @classmethod
     def empty(cls, model_id: str, dim: int) -> VectorIndex:
@@ -107,12 +111,28 @@ class VectorIndex:
         wanted = np.fromiter(set(candidate_ids), np.int64)
         return in_scope[np.isin(self._ids[in_scope], wanted)].tolist()
 
+    def ids_at(self, positions: Sequence[int]) -> npt.NDArray[np.int64]:
+        return self._ids[np.asarray(positions, dtype=np.int64)]
+
     def scores(self, positions: Sequence[int], query: Matrix) -> Matrix:
         """Cosine of the (unit) query vector with each selected row."""
-        if not positions:
+        if not len(positions):
             return np.zeros(0, dtype=np.float32)
-        rows = np.asarray(self.vectors[np.asarray(positions)], dtype=np.float32)
-        return (rows @ query.reshape(-1).astype(np.float32)).astype(np.float32)
+        wanted = np.asarray(positions, dtype=np.int64)
+        q = query.reshape(-1).astype(np.float32)
+        scope = self.rows[int(wanted[0])].scope
+        block = self._blocks.get(scope)
+        if (
+            block is not None
+            and len(wanted) * 4 >= block[1] - block[0]
+            and block[0] <= int(wanted.min())
+            and int(wanted.max()) < block[1]
+        ):
+            # Most of the chat is asked about: one product over its block, in place.
+            start, stop = block
+            whole = np.asarray(self.vectors[start:stop] @ q, dtype=np.float32)
+            return whole[wanted - start]
+        return np.asarray(self.vectors[wanted] @ q, dtype=np.float32)
 
     # --- files -----------------------------------------------------------------------
 

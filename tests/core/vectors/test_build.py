@@ -121,5 +121,5 @@ async def test_a_memory_vector_blends_its_text_with_its_evidence(core: Yuji) -> 
     own = embedder.embed(["儿子出生"])[0]
     heard = embedder.embed(["报喜！昨晚 家添了个大胖小子"])[0]
     expected = (own + heard) / np.linalg.norm(own + heard)
-    np.testing.assert_allclose(blended.vectors[0], expected, atol=1e-3)  # stored as float16
+    np.testing.assert_allclose(blended.vectors[0], expected, atol=1e-6)
     assert not np.allclose(alone.vectors[0], blended.vectors[0])

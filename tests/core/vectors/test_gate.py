@@ -20,6 +20,7 @@ scored_lists = st.lists(
         score=st.floats(-1, 1, allow_nan=False),
         shares_terms=st.booleans(),
         answers=st.booleans(),
+        stale=st.booleans(),
     ),
     max_size=30,
     unique_by=lambda s: s.memory_id,
@@ -41,6 +42,7 @@ def test_a_guess_is_the_unshared_leader_clearing_both_bars(
     assert decision.guess.memory_id == best.memory_id
     assert not best.shares_terms
     assert best.answers
+    assert not best.stale
     assert decision.guess.score >= calibration.threshold
     assert decision.guess.margin == best.score - runner_up
     assert decision.guess.margin >= calibration.margin
