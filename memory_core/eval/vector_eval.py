@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from memory_core.recall.vector_port import VectorGuess, VectorSidePath
-from memory_core.recall.visibility import visible
+from memory_core.recall.visibility import is_retrospective, visible
 from memory_core.service import Yuji
 from memory_core.settings import VectorMode
 from memory_core.storage import memory_repo
@@ -130,7 +130,8 @@ async def baselines(core: Yuji, loaded: Loaded, ds: Dataset, limit: int) -> dict
     for q in ds.queries:
         started = time.perf_counter()
         async with core.db.read() as conn:
-            ids = await memory_repo.ids_where(conn, visible(q.scope, ds.now))
+            retro = is_retrospective(q.text)
+            ids = await memory_repo.ids_where(conn, visible(q.scope, ds.now, retrospective=retro))
         vector_ranked = [s.memory_id for s in await side.top(q.scope, q.text, ids, POOL)]
         ms = (time.perf_counter() - started) * 1000
         plain.append(_answer(loaded, q, vector_ranked[:limit], ms))
