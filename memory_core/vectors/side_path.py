@@ -91,12 +91,6 @@ class VectorSide:
     def calibration(self) -> Calibration:
         return calibration_for(self._settings, self.embedder)
 
-    def with_calibration(self, calibration: Calibration) -> None:
-        """Override the operating point (the sweep walks a grid with this)."""
-        self._settings = self._settings.with_changes(
-            vector_threshold=calibration.threshold, vector_margin=calibration.margin
-        )
-
     # --- the index file --------------------------------------------------------------
 
     def index(self) -> VectorIndex | None:
@@ -185,9 +179,9 @@ class VectorSide:
         question_terms = content_terms(text, names, nicknames)
         asked = wants(text)
         checked: list[Scored] = []
-        for s in leaders:
+        for s, pos in zip(leaders, order, strict=False):
             content, version = current.get(s.memory_id, ("", -1))
-            indexed = index.rows[index.position(s.memory_id) or 0].version
+            indexed = index.rows[positions[int(pos)]].version
             checked.append(
                 replace(
                     s,
@@ -203,12 +197,6 @@ class VectorSide:
         """Plain vector top-k with no gate (the baseline of `yuji eval --baselines`)."""
         found = await self.candidates(scope, text, candidate_ids, keep=k)
         return rank(found.scored)[:k]
-
-    def warm(self) -> None:
-        """Load the model now (blocking); used by benchmarks and `yuji embed`."""
-        load = getattr(self.embedder, "load", None)
-        if callable(load):
-            load()
 
     # --- reads ---------------------------------------------------------------------
 
