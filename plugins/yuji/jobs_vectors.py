@@ -7,6 +7,8 @@ if so, starts the embed process; the bot itself only ever embeds questions.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from nonebot import get_driver, get_plugin_config, logger, require
 
 require("nonebot_plugin_apscheduler")
@@ -19,6 +21,7 @@ from . import runtime  # noqa: E402
 from .config import Config, to_settings  # noqa: E402
 
 JOB_ID = "yuji_vectors_embed"
+STARTUP_DELAY_S = 30
 ALERT_KEY = "vectors-embed"
 
 
@@ -60,4 +63,6 @@ async def _schedule() -> None:
         replace_existing=True,
         max_instances=1,
         coalesce=True,
+        # Soon after start too, so a fresh install or a new model gets its index.
+        next_run_time=datetime.now(UTC) + timedelta(seconds=STARTUP_DELAY_S),
     )
