@@ -80,9 +80,7 @@ class Yuji:
         alerts = AlertGate(alert_sink or make_alert_sink(settings), clock, settings.alert_dedup_s)
         ops = OpsService(db, settings, clock, alerts)
         recall = Recall(db, clock, settings)
-        memories = Memories(
-            db, clock, settings, search=recall.search, on_change=recall.invalidate
-        )
+        memories = Memories(db, clock, settings, search=recall.search, on_change=recall.invalidate)
         consolidation = ConsolidationService(
             db,
             settings,
