@@ -107,8 +107,21 @@ def parse_synonyms(source: str) -> dict[str, frozenset[str]]:
 
 @cache
 def lexicon() -> Lexicon:
-    expansions = parse_synonyms(_data("synonyms.txt"))
+    """Every synonym table of data/ (synonyms.txt, synonyms_*.txt) read as one: a word
+    listed in several files links all of its classes."""
+    expansions = parse_synonyms("\n".join(_data(name) for name in synonym_files()))
     return Lexicon(expansions=expansions, max_len=max(map(len, expansions), default=1))
+
+
+def synonym_files() -> list[str]:
+    """Names of the synonym tables in data/, in a stable order."""
+    folder = resources.files("memory_core.recall").joinpath("data")
+    names = [
+        entry.name
+        for entry in folder.iterdir()
+        if entry.name.startswith("synonyms") and entry.name.endswith(".txt")
+    ]
+    return sorted(names)
 
 
 def _data(name: str) -> str:

@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .answer_type import Wants, wants
+from .answer_type import Asked, Wants, asked
 from .lexicon import is_stop, lexicon
 from .tokenize import bigram_tokens, is_numeric, normalise
 from .visibility import is_retrospective
+
+NOTHING_ASKED = Asked(Wants.ANY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +24,7 @@ class Query:
     lexicon_words: tuple[str, ...]
     """Synonym-table words found in the question (longest match first)."""
     retrospective: bool
-    wants: Wants = Wants.ANY
+    wants: Asked = NOTHING_ASKED
     """The kind of answer asked for (a number, a date, a name...)."""
     persons: tuple[frozenset[str], ...] = ()
     """Name groups (a member with all their aliases) the question mentions."""
@@ -66,7 +68,7 @@ def analyse(
         lexicon_words=words,
         retrospective=is_retrospective(text),
         persons=mentioned_groups(text, groups),
-        wants=wants(text),
+        wants=asked(text),
     )
 
 
