@@ -323,6 +323,12 @@ class Recall:
         edges = await repo.relations(conn, scope, sources, kinds)
         fill = len(found) < limit
         links: dict[int, tuple[int, RelationKind]] = {}
+        earlier: set[int] = set()
+        for src, dst, kind in edges:
+            if kind == "supersedes" and src in sources and dst not in found:
+                # "以前…": the version a found memory replaced is what is asked about.
+                links[dst] = (src, kind)
+                earlier.add(dst)
         for src, dst, kind in edges:
             for a, b in ((src, dst), (dst, src)):
                 wanted = fill or kind == "contradicts"
@@ -336,8 +342,12 @@ class Recall:
                     continue
                 source_id, kind = links[memory.id]
                 reason = f"与#{source_id}{_KIND_WORDS[kind]}" + _when(memory, now)
-                score = sources[source_id].score * self.params.graph_factor
-                found[memory.id] = Candidate(memory, "graph", score, reason)
+                source = sources[source_id]
+                if memory.id in earlier:
+                    found[memory.id] = Candidate(memory, source.stage, source.score, reason)
+                else:
+                    score = source.score * self.params.graph_factor
+                    found[memory.id] = Candidate(memory, "graph", score, reason)
                 added += 1
         trace.append(f"graph: {added}")
         pairs: dict[int, set[int]] = {}

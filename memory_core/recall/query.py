@@ -3,12 +3,13 @@ are names, numbers or question frame, and the lexicon words it uses."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .answer_type import Asked, Wants, asked
 from .lexicon import is_stop, lexicon
-from .tokenize import bigram_tokens, is_numeric, normalise
+from .tokenize import bigram_tokens, is_cjk, is_numeric, normalise
 from .visibility import is_retrospective
 
 NOTHING_ASKED = Asked(Wants.ANY)
@@ -28,6 +29,9 @@ class Query:
     """The kind of answer asked for (a number, a date, a name...)."""
     persons: tuple[frozenset[str], ...] = ()
     """Name groups (a member with all their aliases) the question mentions."""
+    slots: frozenset[str] = frozenset()
+    """Words that name the kind of answer ("什么牌子", "哪道菜", "怎么称呼"): a memory
+    states the brand or the dish, not the word, so missing them says nothing."""
 
     def mentions_person(self, subject: str, content: str) -> bool:
         """True when no member is named, or the memory is about/mentions one of them."""
@@ -69,7 +73,27 @@ def analyse(
         retrospective=is_retrospective(text),
         persons=mentioned_groups(text, groups),
         wants=asked(text),
+        slots=answer_slots(text),
     )
+
+
+_SLOT_BEFORE = re.compile(
+    r"(?:什么样的?|什么|啥样的?|啥|哪一?|怎么|这个|那个|这种|那种|这家|那家|几)"
+)
+
+
+def answer_slots(text: str) -> frozenset[str]:
+    """The character pair right after a question word or a demonstrative, or after
+    it and one classifier: the word that names what is asked for ("什么牌子" ->
+    牌子, "哪家公司" -> 公司, "哪道菜" -> 道菜)."""
+    norm = normalise(text)
+    out: set[str] = set()
+    for found in _SLOT_BEFORE.finditer(norm):
+        for start in (found.end(), found.end() + 1):
+            pair = norm[start : start + 2]
+            if len(pair) == 2 and all(is_cjk(c) for c in pair):
+                out.add(pair)
+    return frozenset(out)
 
 
 def name_straddling(text: str, names: Iterable[str]) -> set[str]:

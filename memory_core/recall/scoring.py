@@ -88,9 +88,12 @@ class Weights:
         self._memo: dict[str, float] = {}
         self.content = frozenset(t for t in query.terms if query.is_content(t) and not is_stop(t))
         self.known = frozenset(t for t in self.content if df.get(t, 0) > 0)
-        self.unknown_words = frozenset(t for t in self.content - self.known if is_word(t))
+        self.unknown_words = frozenset(
+            t for t in self.content - self.known if is_word(t) and t not in query.slots
+        )
         """Real words of the question that no memory of the chat uses: what they ask
-        about is not here, so they weigh against every match."""
+        about is not here, so they weigh against every match. Words naming the kind
+        of answer ("什么牌子") don't: the memory states the brand, not the word."""
 
     def without_restatements(self, repeats: Mapping[str, int]) -> Weights:
         """The same weights, counting a fact written again and again once: `repeats`
