@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -11,6 +12,17 @@ MemoryType = Literal["fact", "preference", "event", "relation", "state", "rule"]
 MemoryStatus = Literal["active", "retracted", "cold"]
 RelationKind = Literal["supports", "related", "contradicts", "supersedes", "merged"]
 Stage = Literal["lexical", "near", "graph", "vector"]
+
+
+_SCOPE = re.compile(r"(group|private):[1-9][0-9]{0,19}")
+
+
+def parse_scope(text: str) -> str:
+    """A chat id as the operator types it: `group:<number>` or `private:<number>`."""
+    scope = text.strip()
+    if not _SCOPE.fullmatch(scope):
+        raise ValueError(f"not a chat id: {text!r} (expected group:<number> or private:<number>)")
+    return scope
 
 
 def group_scope(group_id: int | str) -> str:

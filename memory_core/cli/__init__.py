@@ -12,6 +12,8 @@ import inspect
 import sys
 from collections.abc import Sequence
 
+from memory_core.errors import YujiError
+
 SUBCOMMANDS: tuple[str, ...] = (
     "backup",
     "restore",
@@ -36,9 +38,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    result = args.func(args)
-    if inspect.iscoroutine(result):
-        result = asyncio.run(result)
+    try:
+        result = args.func(args)
+        if inspect.iscoroutine(result):
+            result = asyncio.run(result)
+    except (YujiError, OSError, ValueError) as error:
+        # What the operator got wrong (a path, an id, a file's content) deserves one
+        # line, not a traceback; anything else is a bug and keeps its traceback.
+        print(f"yuji {args.command}: {error}", file=sys.stderr)
+        return 2
     return int(result or 0)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from memory_core.service import Yuji
 from memory_core.settings import Settings, settings_from_mapping
+from memory_core.types import parse_scope
 
 
 def read_dotenv(path: Path) -> dict[str, str]:
@@ -39,3 +41,11 @@ async def opened_core(settings: Settings | None = None) -> AsyncGenerator[Yuji, 
         yield core
     finally:
         await core.close()
+
+
+def scope_arg(text: str) -> str:
+    """argparse type for `--scope`: refuses anything but group:<id> / private:<id>."""
+    try:
+        return parse_scope(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None

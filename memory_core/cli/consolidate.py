@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memory_core.cli.common import opened_core
+from memory_core.cli.common import opened_core, scope_arg
 from memory_core.consolidation.runner import BatchReport
 from memory_core.errors import LLMUnavailable
 from memory_core.service import Yuji
@@ -25,7 +25,7 @@ def register(subparsers: Any) -> None:
         "consolidate", help="run one consolidation batch now, or show what is pending"
     )
     parser.add_argument("--once", action="store_true", help="run at most one batch")
-    parser.add_argument("--scope", help="only this chat, e.g. group:123456")
+    parser.add_argument("--scope", type=scope_arg, help="only this chat, e.g. group:123456")
     parser.add_argument(
         "--force", action="store_true", help="ignore the hourly cap and eligibility thresholds"
     )

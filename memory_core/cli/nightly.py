@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memory_core.cli.common import opened_core
+from memory_core.cli.common import opened_core, scope_arg
 from memory_core.errors import ValidationError
 from memory_core.nightly.status import format_when, report_lines
 from memory_core.service import Yuji
@@ -26,7 +26,7 @@ def register(subparsers: Any) -> None:
         "nightly", help="run the nightly pipeline (settle, diary, cards, states, events, gc) now"
     )
     parser.add_argument("--day", help="only this day, YYYY-MM-DD (in YUJI_TIMEZONE)")
-    parser.add_argument("--scope", help="only this chat, e.g. group:123456")
+    parser.add_argument("--scope", type=scope_arg, help="only this chat, e.g. group:123456")
     parser.add_argument(
         "--status", action="store_true", help="show the last night per chat, run nothing"
     )

@@ -8,7 +8,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from memory_core.cli.common import opened_core
+from memory_core.cli.common import opened_core, scope_arg
 from memory_core.clock import as_utc
 from memory_core.types import RecallResult
 
@@ -18,7 +18,7 @@ def register(subparsers: Any) -> None:
         "recall", help="show what recall would inject for a question in one chat"
     )
     parser.add_argument("question")
-    parser.add_argument("--scope", required=True, help="group:<id> or private:<id>")
+    parser.add_argument("--scope", type=scope_arg, required=True, help="group:<id> or private:<id>")
     parser.add_argument(
         "--at", type=_instant, default=None, help="ISO time with zone (default: now)"
     )

@@ -1,0 +1,61 @@
+"""The `yuji` command answers operator mistakes in one line, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory_core.cli import main
+from memory_core.types import parse_scope
+
+
+def test_a_missing_dataset_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["eval", str(tmp_path / "nope.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("yuji eval: ")
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_malformed_dataset_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    assert main(["eval", str(bad)]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["recall", "consolidate", "nightly"])
+def test_a_malformed_scope_is_refused_by_the_parser(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [command, "--scope", "group:../etc"]
+    if command == "recall":
+        argv.insert(1, "question")
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert "not a chat id" in capsys.readouterr().err
+
+
+@given(st.sampled_from(["group", "private"]), st.integers(min_value=1, max_value=10**19))
+def test_every_real_chat_id_parses_to_itself(kind: str, number: int) -> None:
+    scope = f"{kind}:{number}"
+    assert parse_scope(scope) == scope
+
+
+@pytest.mark.parametrize(
+    "text", ["", "group:", "group:0", "guild:1", "group:1 ", "group:1;drop", "private:-5"]
+)
+def test_anything_else_is_refused(text: str) -> None:
+    if text == "group:1 ":
+        assert parse_scope(text) == "group:1"  # surrounding blanks are a typing slip
+        return
+    with pytest.raises(ValueError, match="not a chat id"):
+        parse_scope(text)
