@@ -205,6 +205,8 @@ def can_answer(kind: Wants | Asked, memory_text: str) -> bool:
             return _COUNT.search(text) is not None
         return states_quantity(text, ask.unit)
     if ask.kind is Wants.DURATION:
+        if not any(is_cjk(c) for c in text):  # "how long/often": any number or date
+            return any(p.search(text) is not None for p in (_COUNT, _DURATION, _DATE))
         return _DURATION.search(_DATE_OR_TIME.sub(" ", text)) is not None
     pattern = {
         Wants.MONEY: _MONEY,

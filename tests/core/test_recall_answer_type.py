@@ -84,3 +84,9 @@ def test_every_synonym_table_of_data_is_loaded() -> None:
     assert "synonyms.txt" in files
     assert all(name.startswith("synonyms") and name.endswith(".txt") for name in files)
     assert "男友" in lexicon().expansions["男朋友"]
+
+
+def test_english_durations_accept_any_number_or_date() -> None:
+    assert can_answer(asked("how long has she been painting"), "She started painting in 2019")
+    assert can_answer(asked("how often does he run"), "He runs three times a week")
+    assert not can_answer(asked("how long has she been painting"), "She loves painting")
