@@ -22,12 +22,21 @@ MARKER_EXAMPLE = marker(12)
 
 _OPEN = r"(?:\[\[|【【|［［|\[|【|［|⟦)"
 _CLOSE = r"(?:\]\]|】】|］］|\]|】|］|⟧)"
+_OPEN2 = r"(?:\[\[|【【|［［|⟦)"
+_CLOSE2 = r"(?:\]\]|】】|］］|⟧)"
 _TAG = r"(?:m|mem|memory|记忆|#)"
-_IDS = r"\d+(?:\s*[,，、/ ]\s*(?:m\s*[:：#]?\s*)?\d+)*"
+_ID = r"[#＃]?\d+"
+"""The prompt lists memories as `#12`, so models borrow the hash: `[[m:#12]]`."""
+_SEP = r"(?:\s*[,，、/]\s*|\s+)(?:(?:m|mem|记忆)\s*[:：]?\s*)?"
+_IDS = rf"{_ID}(?:{_SEP}{_ID})*"
 _MARKER = re.compile(
-    rf"\s*{_OPEN}\s*{_TAG}\s*[:：#]?\s*(?P<ids>{_IDS})\s*{_CLOSE}",
+    rf"(?<!\s)\s*(?:{_OPEN}\s*{_TAG}\s*[:：#]?\s*(?P<ids>{_IDS})\s*{_CLOSE}"
+    rf"|{_OPEN2}\s*(?P<bare>{_IDS})\s*{_CLOSE2})",
     re.IGNORECASE,
 )
+"""A tagged marker in any bracket, or bare ids in double brackets (`[[12]]`); a
+single-bracketed bare number (`[3]`) is ordinary text. A match starts only where
+whitespace does (the lookbehind), so long runs of spaces cost linear time."""
 _DIGITS = re.compile(r"\d+")
 
 
@@ -43,10 +52,10 @@ def strip_citations(text: str, injected_ids: Collection[int]) -> Cited:
     allowed = set(injected_ids)
     used: list[int] = []
     for match in _MARKER.finditer(text):
-        for raw in _DIGITS.findall(match.group("ids")):
+        for raw in _DIGITS.findall(match.group("ids") or match.group("bare")):
             memory_id = int(raw)
             if memory_id in allowed and memory_id not in used:
                 used.append(memory_id)
     cleaned = _MARKER.sub("", text)
-    cleaned = re.sub(r"[ \t]+\n", "\n", cleaned).strip()
+    cleaned = re.sub(r"(?<![ \t])[ \t]+\n", "\n", cleaned).strip()
     return Cited(text=cleaned, used_ids=tuple(used))

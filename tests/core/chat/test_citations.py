@@ -42,3 +42,20 @@ def test_no_canonical_marker_ever_survives(text: str, ids: list[int]) -> None:
     for memory_id in ids:
         assert marker(memory_id) not in cleaned.text
     assert set(cleaned.used_ids) == set(ids)
+
+
+def test_markers_that_borrow_the_prompt_hash_or_drop_the_tag_are_stripped() -> None:
+    # The prompt lists memories as "#12〔…〕", so models write "[[m:#12]]" or "[[#12, #7]]";
+    # some drop the tag altogether inside the double brackets.
+    text = "记得[[m:#12]] 还有[[m: #7]]、[[m:3,#4]]、[[#5, #6]] 和 [[8]]【【9，10】】"
+    cited = strip_citations(text, [3, 4, 5, 6, 7, 8, 9, 10, 12])
+    assert cited.text == "记得 还有、、 和"
+    assert cited.used_ids == (12, 7, 3, 4, 5, 6, 8, 9, 10)
+    for leftover in ("m:", "#", "[[", "【【"):
+        assert leftover not in cited.text
+
+
+def test_single_bracketed_numbers_stay_text() -> None:
+    cited = strip_citations("第[3]名，编号#12，比分[1, 2]", [3, 12, 1, 2])
+    assert cited.text == "第[3]名，编号#12，比分[1, 2]"
+    assert cited.used_ids == ()
