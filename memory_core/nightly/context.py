@@ -4,7 +4,9 @@ A step that asked the model stores the validated reply in its checkpoint before 
 applies anything, and records each item it applied. If the process dies half-way
 (the checkpoint is still `running`), the next run reuses that reply and skips what
 was applied, so nothing is asked or written twice. After an ordinary failure
-(`failed`) the model is asked again: its last reply may be what failed.
+(`failed`) the model is asked again (its last reply may be what failed), unless some
+of that reply's items were already applied: asking again could only write those
+twice, so the stored reply is resumed like after a crash.
 """
 
 from __future__ import annotations
@@ -90,14 +92,24 @@ class DayRun:
     def crashed(self) -> bool:
         return self.previous is not None and self.previous.state == "running"
 
+    @property
+    def resumes(self) -> bool:
+        """The stored reply is resumed: after a crash, or after a failure that came
+        when some of its items were already applied."""
+        if self.previous is None:
+            return False
+        return self.crashed or (
+            self.previous.state == "failed" and bool(self.previous.detail.get("applied"))
+        )
+
     def applied(self) -> set[int]:
-        """Indices of the reply's items applied before a crash."""
-        if not self.crashed or self.previous is None:
+        """Indices of the reply's items applied before a crash or failure."""
+        if not self.resumes or self.previous is None:
             return set()
         return {int(i) for i in self.previous.detail.get("applied", [])}
 
     async def ask(self, prompt: Prompt[T], check: Check[T] | None = None) -> T:
-        previous = self.previous.detail.get("reply") if self.crashed and self.previous else None
+        previous = self.previous.detail.get("reply") if self.resumes and self.previous else None
         if previous is not None:
             value = prompt.response.model_validate(previous)
             self.progress["reply"] = previous

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import text
 
 from memory_core import FakeClock, Settings, Yuji
-from memory_core.errors import ValidationError
+from memory_core.errors import StorageError, ValidationError
 from memory_core.llm.base import ChatResponse
 from memory_core.llm.fake import LLMRequest, ScriptedLLM, text_response
 from memory_core.nightly import StepReport
@@ -345,3 +346,36 @@ async def test_a_step_another_process_is_running_is_left_alone_until_its_lease_e
 
     assert outcomes(resumed)[2] == (DAY, "cards", "done")
     assert [c.content for c in await core.nightly.cards(SCOPE)] == ["小白喜欢猫"]
+
+
+async def test_a_failure_half_way_through_events_never_writes_an_event_twice(
+    core: Yuji, llm: ScriptedLLM, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    f1 = await fragment(core, SCOPE, sh(2026, 11, 20, 21, 0), "小白约南杉周六爬山。")
+    f2 = await fragment(core, SCOPE, sh(2026, 11, 20, 22, 0), "南杉说下周搬家。")
+    events = [
+        {"subject": "小白", "content": "小白约南杉周六爬山", "fragment_ids": [f1]},
+        {"subject": "南杉", "content": "南杉下周搬家", "fragment_ids": [f2]},
+    ]
+    llm.push(*day_script(events=events))
+    real_write = core.memories.write
+    calls = 0
+
+    async def flaky(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 2:  # the store hiccups on the second event
+            raise StorageError("database is locked")
+        return await real_write(*args, **kwargs)
+
+    monkeypatch.setattr(core.memories, "write", flaky)
+    first = await core.nightly.run(trigger="schedule")
+    assert outcomes(first)[-1] == (DAY, "events", "failed")
+    llm.push(reply({"events": events}))  # asked again, the model would say the same
+
+    clock.advance(timedelta(hours=2))
+    retried = await core.nightly.retry_due()
+
+    assert (DAY, "events", "done") in outcomes(retried)
+    kept = sorted(m.content for m in await core.memories.list(SCOPE, types=["event"]))
+    assert kept == ["南杉下周搬家", "小白约南杉周六爬山"]
