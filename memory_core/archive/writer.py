@@ -59,6 +59,8 @@ class GroupCommitWriter:
     async def flush(self) -> None:
         """Return once everything submitted before this call is committed."""
         while self._queue or not self._idle.is_set():
+            if self._queue:
+                self._idle.clear()  # set by a cancelled task that left rows behind
             self._ensure_task()
             await self._idle.wait()
 
@@ -85,7 +87,19 @@ class GroupCommitWriter:
                 await self._wakeup.wait()
                 continue
             batch = [self._queue.popleft() for _ in range(min(self._max_batch, len(self._queue)))]
-            await self._write(batch)
+            try:
+                await self._write(batch)
+            except asyncio.CancelledError:
+                # Cancelled mid-transaction (shutdown): the rows go back to the head of
+                # the queue for the next writer task (dedup makes a replay harmless),
+                # and a waiting flush() wakes up to start that task.
+                self._queue.extendleft(reversed([p for p in batch if not p.future.done()]))
+                self._idle.set()
+                raise
+            except Exception as exc:  # a bug past the insert: fail the callers, never hang them
+                log.exception("archive writer failed on a batch of %d", len(batch))
+                for pending in batch:
+                    _settle_error(pending, exc)
 
     async def _write(self, batch: list[_Pending]) -> None:
         try:
