@@ -208,6 +208,7 @@ class ConsolidationRepo:
             cursor = await _cursor(conn, scope)
             if cut.first_id <= cursor.acked_id:
                 raise BatchError(f"batch range {cut.first_id} starts at or before acked")
+            await _refuse_gap(conn, scope, cursor.acked_id, cut.first_id)
             if not await conn.scalar(select(C.c.scope).where(C.c.scope == scope)):
                 await conn.execute(insert(C).values(scope=scope, updated_at=now))
             earlier = await conn.scalar(
@@ -271,6 +272,7 @@ class ConsolidationRepo:
             cursor = await _cursor(conn, batch.scope)
             if cursor.acked_id >= batch.first_id:
                 raise BatchError("acked watermark already covers this batch")
+            await _refuse_gap(conn, batch.scope, cursor.acked_id, batch.first_id)
             await conn.execute(
                 update(B)
                 .where(B.c.id == batch_id)
@@ -361,6 +363,22 @@ class ConsolidationRepo:
 def _at_least(column: Any, value: int) -> ColumnElement[int]:
     """Portable max(column, value) (SQLite's two-argument max is not PostgreSQL's)."""
     return case((column > value, column), else_=value)
+
+
+async def _refuse_gap(conn: AsyncConnection, scope: str, acked_id: int, first_id: int) -> None:
+    """`acked` may only move over experiences the batch holds: none of this chat's
+    may lie between the watermark and the batch's first id (a range latched from a
+    stale watermark would otherwise mark them read)."""
+    skipped = await conn.scalar(
+        select(func.count())
+        .select_from(E)
+        .where(E.c.scope == scope, E.c.id > acked_id, E.c.id < first_id)
+    )
+    if skipped:
+        raise BatchError(
+            f"{skipped} unacknowledged experience(s) lie between acked #{acked_id} "
+            f"and the batch start #{first_id}"
+        )
 
 
 async def _cursor(conn: AsyncConnection, scope: str) -> Cursor:

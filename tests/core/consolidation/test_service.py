@@ -11,7 +11,7 @@ from sqlalchemy import text, update
 from memory_core import FakeClock, Settings, Yuji
 from memory_core.consolidation.selection import Cut
 from memory_core.consolidation.service import ConsolidationService
-from memory_core.errors import LLMUnavailable, NotFound
+from memory_core.errors import BatchError, LLMUnavailable, NotFound
 from memory_core.llm import LLMRequest, OpenAICompatibleClient, ScriptedLLM, text_response
 from memory_core.llm.base import ChatResponse
 from memory_core.ops.alerts import RecordingAlertSink
@@ -313,3 +313,32 @@ async def test_a_failing_chat_lets_the_others_go_first(
         (G1, "done"),
     ]
     assert (await service.repo.pending(G1))[0].failures == 0
+
+
+async def test_a_batch_that_would_skip_unacknowledged_messages_is_never_acknowledged(
+    core: Yuji, service: ConsolidationService, clock: FakeClock
+) -> None:
+    ids = await seed(core, n=12)
+    # A range latched from a stale watermark (another process moved `acked` back
+    # in between): messages ids[0..3] are unacknowledged and not in the batch.
+    async with core.db.write() as conn:
+        await conn.execute(
+            consolidation_cursors.insert().values(
+                scope=G1, acked_id=ids[3], delivered_id=ids[3], updated_at=clock.now()
+            )
+        )
+    batch = await service.repo.create(G1, Cut(ids[4], ids[-1], 8, 80), "t", clock.now())
+    assert batch is not None
+    await service.repo.delivered(batch.id, clock.now())
+    async with core.db.write() as conn:
+        await conn.execute(
+            update(consolidation_cursors)
+            .where(consolidation_cursors.c.scope == G1)
+            .values(acked_id=0, delivered_id=0)
+        )
+    with pytest.raises(BatchError):
+        await service.repo.acknowledge(batch.id, "t", "nothing", "", clock.now())
+    assert (await service.repo.cursor(G1)).acked_id == 0
+    await service.repo.fail(batch.id, "stale range", clock.now())
+    with pytest.raises(BatchError):
+        await service.repo.create(G1, Cut(ids[4], ids[-1], 8, 80), "u", clock.now())
