@@ -76,6 +76,10 @@ class OpenAICompatibleClient:
             )
         return self._http
 
+    def _mask(self, text: str) -> str:
+        """A server may echo the key back in an error body: it never leaves masked."""
+        return text.replace(self._api_key, "***") if self._api_key else text
+
     async def aclose(self) -> None:
         if self._http is not None:
             await self._http.aclose()
@@ -131,16 +135,20 @@ class OpenAICompatibleClient:
         if resp.status_code in RETRY_STATUSES:
             kind = LLMRateLimited if resp.status_code == 429 else LLMUnavailable
             raise _Retryable(
-                f"HTTP {resp.status_code} {_snippet(resp.text)}",
+                f"HTTP {resp.status_code} {_snippet(self._mask(resp.text))}",
                 kind,
                 retry_after_s=_retry_after(resp.headers.get("retry-after")),
             )
         if resp.status_code >= 400:
-            raise LLMUnavailable(f"HTTP {resp.status_code} from model: {_snippet(resp.text)}")
+            raise LLMUnavailable(
+                f"HTTP {resp.status_code} from model: {_snippet(self._mask(resp.text))}"
+            )
         try:
             payload = resp.json()
         except ValueError:
-            raise LLMBadResponse(f"response is not JSON: {_snippet(resp.text)}") from None
+            raise LLMBadResponse(
+                f"response is not JSON: {_snippet(self._mask(resp.text))}"
+            ) from None
         return parse_response(payload)
 
 

@@ -248,3 +248,20 @@ async def test_core_llm_is_none_unless_configured(tmp_path: Path) -> None:
 def test_unconfigured_client_refuses() -> None:
     with pytest.raises(LLMUnavailable):
         OpenAICompatibleClient(Settings())
+
+
+async def test_a_server_echoing_the_key_never_puts_it_into_errors_or_logs(
+    openai_server: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    echoed = json.dumps({"error": f"invalid api key: Bearer {SECRET}"})
+    openai_server.push(Reply.error(502, echoed), Reply.error(401, echoed))
+    client = make_client(openai_server, retries=1)
+    caplog.set_level(logging.DEBUG)
+    try:
+        with pytest.raises(LLMUnavailable) as info:
+            await client.chat([ChatMessage(role="user", content="hi")])
+    finally:
+        await client.aclose()
+    assert "401" in str(info.value)
+    assert SECRET not in str(info.value)
+    assert SECRET not in caplog.text
