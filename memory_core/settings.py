@@ -8,9 +8,13 @@ SPEC.md; `.env.example` documents each one under its `YUJI_` name.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from .errors import ConfigError
 
 VectorMode = Literal["off", "shadow", "candidate"]
 
@@ -112,6 +116,11 @@ class Settings:
     alert_timeout_s: float = 10.0
     """Hard limit on one Telegram send; alerts are sent in the background either way."""
 
+    def __post_init__(self) -> None:
+        problems = validate(self)
+        if problems:
+            raise ConfigError("invalid settings: " + "; ".join(problems))
+
     @property
     def database_path(self) -> Path:
         return self.data_dir / "yuji.db"
@@ -142,6 +151,67 @@ class Settings:
 
     def with_changes(self, **changes: Any) -> Settings:
         return replace(self, **changes)
+
+
+# Counts, sizes and intervals that must be at least 1 for the feature to work at all.
+_AT_LEAST_ONE = (
+    "attachment_max_bytes",
+    "archive_flush_max",
+    "batch_max_messages",
+    "batch_max_chars",
+    "eligible_min_pending",
+    "consolidation_tick_s",
+    "consolidation_hourly_cap",
+    "batch_watchdog_s",
+    "batch_max_turns",
+    "batch_failures_before_alert",
+    "recall_limit",
+    "near_duplicate_window",
+    "backfill_interval_s",
+    "backfill_max",
+    "nightly_retry_after_s",
+    "nightly_max_failures",
+    "nightly_catchup_days",
+    "backup_interval_s",
+    "backup_keep_latest",
+    "capacity_limit_bytes",
+    "log_retention_days",
+    "attachment_retention_days",
+)
+_POSITIVE_SECONDS = ("attachment_timeout_s", "llm_timeout_s", "alert_timeout_s")
+_FRACTIONS = ("near_duplicate_threshold", "gc_keep_importance", "recall_min_score")
+_CLOCK_TIME = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")
+
+
+def validate(settings: Settings) -> list[str]:
+    """Every reason these settings cannot run, named by their `YUJI_*` variables."""
+
+    def env(name: str) -> str:
+        return f"YUJI_{name.upper()}"
+
+    problems = [f"{env(n)} must be at least 1" for n in _AT_LEAST_ONE if getattr(settings, n) < 1]
+    problems += [
+        f"{env(n)} must be above 0" for n in _POSITIVE_SECONDS if getattr(settings, n) <= 0
+    ]
+    problems += [
+        f"{env(n)} must be between 0 and 1"
+        for n in _FRACTIONS
+        if not 0 <= getattr(settings, n) <= 1
+    ]
+    if settings.reply_max_chars < 20:
+        problems.append("YUJI_REPLY_MAX_CHARS must be at least 20")
+    if settings.vector_mode not in ("off", "shadow", "candidate"):
+        problems.append("YUJI_VECTOR_MODE must be off, shadow or candidate")
+    if not _CLOCK_TIME.fullmatch(settings.nightly_time):
+        problems.append("YUJI_NIGHTLY_TIME must be HH:MM (24-hour)")
+    try:
+        ZoneInfo(settings.timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        problems.append(f"YUJI_TIMEZONE: unknown zone {settings.timezone!r}")
+    for n in ("llm_max_retries", "nightly_llm_retries", "recent_messages", "alert_dedup_s"):
+        if getattr(settings, n) < 0:
+            problems.append(f"{env(n)} must not be negative")
+    return problems
 
 
 def settings_from_mapping(values: dict[str, Any]) -> Settings:

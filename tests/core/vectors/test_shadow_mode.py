@@ -16,9 +16,9 @@ from memory_core.vectors.fake import FakeEmbedder
 
 G = "group:1"
 SENT = datetime(2026, 11, 6, 12, 0, tzinfo=UTC)
-QUESTION = "老周家添丁了没"
+QUESTION = "老周家那桩好事成了没"
 PINNED = {
-    "家添丁了没": [1.0, 0.0, 0.0, 0.0],
+    "家那桩好事成了没": [1.0, 0.0, 0.0, 0.0],
     "儿子出生，七斤二两": [0.9, 0.3, 0.0, 0.0],
     "最爱卡坦岛": [0.0, 0.0, 1.0, 0.0],
     "报喜 昨晚儿子出生了": [0.9, 0.2, 0.1, 0.0],

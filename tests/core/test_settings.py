@@ -1,0 +1,61 @@
+"""Settings refuse values the bot cannot run with, naming the variable to fix."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory_core.errors import ConfigError
+from memory_core.settings import Settings, settings_from_mapping
+
+
+def test_the_defaults_are_valid() -> None:
+    assert Settings().recall_limit == 5
+
+
+@pytest.mark.parametrize(
+    ("change", "variable"),
+    [
+        ({"batch_max_messages": 0}, "YUJI_BATCH_MAX_MESSAGES"),
+        ({"consolidation_tick_s": -5}, "YUJI_CONSOLIDATION_TICK_S"),
+        ({"llm_timeout_s": 0.0}, "YUJI_LLM_TIMEOUT_S"),
+        ({"near_duplicate_threshold": 1.5}, "YUJI_NEAR_DUPLICATE_THRESHOLD"),
+        ({"reply_max_chars": 1}, "YUJI_REPLY_MAX_CHARS"),
+        ({"nightly_time": "4am"}, "YUJI_NIGHTLY_TIME"),
+        ({"timezone": "Mars/Olympus"}, "YUJI_TIMEZONE"),
+        ({"nightly_max_failures": 0}, "YUJI_NIGHTLY_MAX_FAILURES"),
+    ],
+)
+def test_an_unusable_value_names_its_variable(change: dict[str, object], variable: str) -> None:
+    with pytest.raises(ConfigError, match=variable):
+        Settings(**change)  # type: ignore[arg-type]
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    with pytest.raises(ConfigError) as info:
+        Settings(batch_max_chars=0, nightly_time="25:00")
+    assert "YUJI_BATCH_MAX_CHARS" in str(info.value)
+    assert "YUJI_NIGHTLY_TIME" in str(info.value)
+
+
+def test_environment_strings_are_coerced_to_the_field_types() -> None:
+    s = settings_from_mapping(
+        {
+            "YUJI_BATCH_MAX_MESSAGES": "30",
+            "YUJI_LLM_TIMEOUT_S": "12.5",
+            "YUJI_NICKNAMES": "大肥鱼, 鱼鱼",
+            "YUJI_OOC_PATTERNS": '["a,b", "c"]',
+            "UNRELATED": "x",
+        }
+    )
+    assert (s.batch_max_messages, s.llm_timeout_s) == (30, 12.5)
+    assert s.nicknames == ("大肥鱼", "鱼鱼")
+    assert s.ooc_patterns == ("a,b", "c")
+
+
+@given(st.integers(min_value=0, max_value=23), st.integers(min_value=0, max_value=59))
+def test_every_clock_time_is_accepted(hour: int, minute: int) -> None:
+    assert (
+        Settings(nightly_time=f"{hour:02d}:{minute:02d}").nightly_time == f"{hour:02d}:{minute:02d}"
+    )
