@@ -167,7 +167,6 @@ _AT_LEAST_ONE = (
     "batch_failures_before_alert",
     "recall_limit",
     "near_duplicate_window",
-    "backfill_interval_s",
     "backfill_max",
     "nightly_retry_after_s",
     "nightly_max_failures",
@@ -208,7 +207,13 @@ def validate(settings: Settings) -> list[str]:
         ZoneInfo(settings.timezone)
     except (ZoneInfoNotFoundError, ValueError):
         problems.append(f"YUJI_TIMEZONE: unknown zone {settings.timezone!r}")
-    for n in ("llm_max_retries", "nightly_llm_retries", "recent_messages", "alert_dedup_s"):
+    for n in (
+        "llm_max_retries",
+        "nightly_llm_retries",
+        "recent_messages",
+        "alert_dedup_s",
+        "backfill_interval_s",
+    ):
         if getattr(settings, n) < 0:
             problems.append(f"{env(n)} must not be negative")
     return problems

@@ -59,3 +59,9 @@ def test_every_clock_time_is_accepted(hour: int, minute: int) -> None:
     assert (
         Settings(nightly_time=f"{hour:02d}:{minute:02d}").nightly_time == f"{hour:02d}:{minute:02d}"
     )
+
+
+def test_zero_backfill_interval_means_only_on_command() -> None:
+    assert Settings(backfill_interval_s=0).backfill_interval_s == 0
+    with pytest.raises(ConfigError, match="YUJI_BACKFILL_INTERVAL_S"):
+        Settings(backfill_interval_s=-1)
