@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from memory_core.errors import NotFound, ValidationError
 
@@ -31,8 +30,7 @@ async def collect(run: DayRun) -> StepResult:
         return StepResult("gc disabled", skipped=True)
     horizon = run.now - timedelta(days=rules.cold_after_days)
     rows = await services.gc_repo.gc_rows(run.scope, horizon, GC_SCAN_LIMIT)
-    candidates = [gc.GcCandidate(**_fields(r)) for r in rows]
-    chosen = gc.select_cold(candidates, run.now, rules, GC_MAX_PER_RUN)
+    chosen = gc.select_cold(rows, run.now, rules, GC_MAX_PER_RUN)
     if not chosen:
         return StepResult("nothing cold", {"cold": []}, skipped=True)
     moved: list[int] = []
@@ -49,7 +47,3 @@ async def collect(run: DayRun) -> StepResult:
             continue
         moved.append(memory_id)
     return StepResult(f"{len(moved)} memories cold", {"cold": moved})
-
-
-def _fields(row: Any) -> dict[str, Any]:
-    return {name: getattr(row, name) for name in gc.GcCandidate.__dataclass_fields__}

@@ -3,33 +3,21 @@ through the memory service) and the optimisation of the derived full-text index.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import exists, func, or_, select
 
+from memory_core.nightly.gc import GcCandidate
+
 from .engine import Database
 from .schema import memories, memory_relations
-
-
-@dataclass(frozen=True, slots=True)
-class GcRow:
-    id: int
-    type: str
-    importance: float
-    created_at: datetime
-    last_accessed_at: datetime | None
-    hit_count: int
-    pinned: bool
-    starred: bool
-    in_chain: bool
 
 
 class NightlyGcRepo:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def gc_rows(self, scope: str, idle_before: datetime, limit: int) -> list[GcRow]:
+    async def gc_rows(self, scope: str, idle_before: datetime, limit: int) -> list[GcCandidate]:
         """Active memories of the scope idle since before `idle_before`, longest idle first."""
         idle = func.coalesce(memories.c.last_accessed_at, memories.c.created_at)
         chain = exists().where(
@@ -61,7 +49,7 @@ class NightlyGcRepo:
                 .limit(limit)
             )
             return [
-                GcRow(
+                GcCandidate(
                     id=int(r.id),
                     type=str(r.type),
                     importance=float(r.importance),
