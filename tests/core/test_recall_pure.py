@@ -259,3 +259,16 @@ def test_restatements_are_represented_by_the_first_one() -> None:
     )
     assert [c.memory.id for c in chosen] == [1]
     assert "另有1条" in chosen[0].reason
+
+
+def test_time_said_relative_to_now_is_question_frame() -> None:
+    """Memories carry dates, not "上次" or "这周": such words name nothing the
+    question is about, so they neither match nor count against a memory."""
+    for word in ("上次", "这周", "后来", "最后", "以后", "那天", "今年"):
+        q = analyse(f"小明{word}弹吉他了吗")
+        assert word not in q.terms
+    w = weights("小明上次弹吉他弹得咋样", {"吉他": 1})
+    assert "上次" not in w.unknown_words
+    hit = scoring.match(w, 1, frozenset({"吉他", "弹吉"}))
+    assert hit is not None
+    assert scoring.speaks(hit, w.params)
