@@ -83,6 +83,10 @@ _TIME = re.compile(
     _NUM
     + r"\s*(?:点|:|：)|\d{1,2}:\d{2}|凌晨|早上|上午|中午|下午|晚上|傍晚|半夜|\b(?:am|pm)\b|o'clock|noon|midnight"
 )
+_CLOCK = re.compile(
+    r"(?:\d+|[零〇一二三四五六七八九十两]+)\s*点(?!儿)|\d{1,2}[:：]\d{2}|\b(?:am|pm)\b|o'clock|noon|midnight"
+)
+"""A clock time: what "几点" asks for ("下午" or "晚上" alone does not say it)."""
 _DATE = re.compile(
     _NUM + r"\s*(?:年|月|日|号)|周[一二三四五六日天末]|星期|礼拜|今天|明天|昨天|前天|后天"
     r"|上周|下周|这周|本周|上个月|下个月|月底|月初|年底|年初|春节|过年|国庆|中秋|元旦|五一|端午|清明|圣诞|生日"
@@ -147,6 +151,8 @@ def asked(question: str) -> Asked:
                     unit = found.group(1)
                 elif _RATIO_ASKED.search(text):
                     unit = "%"
+            elif kind is Wants.TIME and "几点" in text:
+                unit = "点"
             return Asked(kind, unit)
     return Asked(Wants.ANY)
 
@@ -208,6 +214,8 @@ def can_answer(kind: Wants | Asked, memory_text: str) -> bool:
         if not any(is_cjk(c) for c in text):  # "how long/often": any number or date
             return any(p.search(text) is not None for p in (_COUNT, _DURATION, _DATE))
         return _DURATION.search(_DATE_OR_TIME.sub(" ", text)) is not None
+    if ask.kind is Wants.TIME and ask.unit == "点":
+        return _CLOCK.search(text) is not None
     pattern = {
         Wants.MONEY: _MONEY,
         Wants.TIME: _TIME,

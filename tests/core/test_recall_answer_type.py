@@ -90,3 +90,22 @@ def test_english_durations_accept_any_number_or_date() -> None:
     assert can_answer(asked("how long has she been painting"), "She started painting in 2019")
     assert can_answer(asked("how often does he run"), "He runs three times a week")
     assert not can_answer(asked("how long has she been painting"), "She loves painting")
+
+
+def test_what_o_clock_needs_a_clock_time_not_a_part_of_the_day() -> None:
+    ask = asked("那家店晚上几点关门")
+    assert ask == Asked(Wants.TIME, "点")
+    assert not can_answer(ask, "那家店每周六下午开门")
+    assert not can_answer(ask, "他有一点儿累")
+    assert can_answer(ask, "那家店晚上十点关门")
+    assert can_answer(ask, "那家店22:30关门")
+    assert can_answer(ask, "提醒改到每晚九点半")
+    # "什么时间" may be answered by a part of the day
+    assert can_answer(asked("什么时间去遛狗"), "每天下午去遛狗")
+
+
+@given(st.integers(min_value=0, max_value=23), st.integers(min_value=0, max_value=59))
+def test_any_written_clock_time_answers_what_o_clock(hour: int, minute: int) -> None:
+    ask = asked("几点出门")
+    assert can_answer(ask, f"每天{hour}点出门")
+    assert can_answer(ask, f"每天{hour:02d}:{minute:02d}出门")
