@@ -81,11 +81,19 @@ def token_set(text: str) -> frozenset[str]:
     return frozenset(bigram_tokens(text))
 
 
+_WEEKDAY = re.compile(r"周[一二三四五六日天末]")
+"""A day of the week names a recurring slot of the week ("每周六" answers "这周六"),
+not a count or a calendar date: it stays a content term."""
+
+
 @lru_cache(maxsize=1 << 16)
 def is_numeric(token: str) -> bool:
-    """True for tokens that only carry a number or a date ("20", "十月", "三号", "周六")."""
+    """True for tokens that only carry a number or a date ("20", "十月", "三号"); a day
+    of the week ("周六") is not one."""
     if token.isdigit():
         return True
+    if _WEEKDAY.fullmatch(token):
+        return False
     if not any(ch in NUMERAL_CHARS for ch in token) and token not in ("周末", "星期"):
         return False
     return all(ch in NUMERAL_CHARS or ch in _CALENDAR_CHARS for ch in token)

@@ -272,3 +272,11 @@ def test_time_said_relative_to_now_is_question_frame() -> None:
     hit = scoring.match(w, 1, frozenset({"吉他", "弹吉"}))
     assert hit is not None
     assert scoring.speaks(hit, w.params)
+
+
+def test_a_weekday_is_matched_as_content() -> None:
+    w = weights("这周六桌游在哪开", {"桌游": 8, "周六": 2})
+    assert "周六" in w.known
+    hit = scoring.match(w, 1, frozenset({"桌游", "周六", "每周"}))
+    assert hit is not None
+    assert "周六" in hit.exact
