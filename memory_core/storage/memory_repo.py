@@ -449,11 +449,15 @@ async def fts_candidates(
 
     The full-text index must drive: a plain join lets SQLite walk the chat's memories
     and run the MATCH once per memory. So the best matches are ranked first in a
-    subquery (with room for some that visibility then removes) and joined after."""
+    subquery (with room for some that visibility then removes) and joined after.
+    The index columns are read by rowid for the kept rows only: selecting them in the
+    ranking subquery would read them for every ranked row (3x slower at 10k)."""
     ranked = _ranked(match, limit * 4)
+    doc = memory_fts.alias("doc")
     query = (
-        select(memories, ranked.c.bi, ranked.c.uni)
+        select(memories, doc.c.bi, doc.c.uni)
         .join_from(ranked, memories, m.id == ranked.c.rid)
+        .join(doc, doc.c.rowid == ranked.c.rid)
         .where(visible)
         .order_by(ranked.c.rank)
         .limit(limit)
@@ -482,12 +486,7 @@ def _ranked(match: str, limit: int) -> Any:
     del match  # bound by the caller as :match
     rank = func.bm25(literal_column("memory_fts"))
     return (
-        select(
-            memory_fts.c.rowid.label("rid"),
-            memory_fts.c.bi.label("bi"),
-            memory_fts.c.uni.label("uni"),
-            rank.label("rank"),
-        )
+        select(memory_fts.c.rowid.label("rid"), rank.label("rank"))
         .where(text("memory_fts MATCH :match"))
         .order_by(rank)
         .limit(limit)
