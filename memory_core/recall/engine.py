@@ -79,6 +79,9 @@ class Recall:
         self.vector = vector
         self.params = params or EngineParams()
         self._names_cache: dict[str, tuple[float, tuple[int, list[str], dict[str, str]]]] = {}
+        self._df_cache: dict[str, dict[str, int]] = {}
+        """Per chat: document frequency of each term a question asked about so far (0 when
+        no memory holds it); dropped with the chat's names (on write, or after the TTL)."""
 
     async def recall(
         self,
@@ -156,6 +159,7 @@ class Recall:
     def invalidate(self, scope: str) -> None:
         """A write changed this chat's memories, names or aliases."""
         self._names_cache.pop(scope, None)
+        self._df_cache.pop(scope, None)
 
     async def _names(
         self, conn: AsyncConnection, scope: str
@@ -165,12 +169,29 @@ class Recall:
             return hit[1]
         value = await repo.scope_names(conn, scope)
         self._names_cache[scope] = (time.monotonic() + self.params.stats_ttl_s, value)
+        self._df_cache.pop(scope, None)
         return value
+
+    async def _frequencies(
+        self, conn: AsyncConnection, scope: str, wanted: set[str]
+    ) -> dict[str, int]:
+        """The document frequencies of `wanted` terms this chat's memories hold (absent
+        terms left out); only terms not asked about before go to the index."""
+        known = self._df_cache.setdefault(scope, {})
+        missing = wanted - known.keys()
+        if missing:
+            fetched = await repo.fts_document_frequencies(conn, scope, missing)
+            for term in missing:
+                known[term] = fetched.get(term, 0)
+        return {term: known[term] for term in wanted if known[term] > 0}
 
     async def reindex(self) -> int:
         """Rebuild the derived full-text index from the memories table."""
         async with self._db.write() as conn:
-            return await repo.fts_rebuild(conn)
+            count = await repo.fts_rebuild(conn)
+        self._names_cache.clear()
+        self._df_cache.clear()
+        return count
 
     # --- stages -------------------------------------------------------------------------
 
@@ -183,7 +204,7 @@ class Recall:
             for other in (word, *lex.expansions.get(word, ())):
                 wanted.update(bigram_tokens(other))
         n, subjects, alias_map = await self._names(conn, scope)
-        df = await repo.fts_document_frequencies(conn, scope, wanted)
+        df = await self._frequencies(conn, scope, wanted)
         groups = member_groups(subjects, alias_map, self._settings.nicknames)
         names = [name for group in groups for name in group] + list(self._settings.nicknames)
         query = analyse(
@@ -230,7 +251,7 @@ class Recall:
         return [
             (
                 memory,
-                frozenset(fts.unkeyed_tokens(bi)),
+                fts.column_tokens(bi),
                 not ctx.query.mentions_person(memory.subject, memory.content),
             )
             for memory, bi, _ in rows

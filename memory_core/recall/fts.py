@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from functools import lru_cache
 
 from .tokenize import bigram_tokens, unigram_tokens
 
@@ -47,6 +48,13 @@ def unkey(token: str) -> str:
 def unkeyed_tokens(column: str) -> list[str]:
     """The plain tokens of one stored column value."""
     return [token[KEY_LENGTH:] for token in column.split()]
+
+
+@lru_cache(maxsize=1 << 14)
+def column_tokens(column: str) -> frozenset[str]:
+    """The plain tokens of one stored column value, as a set (memoised: recall reads
+    the same memories' columns question after question)."""
+    return frozenset(unkeyed_tokens(column))
 
 
 def match_any(scope: str, bi: Iterable[str] = (), uni: Iterable[str] = ()) -> str | None:

@@ -77,6 +77,7 @@ def unigram_tokens(text: str) -> list[str]:
     return list(seen)
 
 
+@lru_cache(maxsize=1 << 14)
 def token_set(text: str) -> frozenset[str]:
     return frozenset(bigram_tokens(text))
 
@@ -99,6 +100,7 @@ def is_numeric(token: str) -> bool:
     return all(ch in NUMERAL_CHARS or ch in _CALENDAR_CHARS for ch in token)
 
 
+@lru_cache(maxsize=1 << 14)
 def numbers(text: str) -> frozenset[str]:
     """The numbers a text states (digit runs, Chinese numeral runs), as written.
 
