@@ -99,9 +99,12 @@ class Recall:
         retrospective = is_retrospective(text)
         trace: list[str] = []
         started = time.perf_counter()
+        linked: set[int] = set()
         async with self._db.read() as conn:
-            found = await self._stages(conn, scope, text, now, retrospective, trace)
-            contradicts = await self._graph(conn, scope, now, retrospective, found, limit, trace)
+            found = await self._stages(conn, scope, text, now, retrospective, trace, linked)
+            contradicts = await self._graph(
+                conn, scope, now, retrospective, found, limit, trace, linked
+            )
         floor = self._settings.recall_min_score
         kept = [c for c in found.values() if c.score >= floor]
         chosen = select(
@@ -224,10 +227,12 @@ class Recall:
         retrospective: bool,
         *,
         near: bool,
+        linked: set[int] | None = None,
     ) -> list[tuple[Memory, frozenset[str], bool]]:
         """Visible memories sharing a content term (or, for `near`, a synonym) with the
         question, best bm25 first, checked once more against the visibility rule;
-        with a flag for those that don't mention the members the question names."""
+        with a flag for those that don't mention the members the question names.
+        The ids of fetched memories that have any relation are added to `linked`."""
         bi_terms = _selective(ctx.content, ctx.df, self.params.posting_budget)
         uni_terms: set[str] = set()
         if near:
@@ -245,9 +250,11 @@ class Recall:
         if match is None:
             return []
         vis = visible(scope, now, retrospective=retrospective)
-        rows = await repo.fts_candidates(
+        rows = await repo.fts_recall_candidates(
             conn, match, vis, limit=self.params.scoring.candidate_limit
         )
+        if linked is not None:
+            linked.update(memory.id for memory, _, has_edges in rows if has_edges)
         return [
             (
                 memory,
@@ -267,13 +274,16 @@ class Recall:
         now: datetime,
         retrospective: bool,
         trace: list[str],
+        linked: set[int],
     ) -> dict[int, Candidate]:
         ctx = await self._context(conn, scope, text)
         params = self.params.scoring
         persons = ", ".join("/".join(sorted(g)) for g in ctx.query.persons) or "-"
         trace.append(f"terms: {' '.join(sorted(ctx.known)) or '-'}; members: {persons}")
         exact: list[tuple[Memory, scoring.Match]] = []
-        rows = await self._candidates(conn, scope, ctx, now, retrospective, near=False)
+        rows = await self._candidates(
+            conn, scope, ctx, now, retrospective, near=False, linked=linked
+        )
         ctx = ctx.without_restatements(
             scoring.restatement_counts(
                 [(memory.content, bi) for memory, bi, _ in rows], SAME_MEMORY_DICE
@@ -297,7 +307,9 @@ class Recall:
             return found_
         lex = lexicon()
         nearby: list[tuple[Memory, scoring.Match]] = []
-        rows = await self._candidates(conn, scope, ctx, now, retrospective, near=True)
+        rows = await self._candidates(
+            conn, scope, ctx, now, retrospective, near=True, linked=linked
+        )
         for memory, bi, stranger in rows:
             if memory.id in found_:
                 continue
@@ -333,15 +345,17 @@ class Recall:
         found: dict[int, Candidate],
         limit: int,
         trace: list[str],
+        linked: set[int],
     ) -> dict[int, frozenset[int]]:
         """One hop from what stages 1-2 found: neighbours fill free slots (scored below
         their source), contradicting partners are always fetched so they can be shown
-        together. Returns the contradiction pairs among the candidates."""
+        together. Returns the contradiction pairs among the candidates. `linked`: the
+        sources that have any relation (the others need no query)."""
         sources = {mid: c for mid, c in found.items() if c.stage in ("lexical", "near")}
         if not sources:
             return {}
         kinds = (*GRAPH_KINDS, "supersedes") if retrospective else GRAPH_KINDS
-        edges = await repo.relations(conn, scope, sources, kinds)
+        edges = await repo.relations(conn, scope, sources, kinds) if linked & sources.keys() else []
         fill = len(found) < limit
         links: dict[int, tuple[int, RelationKind]] = {}
         earlier: set[int] = set()

@@ -452,18 +452,40 @@ async def fts_candidates(
     subquery (with room for some that visibility then removes) and joined after.
     The index columns are read by rowid for the kept rows only: selecting them in the
     ranking subquery would read them for every ranked row (3x slower at 10k)."""
-    ranked = _ranked(match, limit * 4)
     doc = memory_fts.alias("doc")
-    query = (
-        select(memories, doc.c.bi, doc.c.uni)
+    query = _candidates_query(match, visible, limit, doc.c.bi, doc.c.uni, doc=doc)
+    rows = await conn.execute(query, {"match": match})
+    return [(to_memory(row), row.bi, row.uni) for row in rows]
+
+
+async def fts_recall_candidates(
+    conn: AsyncConnection, match: str, visible: ColumnElement[bool], *, limit: int
+) -> list[tuple[Memory, str, bool]]:
+    """Like `fts_candidates`, with the `bi` column and whether the memory has any
+    relation at all (recall's graph stage skips its query when no source has one)."""
+    doc = memory_fts.alias("doc")
+    r = memory_relations.c
+    linked = or_(
+        select(literal_column("1")).where(r.src_id == m.id).exists(),
+        select(literal_column("1")).where(r.dst_id == m.id).exists(),
+    ).label("linked")
+    query = _candidates_query(match, visible, limit, doc.c.bi, linked, doc=doc)
+    rows = await conn.execute(query, {"match": match})
+    return [(to_memory(row), row.bi, bool(row.linked)) for row in rows]
+
+
+def _candidates_query(
+    match: str, visible: ColumnElement[bool], limit: int, *extra: Any, doc: Any
+) -> Any:
+    ranked = _ranked(match, limit * 4)
+    return (
+        select(memories, *extra)
         .join_from(ranked, memories, m.id == ranked.c.rid)
         .join(doc, doc.c.rowid == ranked.c.rid)
         .where(visible)
         .order_by(ranked.c.rank)
         .limit(limit)
     )
-    rows = await conn.execute(query, {"match": match})
-    return [(to_memory(row), row.bi, row.uni) for row in rows]
 
 
 async def fts_bm25(
