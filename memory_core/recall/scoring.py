@@ -86,6 +86,7 @@ class Weights:
         self.params = params
         self.max_idf = idf(0, self.n)
         self._memo: dict[str, float] = {}
+        self._doc_memo: dict[str, float | None] = {}
         self.content = frozenset(t for t in query.terms if query.is_content(t) and not is_stop(t))
         self.known = frozenset(t for t in self.content if df.get(t, 0) > 0)
         self.unknown_words = frozenset(
@@ -122,13 +123,22 @@ class Weights:
 
     def doc_mass(self, tokens: frozenset[str]) -> float:
         """The memory's own content weight (IDF where known, else a typical value)."""
-        typical = 0.7 * self.max_idf
-        names = self.query.names
-        return sum(
-            (self.of(t) if t in self.df else typical)
-            for t in tokens
-            if t not in names and not is_stop(t) and not is_numeric(t)
-        )
+        memo = self._doc_memo
+        total = 0.0
+        for t in tokens:
+            if t in memo:
+                w = memo[t]
+            else:
+                w = memo[t] = self._doc_weight(t)
+            if w is not None:
+                total += w
+        return total
+
+    def _doc_weight(self, token: str) -> float | None:
+        """A memory token's share of `doc_mass`; None for names, stop words, numbers."""
+        if token in self.query.names or is_stop(token) or is_numeric(token):
+            return None
+        return self.of(token) if token in self.df else 0.7 * self.max_idf
 
 
 def match(
