@@ -13,6 +13,7 @@ import pytest
 from memory_core import FakeClock, Settings, Yuji
 from memory_core.ops.alerts import AlertGate, LogAlertSink, RecordingAlertSink
 from memory_core.ops.telegram import (
+    TELEGRAM_API,
     TelegramAlertSink,
     bot_api_base,
     format_fire,
@@ -120,7 +121,8 @@ def test_messages_name_the_key_and_fit_telegram() -> None:
 
 
 def test_base_url_accepts_a_bare_self_hosted_server() -> None:
-    assert bot_api_base("") == "https://api.telegram.org/bot"
+    assert bot_api_base("") == TELEGRAM_API  # empty = Telegram's own server
+    assert TELEGRAM_API.endswith("/bot")
     assert bot_api_base("http://127.0.0.1:8081") == "http://127.0.0.1:8081/bot"
     assert bot_api_base("http://127.0.0.1:8081/bot") == "http://127.0.0.1:8081/bot"
     assert bot_api_base("http://h/custom/{token}/x") == "http://h/custom/{token}/x"
