@@ -32,6 +32,12 @@ class Query:
     slots: frozenset[str] = frozenset()
     """Words that name the kind of answer ("什么牌子", "哪道菜", "怎么称呼"): a memory
     states the brand or the dish, not the word, so missing them says nothing."""
+    picks: frozenset[str] = frozenset()
+    """Slots asking which one ("哪家公司", "什么牌子"): the answer names the company or
+    the brand, so a memory that merely uses the word ("被公司派到") has not answered
+    and one that lacks it may have ("在网易上班"). They count for a match only where
+    the memory names which one ("小设计公司"), never against. "什么样的公司" asks
+    for a kind and is not one of these."""
 
     def mentions_person(self, subject: str, content: str) -> bool:
         """True when no member is named, or the memory is about/mentions one of them."""
@@ -74,6 +80,7 @@ def analyse(
         persons=mentioned_groups(text, groups),
         wants=asked(text),
         slots=answer_slots(text),
+        picks=picked_slots(text),
     )
 
 
@@ -93,6 +100,23 @@ def answer_slots(text: str) -> frozenset[str]:
             pair = norm[start : start + 2]
             if len(pair) == 2 and all(is_cjk(c) for c in pair):
                 out.add(pair)
+    return frozenset(out)
+
+
+_PICK = re.compile(r"(?:哪一?|什么|啥)(?!样)([家个种款位道所座条只件部本张台辆间类门])?")
+
+
+def picked_slots(text: str) -> frozenset[str]:
+    """The word after "哪 + classifier" or "什么/啥 (+ classifier)": "哪家公司" ->
+    公司, "什么牌子" -> 牌子; not "在哪上班" (where, not which)."""
+    norm = normalise(text)
+    out: set[str] = set()
+    for found in _PICK.finditer(norm):
+        if found.group(0).startswith("哪") and found.group(1) is None:
+            continue
+        pair = norm[found.end() : found.end() + 2]
+        if len(pair) == 2 and all(is_cjk(c) for c in pair):
+            out.add(pair)
     return frozenset(out)
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from .lexicon import Lexicon, is_stop, is_word
 from .query import Query
-from .tokenize import bigram_tokens, is_numeric, numbers
+from .tokenize import NUMERAL_CHARS, bigram_tokens, is_cjk, is_numeric, numbers
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +45,9 @@ class Params:
     synonym_discount: float = 0.8
     """A match through the synonym table counts this fraction of an exact one."""
     candidate_limit: int = 60
+    anchor_df: int = 10
+    """A run of terms that each more memories than this use names a topic, not one
+    thing asked about: it is no anchor."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +59,10 @@ class Match:
     cover: float
     rarity: float
     focus: float
+    anchors: int = 0
+    """How many of the question's anchors (runs of adjacent known terms) it covers."""
+    of_anchors: int = 0
+    """How many anchors the question has."""
 
     @property
     def score(self) -> float:
@@ -87,10 +94,18 @@ class Weights:
         self.max_idf = idf(0, self.n)
         self._memo: dict[str, float] = {}
         self._doc_memo: dict[str, float | None] = {}
-        self.content = frozenset(t for t in query.terms if query.is_content(t) and not is_stop(t))
+        self.content = frozenset(
+            t
+            for t in query.terms
+            if query.is_content(t) and not is_stop(t) and t not in query.picks
+        )
         self.known = frozenset(t for t in self.content if df.get(t, 0) > 0)
         self.unknown_words = frozenset(
             t for t in self.content - self.known if is_word(t) and t not in query.slots
+        )
+        self.picks = frozenset(t for t in query.picks if query.is_content(t) and not is_stop(t))
+        self.anchors = tuple(
+            a for a in _anchors(query, self.known) if min(df[t] for t in a) <= params.anchor_df
         )
         """Real words of the question that no memory of the chat uses: what they ask
         about is not here, so they weigh against every match. Words naming the kind
@@ -153,7 +168,8 @@ def match(
     """How the memory answers the question; None when nothing of content matched.
 
     With `lex`, question words may also match through the synonym table."""
-    exact = weights.content & doc_tokens
+    picked = frozenset(p for p in weights.picks if p in doc_tokens and _named(p, doc_tokens))
+    exact = (weights.content & doc_tokens) | picked
     synonyms: list[tuple[str, str]] = []
     covered_words: list[tuple[str, frozenset[str]]] = []
     if lex is not None:
@@ -179,14 +195,72 @@ def match(
         rarity += discount * (w / weights.max_idf)
         if not tokens & (weights.known | weights.unknown_words):
             extra_known += w
-    total = weights.known_mass() + extra_known
+    total = weights.known_mass() + extra_known + sum(weights.of(t) for t in picked)
     cover = min(got / total, 1.0) if total else 0.0
     if stranger:
         cover *= weights.params.stranger_penalty
     mass = weights.doc_mass(doc_tokens)
     focus = min(sum(weights.of(t) for t in exact) / mass, 1.0) if mass else 0.0
     shown = tuple(sorted(exact, key=weights.of, reverse=True))
-    return Match(memory_id, shown, tuple(synonyms), cover, rarity, focus)
+    reached = set(exact).union(*(tokens for _, tokens in covered_words))
+    anchors = sum(1 for a in weights.anchors if 2 * len(a & reached) >= len(a))
+    return Match(
+        memory_id, shown, tuple(synonyms), cover, rarity, focus, anchors, len(weights.anchors)
+    )
+
+
+_WHEN_CHARS = frozenset("年月日周天底初末中前后半今明昨去")
+_NEGATION_OR_DEGREE = frozenset("不没别很太挺真更最")
+_CLASSIFIERS = frozenset("个只次位件张条本台辆块种回遍趟份")
+
+
+def _qualifier(token: str, before: str) -> bool:
+    """A term that qualifies what is asked rather than naming it: a point in the
+    calendar ("年底", "周末"), a quantity ("一次", "个人" in "一个人"), a negation or
+    degree ("不好")."""
+    if all(c in _WHEN_CHARS for c in token):
+        return True
+    if token[0] in NUMERAL_CHARS or (before in NUMERAL_CHARS and token[0] in _CLASSIFIERS):
+        return True
+    return any(c in _NEGATION_OR_DEGREE for c in token)
+
+
+_UNNAMED_BEFORE = frozenset("被在到去从给把和跟与对向往了着过也都就还又让是个家所")
+
+
+def _named(word: str, doc_tokens: frozenset[str]) -> bool:
+    """The memory names which `word` it is ("设计公司", "城西的新小区"), rather than
+    just using the word ("被公司派到", "去一家公司"): some character other than a
+    preposition or classifier stands right before it."""
+    return any(
+        len(t) == 2 and t[1] == word[0] and is_cjk(t[0]) and t[0] not in _UNNAMED_BEFORE
+        for t in doc_tokens
+    )
+
+
+def _anchors(query: Query, known: frozenset[str]) -> tuple[frozenset[str], ...]:
+    """Runs of adjacent Chinese question terms the chat knows, each naming one thing
+    asked about: "煤球绝育了没" has two (煤球, 绝育), "十周年聚会" one. Runs made only
+    of qualifiers don't count. (Latin words are not grouped: an English question's
+    content words sit between function words, so runs there say nothing.)"""
+    out: list[frozenset[str]] = []
+    run: list[str] = []
+    qualifiers = True
+    text = query.text
+    cursor = 0
+    for token in [*bigram_tokens(text), ""]:
+        at = text.find(token, cursor) if token else -1
+        if at >= 0:
+            cursor = at + 1
+        if token in known and is_cjk(token[0]):
+            run.append(token)
+            qualifiers = qualifiers and _qualifier(token, text[at - 1] if at > 0 else "")
+            continue
+        if run and not qualifiers:
+            out.append(frozenset(run))
+        run = []
+        qualifiers = True
+    return tuple(out)
 
 
 def restatement_counts(
@@ -217,7 +291,8 @@ def _present(word: str, doc_words: set[str], doc_tokens: frozenset[str]) -> bool
 
 def speaks(m: Match, params: Params) -> bool:
     """Strong enough to break the silence."""
-    return m.rarity >= params.speak_rarity and m.cover >= params.speak_cover
+    joint = m.of_anchors < 2 or m.anchors >= 2
+    return joint and m.rarity >= params.speak_rarity and m.cover >= params.speak_cover
 
 
 def fills(m: Match, params: Params, best_cover: float) -> bool:

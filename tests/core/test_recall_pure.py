@@ -280,3 +280,58 @@ def test_a_weekday_is_matched_as_content() -> None:
     hit = scoring.match(w, 1, frozenset({"桌游", "周六", "每周"}))
     assert hit is not None
     assert "周六" in hit.exact
+
+
+# --- anchors: two things asked about must meet in one memory ---------------------------
+
+
+def test_a_question_naming_two_known_things_has_two_anchors() -> None:
+    w = weights("煤球绝育了没", {"煤球": 5, "绝育": 4})
+    assert w.anchors == (frozenset({"煤球"}), frozenset({"绝育"}))
+    assert len(weights("十周年聚会在哪", {"周年": 3, "年聚": 2, "聚会": 9}).anchors) == 1
+
+
+def test_a_memory_covering_one_of_two_anchors_does_not_speak() -> None:
+    w = weights("煤球绝育了没", {"煤球": 2, "绝育": 2})
+    other_cat = scoring.match(w, 1, frozenset({"奶糖", "绝育"}))
+    same_cat_else = scoring.match(w, 2, frozenset({"煤球", "猫粮"}))
+    both = scoring.match(w, 3, frozenset({"煤球", "绝育", "医院"}))
+    assert other_cat is not None
+    assert same_cat_else is not None
+    assert both is not None
+    assert (other_cat.anchors, same_cat_else.anchors, both.anchors) == (1, 1, 2)
+    assert not scoring.speaks(other_cat, w.params)
+    assert not scoring.speaks(same_cat_else, w.params)
+    assert scoring.speaks(both, w.params)
+
+
+def test_qualifiers_and_common_topics_are_not_anchors() -> None:
+    # a point in the calendar, a quantity, a negation: they qualify what is asked
+    assert (
+        len(weights("大伟年底回国结婚吗", {"年底": 1, "回国": 2, "国结": 2, "结婚": 2}).anchors)
+        == 1
+    )
+    assert len(weights("在老周家玩一个人多少钱", {"家玩": 1, "个人": 1}).anchors) == 1
+    assert len(weights("豆豆肾不好吃处方粮吗", {"不好": 1, "处方": 6}).anchors) == 1
+    # a word most memories of the chat use names the chat's topic, not one thing
+    common = weights("桌游胜率多少", {"桌游": 40, "胜率": 2}, n=60)
+    assert common.anchors == (frozenset({"胜率"}),)
+
+
+@given(covered=st.sets(st.sampled_from(["煤球", "绝育", "奶糖", "猫粮", "医院"]), min_size=1))
+def test_speaking_needs_every_anchor_pair_to_meet(covered: set[str]) -> None:
+    w = weights("煤球绝育了没", {"煤球": 2, "绝育": 2, "奶糖": 2, "猫粮": 2, "医院": 2})
+    hit = scoring.match(w, 1, frozenset(covered))
+    if hit is not None and scoring.speaks(hit, w.params):
+        assert {"煤球", "绝育"} <= covered
+
+
+def test_which_one_slots_count_neither_for_nor_against() -> None:
+    q = analyse("大伟在新加坡哪家公司上班", names=["大伟"])
+    assert q.picks == frozenset({"公司"})
+    w = scoring.Weights(q, {"新加": 2, "加坡": 2, "公司": 1, "上班": 3}, 50, scoring.Params())
+    assert "公司" not in w.content
+    # "where" and "what kind of" are not "which one"
+    assert analyse("莉莉原来在哪上班").picks == frozenset()
+    assert analyse("我之前在什么样的公司上班").picks == frozenset()
+    assert analyse("可乐吃什么牌子的猫粮").picks == frozenset({"牌子"})
