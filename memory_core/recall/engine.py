@@ -31,7 +31,7 @@ from memory_core.types import Memory, Recalled, RecallResult, RelationKind
 from . import fts, scoring
 from .answer_type import can_answer
 from .lexicon import lexicon
-from .query import analyse
+from .query import analyse, identity_question
 from .ranking import SAME_MEMORY_DICE, Candidate, RankParams, select
 from .tokenize import bigram_tokens, normalise, unigram_tokens
 from .vector_port import VECTOR_LABEL, VectorSidePath
@@ -39,6 +39,9 @@ from .visibility import is_retrospective, is_visible, visible
 
 log = logging.getLogger(__name__)
 
+IDENTITY_LIMIT = 2
+IDENTITY_SCORE = 0.5
+"""Score of a "what X is" statement answering "X是谁" (as a middling lexical match)."""
 GRAPH_KINDS: tuple[RelationKind, ...] = ("supports", "related", "contradicts")
 _KIND_WORDS = {
     "supports": "支持",
@@ -216,7 +219,7 @@ class Recall:
             alias_names=mentioned_names(text, alias_map),
             groups=groups,
         )
-        return scoring.Weights(query, df, n, self.params.scoring)
+        return scoring.Weights(query, df, n, self.params.scoring, names=tuple(names))
 
     async def _candidates(
         self,
@@ -334,7 +337,28 @@ class Recall:
                     )
                     kept += 1
         trace.append(f"near: {kept}")
+        if not found_ and ctx.query.persons and identity_question(text, ctx.names):
+            await self._identity(conn, scope, ctx.query.persons, now, retrospective, found_)
+            trace.append(f"who-is: {len(found_)}")
         return found_
+
+    async def _identity(
+        self,
+        conn: AsyncConnection,
+        scope: str,
+        persons: Sequence[frozenset[str]],
+        now: datetime,
+        retrospective: bool,
+        found: dict[int, Candidate],
+    ) -> None:
+        """ "X是谁": what the chat says X is, most important first (at most two)."""
+        names = sorted({name for group in persons for name in group})
+        vis = visible(scope, now, retrospective=retrospective)
+        for memory in await repo.identity_statements(conn, names, vis, limit=IDENTITY_LIMIT):
+            if is_visible(memory, scope, now, retrospective=retrospective):
+                said = next((n for n in names if f"{n}是" in normalise(memory.content)), names[0])
+                reason = f"问的是{said}是谁：记忆里说「{said}是…」" + _when(memory, now)
+                found[memory.id] = Candidate(memory, "lexical", IDENTITY_SCORE, reason)
 
     async def _graph(
         self,

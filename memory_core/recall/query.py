@@ -69,7 +69,9 @@ def analyse(
     straddling = name_straddling(text, [*names, *alias_names])
     terms = {t for t in bigram_tokens(text) if not is_stop(t) and t not in straddling} | extra
     words = tuple(
-        w for w in lexicon().words_in(text) if not all(is_stop(t) for t in bigram_tokens(w))
+        w
+        for w in lexicon().words_in(_without(text, [*names, *alias_names]))
+        if not all(is_stop(t) for t in bigram_tokens(w))
     )
     return Query(
         text=normalise(text),
@@ -82,6 +84,14 @@ def analyse(
         slots=answer_slots(text),
         picks=picked_slots(text),
     )
+
+
+def _without(text: str, names: Iterable[str]) -> str:
+    """The text with member names blanked out: the 猫 of "猫姐" is no synonym of 喵."""
+    out = normalise(text)
+    for name in sorted({normalise(n) for n in names if len(n) >= 2}, key=len, reverse=True):
+        out = out.replace(name, " ")
+    return out
 
 
 _SLOT_BEFORE = re.compile(
@@ -118,6 +128,25 @@ def picked_slots(text: str) -> frozenset[str]:
         if len(pair) == 2 and all(is_cjk(c) for c in pair):
             out.add(pair)
     return frozenset(out)
+
+
+_IDENTITY = re.compile(
+    r"(?:话说|请问|你知道)?(?:是)?(?:谁|干啥的|干嘛的|干吗的|干什么的|做什么的|做啥的"
+    r"|什么人|啥人|哪位|什么来头|啥来头)(?:啊|呀|呢|来着|吗)*"
+)
+_NOISE = re.compile(r"[\s\W_]+")
+
+
+def identity_question(text: str, names: Iterable[str]) -> bool:
+    """ "X是谁", "X是干啥的": the question is only a name and who-is-that. It is
+    answered by what the chat says X *is* ("喵姐是群主..."), not by words."""
+    rest = normalise(text)
+    named = False
+    for name in sorted({normalise(n) for n in names if n}, key=len, reverse=True):
+        named = named or name in rest
+        rest = rest.replace(name, " ")
+    rest = _NOISE.sub("", rest)
+    return named and _IDENTITY.fullmatch(rest) is not None
 
 
 def name_straddling(text: str, names: Iterable[str]) -> set[str]:

@@ -84,8 +84,18 @@ def idf(df: int, n: int) -> float:
 class Weights:
     """Term weights of one question in one chat."""
 
-    def __init__(self, query: Query, df: Mapping[str, int], n: int, params: Params) -> None:
+    def __init__(
+        self,
+        query: Query,
+        df: Mapping[str, int],
+        n: int,
+        params: Params,
+        *,
+        names: tuple[str, ...] = (),
+    ) -> None:
         self.query = query
+        self.names = names
+        """Every name of the chat (members, aliases, the bot's nicknames)."""
         self.df = df
         # A small chat behaves like one of MIN_CHAT memories whose unseen ones lack the
         # term: one memory in two is not "common", it is simply all there is.
@@ -120,7 +130,7 @@ class Weights:
         for token, count in repeats.items():
             if token in df:
                 df[token] = max(1, df[token] - count)
-        return Weights(self.query, df, self.n, self.params)
+        return Weights(self.query, df, self.n, self.params, names=self.names)
 
     def of(self, token: str) -> float:
         w = self._memo.get(token)

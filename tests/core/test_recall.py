@@ -203,3 +203,16 @@ def test_cli_recall_and_reindex(
     assert "没有" in capsys.readouterr().out
     assert main(["reindex"]) == 0
     assert "reindexed 1" in capsys.readouterr().out
+
+
+async def test_who_is_x_is_answered_by_what_the_chat_says_x_is(core: Yuji) -> None:
+    await core.memories.add_alias(G1, "猫姐", "喵姐")
+    rule = await write(core, G1, "群规：禁止发卖猫广告", subject="喵姐")
+    role = await write(core, G1, "喵姐是群主，在城西做流浪猫救助", subject="喵姐")
+    await write(core, G2, "喵姐是隔壁群的管理员", subject="喵姐")
+    got = await core.recall.recall(G1, "猫姐是干啥的")
+    assert [r.memory.id for r in got.items] == [role]
+    assert "喵姐是" in got.items[0].reason
+    assert rule not in [r.memory.id for r in got.items]
+    # a question with content of its own goes through the words, not "who is"
+    assert (await core.recall.recall(G1, "猫姐自己养了几只猫")).items == ()

@@ -335,3 +335,14 @@ def test_which_one_slots_count_neither_for_nor_against() -> None:
     assert analyse("莉莉原来在哪上班").picks == frozenset()
     assert analyse("我之前在什么样的公司上班").picks == frozenset()
     assert analyse("可乐吃什么牌子的猫粮").picks == frozenset({"牌子"})
+
+
+def test_identity_questions_are_only_a_name_and_who_is_that() -> None:
+    from memory_core.recall.query import identity_question
+
+    names = ["喵姐", "猫姐", "大肥鱼"]
+    assert identity_question("猫姐是干啥的", names)
+    assert identity_question("@大肥鱼 喵姐是谁啊？", names)
+    assert not identity_question("猫姐自己养了几只猫", names)
+    assert not identity_question("是谁", [])
+    assert not identity_question("猫姐是不是群主", names)
