@@ -39,6 +39,8 @@ from .visibility import is_retrospective, is_visible, visible
 
 log = logging.getLogger(__name__)
 
+SUCCESSOR_HOPS = 3
+"""How far a changed state is followed to its current version (A -> B -> C)."""
 IDENTITY_LIMIT = 2
 IDENTITY_SCORE = 0.5
 """Score of a "what X is" statement answering "X是谁" (as a middling lexical match)."""
@@ -340,7 +342,46 @@ class Recall:
         if not found_ and ctx.query.persons and identity_question(text, ctx.names):
             await self._identity(conn, scope, ctx.query.persons, now, retrospective, found_)
             trace.append(f"who-is: {len(found_)}")
+        if not found_ and not retrospective:
+            await self._successors(conn, scope, ctx, now, found_)
+            trace.append(f"since changed: {len(found_)}")
         return found_
+
+    async def _successors(
+        self,
+        conn: AsyncConnection,
+        scope: str,
+        ctx: scoring.Weights,
+        now: datetime,
+        found: dict[int, Candidate],
+    ) -> None:
+        """ "大刘还住在下沙吗" names a state that has since changed: the past version
+        matches, and the version that replaced it is the answer for now."""
+        params = self.params.scoring
+        past: dict[int, tuple[Memory, scoring.Match]] = {}
+        for memory, bi, stranger in await self._candidates(conn, scope, ctx, now, True, near=False):
+            if is_visible(memory, scope, now):
+                continue  # current ones were weighed by the lexical stage already
+            f = scoring.match(ctx, memory.id, bi, stranger=stranger)
+            if f is not None and scoring.speaks(f, params):
+                past[memory.id] = (memory, f)
+        origin = {mid: mid for mid in past}
+        frontier = set(past)
+        vis = visible(scope, now)
+        for _ in range(SUCCESSOR_HOPS):
+            if not frontier:
+                break
+            edges = await repo.relations(conn, scope, frontier, ("supersedes",))
+            newer = {src: origin[dst] for src, dst, _ in edges if dst in frontier}
+            if not newer:
+                break
+            for memory in await repo.select_where(conn, m.id.in_(sorted(newer)), vis):
+                if is_visible(memory, scope, now) and memory.id not in found:
+                    old, f = past[newer[memory.id]]
+                    reason = f"问到的旧情况（#{old.id}「{old.content[:12]}…」）已被这条更新"
+                    found[memory.id] = Candidate(memory, "graph", f.score, reason)
+            origin.update(newer)
+            frontier = set(newer) - found.keys()
 
     async def _identity(
         self,

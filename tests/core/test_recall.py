@@ -216,3 +216,18 @@ async def test_who_is_x_is_answered_by_what_the_chat_says_x_is(core: Yuji) -> No
     assert rule not in [r.memory.id for r in got.items]
     # a question with content of its own goes through the words, not "who is"
     assert (await core.recall.recall(G1, "猫姐自己养了几只猫")).items == ()
+
+
+async def test_a_question_about_a_changed_state_gets_the_current_version(
+    core: Yuji, clock: FakeClock
+) -> None:
+    old = await write(core, G1, "大刘住在下沙，开车来打牌", type_="state")
+    clock.advance(timedelta(days=30))
+    new = await write(core, G1, "大刘七月搬到了余杭未来科技城", type_="state")
+    assert (await core.memories.supersede(G1, old, new, reason="搬家", changed_by="model")).applied
+    got = await core.recall.recall(G1, "大刘还住在下沙吗")
+    assert [(r.memory.id, r.stage) for r in got.items] == [(new, "graph")]
+    assert f"#{old}" in got.items[0].reason
+    # the past version itself is only for questions about the past
+    assert old not in [r.memory.id for r in got.items]
+    assert (await core.recall.recall(G2, "大刘还住在下沙吗")).items == ()
