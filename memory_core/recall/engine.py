@@ -35,7 +35,7 @@ from .query import analyse, identity_question
 from .ranking import SAME_MEMORY_DICE, Candidate, RankParams, select
 from .tokenize import bigram_tokens, normalise, unigram_tokens
 from .vector_port import VECTOR_LABEL, VectorSidePath
-from .visibility import is_retrospective, is_visible, visible
+from .visibility import is_retrospective, is_visible, visible, visible_bound, visible_params
 
 log = logging.getLogger(__name__)
 
@@ -254,9 +254,12 @@ class Recall:
         match = fts.match_any(scope, bi=bi_terms, uni=uni_terms)
         if match is None:
             return []
-        vis = visible(scope, now, retrospective=retrospective)
         rows = await repo.fts_recall_candidates(
-            conn, match, vis, limit=self.params.scoring.candidate_limit
+            conn,
+            match,
+            visible_bound(retrospective),
+            limit=self.params.scoring.candidate_limit,
+            params=visible_params(scope, now),
         )
         if linked is not None:
             linked.update(memory.id for memory, _, has_edges in rows if has_edges)

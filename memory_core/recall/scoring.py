@@ -104,6 +104,7 @@ class Weights:
         self.max_idf = idf(0, self.n)
         self._memo: dict[str, float] = {}
         self._doc_memo: dict[str, float | None] = {}
+        self._known_mass: float | None = None
         self.content = frozenset(
             t
             for t in query.terms
@@ -142,9 +143,11 @@ class Weights:
         return self.of(token) / self.max_idf
 
     def known_mass(self) -> float:
-        return sum(self.of(t) for t in self.known) + self.params.unknown_weight * sum(
-            self.of(t) for t in self.unknown_words
-        )
+        if self._known_mass is None:
+            self._known_mass = sum(
+                self.of(t) for t in self.known
+            ) + self.params.unknown_weight * sum(self.of(t) for t in self.unknown_words)
+        return self._known_mass
 
     def doc_mass(self, tokens: frozenset[str]) -> float:
         """The memory's own content weight (IDF where known, else a typical value)."""

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from functools import cache
 
-from sqlalchemy import ColumnElement, and_, or_
+from sqlalchemy import ColumnElement, String, and_, bindparam, literal, or_
 
 from memory_core.clock import as_utc
 from memory_core.storage.schema import memories
@@ -63,7 +64,25 @@ def is_retrospective(question: str) -> bool:
 
 
 def visible(scope: str, now: datetime, *, retrospective: bool = False) -> ColumnElement[bool]:
-    now = as_utc(now)
+    return _rule(literal(scope, String), literal(as_utc(now), _m.valid_from.type), retrospective)
+
+
+@cache
+def visible_bound(retrospective: bool) -> ColumnElement[bool]:
+    """`visible()` with the chat and the moment left as bound parameters (give them
+    with `visible_params`): the hot path builds its statement once, not per question."""
+    scope = bindparam("visible_scope", type_=String)
+    now = bindparam("visible_now", type_=_m.valid_from.type)
+    return _rule(scope, now, retrospective)
+
+
+def visible_params(scope: str, now: datetime) -> dict[str, object]:
+    return {"visible_scope": scope, "visible_now": as_utc(now)}
+
+
+def _rule(
+    scope: ColumnElement[str], now: ColumnElement[datetime], retrospective: bool
+) -> ColumnElement[bool]:
     started = or_(_m.valid_from.is_(None), _m.valid_from <= now)
     if retrospective:
         return and_(_m.scope == scope, _m.status.in_(("active", "cold")), started)

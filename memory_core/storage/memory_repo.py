@@ -7,7 +7,7 @@ Every lookup by id also filters on scope: an id of another chat reads as missing
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -477,19 +477,38 @@ async def fts_candidates(
 
 
 async def fts_recall_candidates(
-    conn: AsyncConnection, match: str, visible: ColumnElement[bool], *, limit: int
+    conn: AsyncConnection,
+    match: str,
+    visible: ColumnElement[bool],
+    *,
+    limit: int,
+    params: Mapping[str, object] | None = None,
 ) -> list[tuple[Memory, str, bool]]:
     """Like `fts_candidates`, with the `bi` column and whether the memory has any
-    relation at all (recall's graph stage skips its query when no source has one)."""
-    doc = memory_fts.alias("doc")
-    r = memory_relations.c
-    linked = or_(
-        select(literal_column("1")).where(r.src_id == m.id).exists(),
-        select(literal_column("1")).where(r.dst_id == m.id).exists(),
-    ).label("linked")
-    query = _candidates_query(match, visible, limit, doc.c.bi, linked, doc=doc)
-    rows = await conn.execute(query, {"match": match})
+    relation at all (recall's graph stage skips its query when no source has one).
+    With `params`, `visible` is a long-lived predicate over bound parameters and the
+    statement is built once for it and reused."""
+    key = (id(visible), limit)
+    cached = _RECALL_STATEMENTS.get(key)
+    if cached is not None and cached[0] is visible:
+        query = cached[1]
+    else:
+        doc = memory_fts.alias("doc")
+        r = memory_relations.c
+        linked = or_(
+            select(literal_column("1")).where(r.src_id == m.id).exists(),
+            select(literal_column("1")).where(r.dst_id == m.id).exists(),
+        ).label("linked")
+        query = _candidates_query(match, visible, limit, doc.c.bi, linked, doc=doc)
+        if params is not None:
+            _RECALL_STATEMENTS[key] = (visible, query)
+    rows = await conn.execute(query, {"match": match, **(params or {})})
     return [(to_memory(row), row.bi, bool(row.linked)) for row in rows]
+
+
+_RECALL_STATEMENTS: dict[tuple[int, int], tuple[ColumnElement[bool], Any]] = {}
+"""Recall's candidate statements by (predicate, limit); the predicate is kept so its
+id cannot be reused by another object."""
 
 
 def _candidates_query(
