@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import func, select
 
+from . import memory_repo
 from .engine import Database
 from .schema import aliases, experiences, memories, memory_evidence
 
@@ -122,3 +123,11 @@ async def source_fingerprint(db: Database) -> str:
         a = (await conn.execute(alias_stats)).one()
         e = (await conn.execute(evidence_stats)).one()
     return "|".join(str(v) for v in (*m, *a, *e))
+
+
+async def heard_tokens(db: Database, scope: str, tokens: Iterable[str]) -> frozenset[str]:
+    """Which of these index tokens some memory of this chat (and only this chat) holds,
+    read from the chat's full-text vocabulary in one query."""
+    async with db.read() as conn:
+        found = await memory_repo.fts_document_frequencies(conn, scope, tokens)
+    return frozenset(t for t, n in found.items() if n > 0)

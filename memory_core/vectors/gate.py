@@ -3,8 +3,12 @@
 A vector guess is the least trustworthy thing recall can inject, so it must clear
 every bar, in this order:
 
-1. the question asks something (intent) about someone this chat knows (subject),
-   and the best candidate's vector was made from its current version;
+1. the question asks something (intent) about someone this chat knows (subject);
+   every particular thing it names ("老王家大黄", "哪家公司") is one this chat has
+   named too, in those words or a synonym: of a thing the chat never heard of (it
+   lives in another chat, or nowhere) nothing here can speak, and the vector, which
+   only sees "something about 老王", would pick another of 老王's things; and the
+   best candidate's vector was made from its current version;
 2. the best candidate shares no content word with the question — if it did, the
    lexical stages have already weighed that memory and said nothing, and a vector
    must not overrule them: the side path exists for questions that share *no*
@@ -61,6 +65,8 @@ def decide(
         return GateDecision(None, "no question intent")
     if not shape.has_subject:
         return GateDecision(None, "no clear subject")
+    if shape.unheard:
+        return GateDecision(None, f"asks about {'/'.join(sorted(shape.unheard))}: never named here")
     ranked = rank(scored)
     if not ranked:
         return GateDecision(None, "no indexed candidate")

@@ -18,7 +18,7 @@ from datetime import datetime
 
 import numpy as np
 
-from memory_core.recall.answer_type import can_answer, wants
+from memory_core.recall.answer_type import asked, can_answer
 from memory_core.recall.vector_port import VectorGuess
 from memory_core.settings import Settings, VectorMode
 from memory_core.storage import vectors_repo
@@ -33,9 +33,12 @@ from .text import (
     ScopeNames,
     content_terms,
     involves_all,
+    particular_things,
     question_shape,
     question_text,
+    said_tokens,
     scope_names,
+    unheard,
 )
 
 log = logging.getLogger(__name__)
@@ -132,6 +135,9 @@ class VectorSide:
         shape = question_shape(text, names, private=scope.startswith("private:"))
         if not (shape.has_intent and shape.has_subject):
             return shape, ()
+        shape = await self._with_unheard(scope, text, shape, names)
+        if shape.unheard:  # the gate refuses whatever the candidates: don't score them
+            return shape, ()
         found = await self.candidates(
             scope, text, candidate_ids, subjects=shape.subjects, names=names
         )
@@ -177,7 +183,9 @@ class VectorSide:
         leaders = ranked[:TERM_CHECKED]
         current = await vectors_repo.current_texts(self._db, [s.memory_id for s in leaders])
         question_terms = content_terms(text, names, nicknames)
-        asked = wants(text)
+        # With the unit the question names, as recall reads it: "几只" is not answered
+        # by a memory whose only number is "六个月".
+        wanted = asked(text)
         checked: list[Scored] = []
         for s, pos in zip(leaders, order, strict=False):
             content, version = current.get(s.memory_id, ("", -1))
@@ -186,7 +194,7 @@ class VectorSide:
                 replace(
                     s,
                     shares_terms=bool(question_terms & content_terms(content, names)),
-                    answers=can_answer(asked, content),
+                    answers=can_answer(wanted, content),
                     stale=version != indexed,
                 )
             )
@@ -204,6 +212,16 @@ class VectorSide:
         index = self.index()
         subjects = index.subjects(scope) if index is not None else frozenset[str]()
         return scope_names(subjects, await vectors_repo.scope_aliases(self._db, scope))
+
+    async def _with_unheard(
+        self, scope: str, text: str, shape: QuestionShape, names: ScopeNames
+    ) -> QuestionShape:
+        """The shape with the particular things it asks about that this chat never named."""
+        things = particular_things(text, names)
+        if not things:
+            return shape
+        heard = await vectors_repo.heard_tokens(self._db, scope, said_tokens(things))
+        return replace(shape, unheard=unheard(things, heard))
 
     async def _involving_all(
         self,

@@ -9,8 +9,12 @@ named people pick the candidates, and the vectors compare what is said about the
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+
+from memory_core.recall.lexicon import is_stop, is_word, lexicon
+from memory_core.recall.query import picked_slots
+from memory_core.recall.tokenize import bigram_tokens, is_cjk, normalise
 
 SPECIAL_SUBJECTS = frozenset({"group", "bot"})
 
@@ -125,6 +129,10 @@ class QuestionShape:
     """The chat's subjects it names."""
     first_person: bool
     """It is about the asker ("我") in a private chat, where the asker is known."""
+    unheard: frozenset[str] = frozenset()
+    """Particular things it asks about (`particular_things`) that this chat has never
+    named, in these words or any synonym of them (filled in by the side path, which
+    reads the chat's vocabulary)."""
 
     @property
     def has_subject(self) -> bool:
@@ -137,3 +145,70 @@ def question_shape(text: str, names: ScopeNames, *, private: bool) -> QuestionSh
         subjects=mentioned_subjects(text, names),
         first_person=private and _FIRST_PERSON.search(text) is not None,
     )
+
+
+_POSSESSIVE = frozenset("家的")
+_POINTING = frozenset("这那哪某每")
+"""A demonstrative ("老王家那只") points at a thing without naming it."""
+
+
+def particular_things(text: str, names: ScopeNames) -> frozenset[str]:
+    """The words a question uses to name one particular thing: what follows a
+    person's name and 家/的 ("老王家大黄" -> 大黄, "阿杰的车" -> 车), and the noun of a
+    which-one slot ("哪家公司" -> 公司, "啥角色" -> 角色: picking one X presupposes
+    the chat knows some X).
+
+    These are what the question is about; when the chat has never named them a
+    vector "guess" about the person can only be about some other thing of theirs."""
+    canonical = normalise(canonicalise(text, names))
+    found: set[str] = set()
+    for name in sorted({normalise(s) for s in names.subjects}, key=lambda n: (-len(n), n)):
+        start = canonical.find(name)
+        while start >= 0:
+            after = start + len(name)
+            if canonical[after : after + 1] in _POSSESSIVE:
+                word = _word_at(canonical, after + 1)
+                if word is not None:
+                    found.add(word)
+            start = canonical.find(name, after)
+    found.update(w for w in picked_slots(canonical) if is_word(w) and not is_stop(w))
+    return frozenset(found)
+
+
+def _word_at(text: str, start: int) -> str | None:
+    """The word starting at `start`: the longest synonym-table word (血染钟楼, 猫),
+    else a two-character word; None for a demonstrative, a question-frame word or
+    a pair of characters that is no word."""
+    if start >= len(text) or text[start] in _POINTING or not is_cjk(text[start]):
+        return None
+    table = lexicon().expansions
+    longest = min(lexicon().max_len, len(text) - start)
+    for size in range(longest, 1, -1):
+        if text[start : start + size] in table:
+            return text[start : start + size]
+    pair = text[start : start + 2]
+    if len(pair) == 2 and is_cjk(pair[1]) and is_word(pair) and not is_stop(pair):
+        return pair
+    return text[start] if text[start] in table else None
+
+
+def _ways_to_say(word: str) -> tuple[str, ...]:
+    """The word and every word the synonym table lets stand for it."""
+    return (word, *sorted(lexicon().expansions.get(word, ())))
+
+
+def said_tokens(words: Iterable[str]) -> frozenset[str]:
+    """The index tokens to look up to tell whether a chat ever named these words (or
+    a synonym of them): bigrams, and the character itself for a one-character word."""
+    return frozenset(t for w in words for way in _ways_to_say(w) for t in bigram_tokens(way))
+
+
+def unheard(words: Iterable[str], heard: Collection[str]) -> frozenset[str]:
+    """The words of which the chat (whose memories hold the tokens `heard`) never
+    used the word itself nor any synonym: every token of it must have been heard."""
+
+    def said(way: str) -> bool:
+        tokens = bigram_tokens(way)
+        return bool(tokens) and all(t in heard for t in tokens)
+
+    return frozenset(w for w in words if not any(said(way) for way in _ways_to_say(w)))

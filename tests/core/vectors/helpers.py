@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import insert, update
+from sqlalchemy import insert, select, text, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
+from memory_core.recall import fts
 from memory_core.storage.engine import Database
 from memory_core.storage.schema import aliases, experiences, memories, memory_evidence
 
@@ -27,7 +29,21 @@ async def add_memory(
                 updated_at=T0,
             )
         )
-        return int(result.inserted_primary_key[0])  # type: ignore[index]
+        memory_id = int(result.inserted_primary_key[0])  # type: ignore[index]
+        await _index_text(conn, memory_id, scope, subject, content)
+        return memory_id
+
+
+async def _index_text(
+    conn: AsyncConnection, memory_id: int, scope: str, subject: str, content: str
+) -> None:
+    """The full-text row the write path keeps (the gate reads the chat's vocabulary)."""
+    bi, uni = fts.document(scope, subject, content)
+    await conn.execute(text("DELETE FROM memory_fts WHERE rowid = :id"), {"id": memory_id})
+    await conn.execute(
+        text("INSERT INTO memory_fts(rowid, bi, uni) VALUES (:id, :bi, :uni)"),
+        {"id": memory_id, "bi": bi, "uni": uni},
+    )
 
 
 async def edit_memory(db: Database, memory_id: int, content: str) -> None:
@@ -37,6 +53,12 @@ async def edit_memory(db: Database, memory_id: int, content: str) -> None:
             .where(memories.c.id == memory_id)
             .values(content=content, version=memories.c.version + 1, updated_at=T0)
         )
+        row = (
+            await conn.execute(
+                select(memories.c.scope, memories.c.subject).where(memories.c.id == memory_id)
+            )
+        ).one()
+        await _index_text(conn, memory_id, str(row[0]), str(row[1]), content)
 
 
 async def set_status(db: Database, memory_id: int, status: str) -> None:

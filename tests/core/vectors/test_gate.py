@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -115,6 +116,16 @@ def test_single_candidate_competes_with_zero() -> None:
     decision = decide(ASKS, [Scored(7, 0.4, False)], CAL)
     assert decision.guess is not None
     assert decision.guess.margin == 0.4
+
+
+def test_a_question_about_a_thing_the_chat_never_named_is_refused() -> None:
+    # "老王家大黄还挠沙发吗" where the chat knows 老王 but never heard of 大黄: the
+    # best memory about 老王 is about another of his things, however well it scores.
+    about_unheard = replace(ASKS, unheard=frozenset({"大黄"}))
+    decision = decide(about_unheard, [Scored(1, 0.9, False), Scored(2, 0.1, False)], CAL)
+    assert decision.guess is None
+    assert "大黄" in decision.reason
+    assert decide(ASKS, [Scored(1, 0.9, False), Scored(2, 0.1, False)], CAL).guess is not None
 
 
 def test_first_person_counts_as_subject() -> None:

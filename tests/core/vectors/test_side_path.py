@@ -76,6 +76,25 @@ async def test_silent_without_subject_or_question(core: Yuji) -> None:
     assert await side.guess(G, "老周家添丁了", {1}, NOW) is None  # not a question
 
 
+async def test_silent_about_a_thing_the_chat_never_named(core: Yuji) -> None:
+    # The chat knows 老周 but never heard of 大黄 (nor said 添丁, but it did say 出生).
+    birth = await add_memory(core.db, G, "老周", "老周儿子出生，七斤二两")
+    side = await make_side(core, fake())
+    assert await side.guess(G, "老周家大黄还挠沙发吗", {birth}, NOW) is None
+    assert side.last_decision is not None
+    assert "大黄" in side.last_decision.reason
+    assert await side.guess(G, "老周家添丁了没", {birth}, NOW) is not None
+
+
+async def test_a_count_must_be_of_the_unit_asked(core: Yuji) -> None:
+    # "几只" asks how many animals: "六个月" is a number, but not of 只.
+    months = await add_memory(core.db, G, "老周", "老周说等六个月再说")
+    side = await make_side(core, fake())
+    assert await side.guess(G, "老周养了几只", {months}, NOW) is None
+    assert side.last_decision is not None
+    assert "answer" in side.last_decision.reason
+
+
 async def test_silent_without_an_index(core: Yuji) -> None:
     await add_memory(core.db, G, "老周", "老周儿子出生，七斤二两")
     side = VectorSide(core.settings.with_changes(vector_mode="candidate"), core.db, embedder=fake())

@@ -6,9 +6,12 @@ from memory_core.vectors.text import (
     involves_all,
     memory_text,
     mentioned_subjects,
+    particular_things,
     question_shape,
     question_text,
+    said_tokens,
     scope_names,
+    unheard,
 )
 
 NAMES_WITH_XB = scope_names({"阿杰", "小白"}, {"杰哥": "阿杰"})
@@ -71,3 +74,27 @@ def test_involves_all_reads_subject_and_text_through_aliases() -> None:
 
 def test_either_or_questions_have_intent() -> None:
     assert question_shape("周哥最后退没退群", NAMES, private=False).has_intent
+
+
+def test_particular_things_follow_a_possessive_after_a_name() -> None:
+    assert particular_things("周哥家大黄还挠沙发吗", NAMES) == {"大黄"}
+    assert particular_things("阿杰的车是什么牌子", NAMES) >= {"车"}
+
+
+def test_a_demonstrative_points_without_naming() -> None:
+    assert particular_things("周哥家那只胖家伙瘦了吗", NAMES) == frozenset()
+    assert particular_things("周哥最近为啥不来", NAMES) == frozenset()
+
+
+def test_a_which_one_slot_is_a_particular_thing() -> None:
+    assert particular_things("阿杰跳槽去哪家公司了", NAMES) == {"公司"}
+    assert particular_things("阿杰上次当的啥角色", NAMES) == {"角色"}
+
+
+def test_unheard_words_are_those_the_chat_never_used_nor_a_synonym() -> None:
+    # 添丁 is never said, but its synonym 出生 is; 大黄 and 角色 never, in any words.
+    heard = frozenset({"儿子", "子出", "出生", "猫"})
+    assert unheard({"添丁", "大黄", "角色"}, heard) == {"大黄", "角色"}
+    # A one-character synonym is heard as that character (主子 -> 猫).
+    assert unheard({"主子"}, heard) == frozenset()
+    assert {"添丁", "出生", "大黄", "猫"} <= said_tokens({"添丁", "大黄", "主子"})
