@@ -207,7 +207,7 @@ class Recall:
         """The question analysed against this chat's names and statistics."""
         lex = lexicon()
         probe = analyse(text)
-        wanted = set(bigram_tokens(text))
+        wanted = set(bigram_tokens(text)) | probe.singles
         for word in probe.lexicon_words:
             for other in (word, *lex.expansions.get(word, ())):
                 wanted.update(bigram_tokens(other))
@@ -238,8 +238,9 @@ class Recall:
         question, best bm25 first, checked once more against the visibility rule;
         with a flag for those that don't mention the members the question names.
         The ids of fetched memories that have any relation are added to `linked`."""
-        bi_terms = _selective(ctx.content, ctx.df, self.params.posting_budget)
-        uni_terms: set[str] = set()
+        singles = ctx.content & ctx.query.singles
+        bi_terms = _selective(ctx.content - singles, ctx.df, self.params.posting_budget)
+        uni_terms = _selective(singles, ctx.df, self.params.posting_budget)
         if near:
             lex = lexicon()
             for word in ctx.query.lexicon_words:
@@ -298,7 +299,9 @@ class Recall:
             )
         )
         for memory, bi, stranger in rows:
-            found = scoring.match(ctx, memory.id, bi, stranger=stranger)
+            found = scoring.match(
+                ctx, memory.id, bi, doc_text=f"{memory.subject} {memory.content}", stranger=stranger
+            )
             if found is not None:
                 exact.append((memory, found))
         spoke = any(scoring.speaks(f, params) for _, f in exact)
@@ -365,7 +368,9 @@ class Recall:
         for memory, bi, stranger in await self._candidates(conn, scope, ctx, now, True, near=False):
             if is_visible(memory, scope, now):
                 continue  # current ones were weighed by the lexical stage already
-            f = scoring.match(ctx, memory.id, bi, stranger=stranger)
+            f = scoring.match(
+                ctx, memory.id, bi, doc_text=f"{memory.subject} {memory.content}", stranger=stranger
+            )
             if f is not None and scoring.speaks(f, params):
                 past[memory.id] = (memory, f)
         origin = {mid: mid for mid in past}

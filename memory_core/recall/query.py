@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .answer_type import Asked, Wants, asked
-from .lexicon import is_stop, lexicon
-from .tokenize import bigram_tokens, is_cjk, is_numeric, normalise
+from .lexicon import FUNCTION_CHARS, is_stop, is_word, lexicon
+from .tokenize import NUMERAL_CHARS, bigram_tokens, is_cjk, is_numeric, normalise
 from .visibility import is_retrospective
 
 NOTHING_ASKED = Asked(Wants.ANY)
@@ -39,6 +39,11 @@ class Query:
     the memory names which one ("小设计公司"), never against. "什么样的公司" asks
     for a kind and is not one of these."""
 
+    singles: frozenset[str] = frozenset()
+    """Characters that are a word by themselves here ("住" in "现在住哪边", "抽" in
+    "还抽不抽"): no character pair around them is a word, so the pairs say nothing
+    and the character is matched on its own."""
+
     def mentions_person(self, subject: str, content: str) -> bool:
         """True when no member is named, or the memory is about/mentions one of them."""
         if not self.persons:
@@ -67,7 +72,9 @@ def analyse(
     extra = {t for name in alias_names for t in bigram_tokens(name)}
     name_tokens |= extra
     straddling = name_straddling(text, [*names, *alias_names])
-    terms = {t for t in bigram_tokens(text) if not is_stop(t) and t not in straddling} | extra
+    singles = one_char_words(_without(text, [*names, *alias_names]))
+    terms = {t for t in bigram_tokens(text) if not is_stop(t) and t not in straddling}
+    terms |= extra | singles
     words = tuple(
         w
         for w in lexicon().words_in(_without(text, [*names, *alias_names]))
@@ -83,7 +90,31 @@ def analyse(
         wants=asked(text),
         slots=answer_slots(text),
         picks=picked_slots(text),
+        singles=singles,
     )
+
+
+_GRAMMAR = FUNCTION_CHARS | frozenset(
+    "在有去来到给让把被跟和与对从向也都就还又很太不没别个只要会能想这那我你他她它着过"
+)
+"""Particles, prepositions, adverbs, pronouns, classifiers: the glue around words."""
+
+
+def one_char_words(text: str) -> frozenset[str]:
+    """Chinese characters standing alone between grammatical ones (or the text's
+    edge): "住" in "刘哥现在住哪边", "抽" in "还抽不抽". The pairs around them are
+    no words, so the character itself is what the question says."""
+    norm = f" {normalise(text)} "
+    out: set[str] = set()
+    for i in range(1, len(norm) - 1):
+        char = norm[i]
+        if not is_cjk(char) or char in _GRAMMAR or char in NUMERAL_CHARS:
+            continue
+        if not all(not is_cjk(c) or c in _GRAMMAR for c in (norm[i - 1], norm[i + 1])):
+            continue
+        if not any(is_word(pair) for pair in (norm[i - 1 : i + 1], norm[i : i + 2])):
+            out.add(char)
+    return frozenset(out)
 
 
 def _without(text: str, names: Iterable[str]) -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from .lexicon import Lexicon, is_stop, is_word
 from .query import Query
-from .tokenize import NUMERAL_CHARS, bigram_tokens, is_cjk, is_numeric, numbers
+from .tokenize import NUMERAL_CHARS, bigram_tokens, is_cjk, is_numeric, normalise, numbers
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +63,8 @@ class Match:
     """How many of the question's anchors (runs of adjacent known terms) it covers."""
     of_anchors: int = 0
     """How many anchors the question has."""
+    weak: bool = False
+    """It matched only one-character words while the question says more than that."""
 
     @property
     def score(self) -> float:
@@ -112,15 +114,18 @@ class Weights:
         )
         self.known = frozenset(t for t in self.content if df.get(t, 0) > 0)
         self.unknown_words = frozenset(
-            t for t in self.content - self.known if is_word(t) and t not in query.slots
-        )
-        self.picks = frozenset(t for t in query.picks if query.is_content(t) and not is_stop(t))
-        self.anchors = tuple(
-            a for a in _anchors(query, self.known) if min(df[t] for t in a) <= params.anchor_df
+            t
+            for t in self.content - self.known
+            if is_word(t) and t not in query.slots and not _straddles(t, query.text, self.known)
         )
         """Real words of the question that no memory of the chat uses: what they ask
         about is not here, so they weigh against every match. Words naming the kind
         of answer ("什么牌子") don't: the memory states the brand, not the word."""
+        self.singles = self.content & query.singles
+        self.picks = frozenset(t for t in query.picks if query.is_content(t) and not is_stop(t))
+        self.anchors = tuple(
+            a for a in _anchors(query, self.known) if min(df[t] for t in a) <= params.anchor_df
+        )
 
     def without_restatements(self, repeats: Mapping[str, int]) -> Weights:
         """The same weights, counting a fact written again and again once: `repeats`
@@ -182,7 +187,12 @@ def match(
 
     With `lex`, question words may also match through the synonym table."""
     picked = frozenset(p for p in weights.picks if p in doc_tokens and _named(p, doc_tokens))
-    exact = (weights.content & doc_tokens) | picked
+    alone = (
+        frozenset(c for c in weights.singles if c in normalise(doc_text))
+        if doc_text
+        else frozenset()
+    )
+    exact = (weights.content & doc_tokens) | picked | alone
     synonyms: list[tuple[str, str]] = []
     covered_words: list[tuple[str, frozenset[str]]] = []
     if lex is not None:
@@ -217,8 +227,17 @@ def match(
     shown = tuple(sorted(exact, key=weights.of, reverse=True))
     reached = set(exact).union(*(tokens for _, tokens in covered_words))
     anchors = sum(1 for a in weights.anchors if 2 * len(a & reached) >= len(a))
+    weak = not synonyms and exact <= alone and bool(weights.known - weights.singles)
     return Match(
-        memory_id, shown, tuple(synonyms), cover, rarity, focus, anchors, len(weights.anchors)
+        memory_id,
+        shown,
+        tuple(synonyms),
+        cover,
+        rarity,
+        focus,
+        anchors,
+        len(weights.anchors),
+        weak,
     )
 
 
@@ -236,6 +255,17 @@ def _qualifier(token: str, before: str) -> bool:
     if token[0] in NUMERAL_CHARS or (before in NUMERAL_CHARS and token[0] in _CLASSIFIERS):
         return True
     return any(c in _NEGATION_OR_DEGREE for c in token)
+
+
+def _straddles(word: str, text: str, known: frozenset[str]) -> bool:
+    """The pair shares a character with a word the chat uses, so the chat's own words
+    say how the text is cut: in "玩一次要交" it is 一次, and 次要 is no word here."""
+    at = text.find(word)
+    while at >= 0:
+        if text[max(at - 1, 0) : at + 1] in known or text[at + 1 : at + 3] in known:
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 _UNNAMED_BEFORE = frozenset("被在到去从给把和跟与对向往了着过也都就还又让是个家所")
@@ -304,7 +334,7 @@ def _present(word: str, doc_words: set[str], doc_tokens: frozenset[str]) -> bool
 
 def speaks(m: Match, params: Params) -> bool:
     """Strong enough to break the silence."""
-    joint = m.of_anchors < 2 or m.anchors >= 2
+    joint = (m.of_anchors < 2 or m.anchors >= 2) and not m.weak
     return joint and m.rarity >= params.speak_rarity and m.cover >= params.speak_cover
 
 

@@ -231,3 +231,14 @@ async def test_a_question_about_a_changed_state_gets_the_current_version(
     # the past version itself is only for questions about the past
     assert old not in [r.memory.id for r in got.items]
     assert (await core.recall.recall(G2, "大刘还住在下沙吗")).items == ()
+
+
+async def test_where_does_x_live_now_follows_the_move(core: Yuji, clock: FakeClock) -> None:
+    # "住" stands alone in the question; it matches the old "住在下沙", whose
+    # replacement is what is true now
+    old = await write(core, G1, "大刘住在下沙，开车来打牌", subject="大刘", type_="state")
+    clock.advance(timedelta(days=30))
+    new = await write(core, G1, "大刘七月搬到了余杭未来科技城", subject="大刘", type_="state")
+    assert (await core.memories.supersede(G1, old, new, reason="搬家", changed_by="model")).applied
+    got = await core.recall.recall(G1, "大刘现在住哪边")
+    assert [r.memory.id for r in got.items] == [new]

@@ -346,3 +346,36 @@ def test_identity_questions_are_only_a_name_and_who_is_that() -> None:
     assert not identity_question("猫姐自己养了几只猫", names)
     assert not identity_question("是谁", [])
     assert not identity_question("猫姐是不是群主", names)
+
+
+def test_a_character_standing_alone_between_grammar_is_a_word() -> None:
+    from memory_core.recall.query import one_char_words
+
+    assert one_char_words("刘哥现在住哪边") >= {"住"}
+    assert "抽" in one_char_words("他现在还抽不抽")
+    # inside a word, or next to a content character, a character is no word alone
+    assert one_char_words("煤球绝育了没") == frozenset()
+    assert one_char_words("现在在哪上班来着") == frozenset()
+    assert "住" not in one_char_words("大刘还住在下沙吗")
+
+
+def test_one_character_words_alone_do_not_speak_when_the_question_says_more() -> None:
+    w = scoring.Weights(
+        analyse("莉莉换工作了没 现在在哪高就", names=["莉莉"]),
+        {"工作": 2, "换工": 1, "高": 3},
+        50,
+        scoring.Params(),
+    )
+    assert "高" in w.singles
+    lego = scoring.match(w, 1, frozenset({"乐高", "莉莉"}), doc_text="莉莉在家拼乐高")
+    assert lego is not None
+    assert lego.weak
+    assert not scoring.speaks(lego, w.params)
+
+
+def test_a_dictionary_word_cut_across_a_word_the_chat_uses_is_not_unknown() -> None:
+    # 玩一次要交: the chat says 一次, so 次要 is a cut across two words, not a word
+    w = weights("现在去玩一次要交多少钱", {"一次": 3})
+    assert "次要" not in w.unknown_words
+    alone = weights("次要的事", {})
+    assert "次要" in alone.unknown_words
