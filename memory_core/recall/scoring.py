@@ -65,6 +65,8 @@ class Match:
     """How many anchors the question has."""
     weak: bool = False
     """It matched only one-character words while the question says more than that."""
+    stranger: bool = False
+    """The question names members and the memory mentions none of them."""
 
     @property
     def score(self) -> float:
@@ -238,6 +240,7 @@ def match(
         anchors,
         len(weights.anchors),
         weak,
+        stranger,
     )
 
 
@@ -334,12 +337,14 @@ def _present(word: str, doc_words: set[str], doc_tokens: frozenset[str]) -> bool
 
 def speaks(m: Match, params: Params) -> bool:
     """Strong enough to break the silence."""
-    joint = (m.of_anchors < 2 or m.anchors >= 2) and not m.weak
+    joint = (m.of_anchors < 2 or m.anchors >= 2) and not m.weak and not m.stranger
     return joint and m.rarity >= params.speak_rarity and m.cover >= params.speak_cover
 
 
 def fills(m: Match, params: Params, best_cover: float) -> bool:
     """Good enough for a remaining slot once something spoke with `best_cover`."""
-    return m.rarity >= params.fill_rarity and m.cover >= max(
-        params.fill_cover, params.fill_ratio * best_cover
+    return (
+        not m.weak
+        and m.rarity >= params.fill_rarity
+        and m.cover >= max(params.fill_cover, params.fill_ratio * best_cover)
     )

@@ -379,3 +379,18 @@ def test_a_dictionary_word_cut_across_a_word_the_chat_uses_is_not_unknown() -> N
     assert "次要" not in w.unknown_words
     alone = weights("次要的事", {})
     assert "次要" in alone.unknown_words
+
+
+def test_a_memory_about_someone_else_fills_but_never_breaks_the_silence() -> None:
+    q = analyse(
+        "猫姐自己养了几只猫", names=["喵姐", "猫姐", "老王"], groups=[frozenset({"喵姐", "猫姐"})]
+    )
+    w = scoring.Weights(q, {"只猫": 2, "猫": 5}, 50, scoring.Params())
+    other = scoring.match(
+        w, 1, frozenset({"只猫", "老王"}), doc_text="老王养了三只猫", stranger=True
+    )
+    own = scoring.match(w, 2, frozenset({"只猫", "喵姐"}), doc_text="喵姐养了两只猫")
+    assert other is not None
+    assert own is not None
+    assert not scoring.speaks(other, w.params)
+    assert scoring.speaks(own, w.params)
