@@ -189,11 +189,10 @@ def match(
 
     With `lex`, question words may also match through the synonym table."""
     picked = frozenset(p for p in weights.picks if p in doc_tokens and _named(p, doc_tokens))
-    alone = (
-        frozenset(c for c in weights.singles if c in normalise(doc_text))
-        if doc_text
-        else frozenset()
-    )
+    alone: frozenset[str] = frozenset()
+    if weights.singles and doc_text:
+        text = normalise(doc_text)
+        alone = frozenset(c for c in weights.singles if c in text)
     exact = (weights.content & doc_tokens) | picked | alone
     synonyms: list[tuple[str, str]] = []
     covered_words: list[tuple[str, frozenset[str]]] = []
