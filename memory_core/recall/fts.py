@@ -1,7 +1,7 @@
 """How memories are laid out in the FTS5 index `memory_fts` (pure functions).
 
 The index is derived and rebuildable (`yuji reindex`). Each row (rowid = memory
-id) has two columns of space-separated tokens that FTS5's `unicode61` tokenizer
+id) has two columns of space-separated tokens that FTS5's `ascii` tokenizer
 keeps whole: `bi` (CJK bigrams and latin words of subject + content) and `uni`
 (CJK unigrams). Every token carries its chat's key as a prefix, so
 

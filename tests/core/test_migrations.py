@@ -70,3 +70,48 @@ async def test_pragmas_are_set_on_every_connection(db: Database) -> None:
     assert (mode, fks) == ("wal", 1)
     assert busy is not None
     assert busy >= 1000
+
+
+async def test_0002_rebuilds_the_index_with_a_tokenizer_that_keeps_tokens_whole(
+    tmp_path: Path,
+) -> None:
+    from sqlalchemy import text
+
+    from memory_core import FakeClock, Settings, Yuji
+    from memory_core.types import EvidenceRef, NewExperience
+
+    core = await Yuji.open(Settings(data_dir=tmp_path))
+    exp = await core.archive.append(
+        NewExperience(
+            scope="group:1", fingerprint="f", sender_id="1", text="t", sent_at=core.clock.now()
+        )
+    )
+    written = await core.memories.write(
+        "group:1",
+        type="fact",
+        subject="小明",
+        content="小明在学吉他ᦰ",  # a combining mark unicode61 treats as a separator
+        evidence=[EvidenceRef(experience_id=exp)],
+    )
+    await migrate.downgrade(core.db, "0001")
+    async with core.db.read() as conn:
+        old = (
+            await conn.execute(text("SELECT sql FROM sqlite_master WHERE name='memory_fts'"))
+        ).scalar()
+    assert "unicode61" in str(old)
+    await core.close()
+
+    again = await Yuji.open(Settings(data_dir=tmp_path), clock=FakeClock(core.clock.now()))
+    try:
+        assert await migrate.current_revision(again.db) == migrate.head_revision()
+        async with again.db.read() as conn:
+            sql = (
+                await conn.execute(text("SELECT sql FROM sqlite_master WHERE name='memory_fts'"))
+            ).scalar()
+            count = (await conn.execute(text("SELECT count(*) FROM memory_fts"))).scalar()
+        assert "'ascii'" in str(sql)
+        assert count == 1
+        got = await again.recall.recall("group:1", "小明学吉他")
+        assert [r.memory.id for r in got.items] == [written.memory.id]
+    finally:
+        await again.close()
