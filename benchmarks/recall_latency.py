@@ -1,12 +1,16 @@
 """Recall latency at 1k / 10k / 100k memories in one chat, beside a raw FTS5 query.
 
     .venv/bin/python benchmarks/recall_latency.py [--sizes 1000,10000,100000] [--queries 200]
+        [--vector candidate]
 
 Each size gets a fresh temporary database filled through the public write path
 (`core.memories.write_many`) with generated everyday memories about the chat's
 members; the questions are made from memories of the chat (so most find something)
 and from unrelated words (so some stay silent). Reported per size: p50 / p95 of
 `core.recall.recall` and of a plain `bm25` top-5 FTS5 query on the same index.
+With `--vector candidate` the side path is on (the bundled model; every memory is
+embedded first, which takes a while at 100k) and is consulted whenever the lexical
+stages stay silent.
 """
 
 from __future__ import annotations
@@ -20,11 +24,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memory_core import FakeClock, Settings, Yuji
+from memory_core.eval import vector_eval
 from memory_core.eval.generate import distractors
 from memory_core.eval.metrics import percentile
 from memory_core.memories.outcomes import NewMemory
 from memory_core.recall import fts
 from memory_core.recall.tokenize import bigram_tokens
+from memory_core.settings import VectorMode
 from memory_core.storage import memory_repo
 from memory_core.storage.memory_repo import m
 from memory_core.types import EvidenceRef, NewExperience
@@ -70,14 +76,17 @@ def questions(contents: list[str], count: int, rng: random.Random) -> list[str]:
     return out
 
 
-async def measure(size: int, count: int) -> dict[str, float]:
+async def measure(size: int, count: int, vector: VectorMode = "off") -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="yuji-bench-") as tmp:
         clock = FakeClock(datetime(2026, 11, 20, 12, tzinfo=UTC))
-        core = await Yuji.open(Settings(data_dir=Path(tmp)), clock=clock)
+        settings = Settings(data_dir=Path(tmp), vector_mode=vector)
+        core = await Yuji.open(settings, clock=clock)
         try:
             started = time.perf_counter()
             contents = await fill(core, size)
             load_s = time.perf_counter() - started
+            if vector != "off":
+                await vector_eval.prepare(core)
             qs = questions(contents, count, random.Random(size))
             for q in qs[:10]:
                 await core.recall.recall(SCOPE, q)
@@ -110,10 +119,11 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--vector", choices=["off", "shadow", "candidate"], default="off")
     args = parser.parse_args()
     print(f"{'memories':>9} {'load s':>7} {'recall p50':>11} {'p95':>7} {'fts5 p50':>9} {'p95':>7}")
     for size in (int(s) for s in args.sizes.split(",")):
-        r = await measure(size, args.queries)
+        r = await measure(size, args.queries, args.vector)
         print(
             f"{r['size']:>9} {r['load_s']:>7} {r['recall_p50']:>11} {r['recall_p95']:>7}"
             f" {r['fts5_p50']:>9} {r['fts5_p95']:>7}",

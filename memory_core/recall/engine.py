@@ -85,6 +85,7 @@ class Recall:
         self.params = params or EngineParams()
         self._names_cache: dict[str, tuple[float, tuple[int, list[str], dict[str, str]]]] = {}
         self._df_cache: dict[str, dict[str, int]] = {}
+        self._ids_cache: dict[tuple[str, bool], tuple[float, set[int]]] = {}
         """Per chat: document frequency of each term a question asked about so far (0 when
         no memory holds it); dropped with the chat's names (on write, or after the TTL)."""
 
@@ -168,6 +169,22 @@ class Recall:
         """A write changed this chat's memories, names or aliases."""
         self._names_cache.pop(scope, None)
         self._df_cache.pop(scope, None)
+        self._ids_cache.pop((scope, False), None)
+        self._ids_cache.pop((scope, True), None)
+
+    async def _visible_ids(self, scope: str, now: datetime, retrospective: bool) -> set[int]:
+        """The ids the vector side path may choose from, reused like the chat's names
+        (a write here drops them; another process's write shows within the TTL). Safe
+        to reuse: the one memory a guess returns is read again and checked against
+        the visibility rule at `now` before it is injected."""
+        key = (scope, retrospective)
+        hit = self._ids_cache.get(key)
+        if hit is not None and hit[0] > time.monotonic():
+            return hit[1]
+        async with self._db.read() as conn:
+            ids = await repo.ids_where(conn, visible(scope, now, retrospective=retrospective))
+        self._ids_cache[key] = (time.monotonic() + self.params.stats_ttl_s, ids)
+        return ids
 
     async def _names(
         self, conn: AsyncConnection, scope: str
@@ -199,6 +216,7 @@ class Recall:
             count = await repo.fts_rebuild(conn)
         self._names_cache.clear()
         self._df_cache.clear()
+        self._ids_cache.clear()
         return count
 
     # --- stages -------------------------------------------------------------------------
@@ -471,11 +489,9 @@ class Recall:
         side = self.vector
         if side is None or side.mode == "off":
             return []
-        vis = visible(scope, now, retrospective=retrospective)
-        async with self._db.read() as conn:
-            ids = await repo.ids_where(conn, vis)
+        ids = await self._visible_ids(scope, now, retrospective)
         try:
-            guess = await side.guess(scope, text, set(ids), now)
+            guess = await side.guess(scope, text, ids, now)
         except Exception:  # the side path must never break recall
             log.exception("vector side path failed")
             return []
