@@ -86,6 +86,7 @@ class Recall:
         self._names_cache: dict[str, tuple[float, tuple[int, list[str], dict[str, str]]]] = {}
         self._df_cache: dict[str, dict[str, int]] = {}
         self._ids_cache: dict[tuple[str, bool], tuple[float, set[int]]] = {}
+        self._replaced_cache: dict[str, tuple[float, bool]] = {}
         """Per chat: document frequency of each term a question asked about so far (0 when
         no memory holds it); dropped with the chat's names (on write, or after the TTL)."""
 
@@ -171,6 +172,17 @@ class Recall:
         self._df_cache.pop(scope, None)
         self._ids_cache.pop((scope, False), None)
         self._ids_cache.pop((scope, True), None)
+        self._replaced_cache.pop(scope, None)
+
+    async def _has_replaced(self, conn: AsyncConnection, scope: str) -> bool:
+        """Whether the chat has replaced versions at all (else there is nothing to
+        follow to a newer one); reused like the chat's names."""
+        hit = self._replaced_cache.get(scope)
+        if hit is not None and hit[0] > time.monotonic():
+            return hit[1]
+        value = await repo.has_replaced(conn, scope)
+        self._replaced_cache[scope] = (time.monotonic() + self.params.stats_ttl_s, value)
+        return value
 
     async def _visible_ids(self, scope: str, now: datetime, retrospective: bool) -> set[int]:
         """The ids the vector side path may choose from, reused like the chat's names
@@ -217,6 +229,7 @@ class Recall:
         self._names_cache.clear()
         self._df_cache.clear()
         self._ids_cache.clear()
+        self._replaced_cache.clear()
         return count
 
     # --- stages -------------------------------------------------------------------------
@@ -366,7 +379,7 @@ class Recall:
         if not found_ and ctx.query.persons and identity_question(text, ctx.names):
             await self._identity(conn, scope, ctx.query.persons, now, retrospective, found_)
             trace.append(f"who-is: {len(found_)}")
-        if not found_ and not retrospective:
+        if not found_ and not retrospective and await self._has_replaced(conn, scope):
             await self._successors(conn, scope, ctx, now, found_)
             trace.append(f"since changed: {len(found_)}")
         return found_

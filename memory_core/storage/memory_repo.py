@@ -459,6 +459,15 @@ async def scope_names(conn: AsyncConnection, scope: str) -> tuple[int, list[str]
     return n, subjects_, aliases_
 
 
+async def has_replaced(conn: AsyncConnection, scope: str) -> bool:
+    """Whether any memory of this chat was replaced by a newer version."""
+    r = memory_relations.c
+    found = await conn.execute(
+        select(literal_column("1")).where(r.scope == scope, r.kind == "supersedes").limit(1)
+    )
+    return found.first() is not None
+
+
 async def fts_candidates(
     conn: AsyncConnection, match: str, visible: ColumnElement[bool], *, limit: int
 ) -> list[tuple[Memory, str, str]]:
