@@ -30,6 +30,7 @@ from memory_core.types import Memory, Recalled, RecallResult, RelationKind
 
 from . import fts, scoring
 from .answer_type import can_answer
+from .chat_cache import ChatCache
 from .lexicon import lexicon
 from .query import analyse, identity_question
 from .ranking import SAME_MEMORY_DICE, Candidate, RankParams, select
@@ -83,12 +84,7 @@ class Recall:
         self._settings = settings
         self.vector = vector
         self.params = params or EngineParams()
-        self._names_cache: dict[str, tuple[float, tuple[int, list[str], dict[str, str]]]] = {}
-        self._df_cache: dict[str, dict[str, int]] = {}
-        self._ids_cache: dict[tuple[str, bool], tuple[float, set[int]]] = {}
-        self._replaced_cache: dict[str, tuple[float, bool]] = {}
-        """Per chat: document frequency of each term a question asked about so far (0 when
-        no memory holds it); dropped with the chat's names (on write, or after the TTL)."""
+        self._cache = ChatCache(self.params.stats_ttl_s)
 
     async def recall(
         self,
@@ -168,68 +164,13 @@ class Recall:
 
     def invalidate(self, scope: str) -> None:
         """A write changed this chat's memories, names or aliases."""
-        self._names_cache.pop(scope, None)
-        self._df_cache.pop(scope, None)
-        self._ids_cache.pop((scope, False), None)
-        self._ids_cache.pop((scope, True), None)
-        self._replaced_cache.pop(scope, None)
-
-    async def _has_replaced(self, conn: AsyncConnection, scope: str) -> bool:
-        """Whether the chat has replaced versions at all (else there is nothing to
-        follow to a newer one); reused like the chat's names."""
-        hit = self._replaced_cache.get(scope)
-        if hit is not None and hit[0] > time.monotonic():
-            return hit[1]
-        value = await repo.has_replaced(conn, scope)
-        self._replaced_cache[scope] = (time.monotonic() + self.params.stats_ttl_s, value)
-        return value
-
-    async def _visible_ids(self, scope: str, now: datetime, retrospective: bool) -> set[int]:
-        """The ids the vector side path may choose from, reused like the chat's names
-        (a write here drops them; another process's write shows within the TTL). Safe
-        to reuse: the one memory a guess returns is read again and checked against
-        the visibility rule at `now` before it is injected."""
-        key = (scope, retrospective)
-        hit = self._ids_cache.get(key)
-        if hit is not None and hit[0] > time.monotonic():
-            return hit[1]
-        async with self._db.read() as conn:
-            ids = await repo.ids_where(conn, visible(scope, now, retrospective=retrospective))
-        self._ids_cache[key] = (time.monotonic() + self.params.stats_ttl_s, ids)
-        return ids
-
-    async def _names(
-        self, conn: AsyncConnection, scope: str
-    ) -> tuple[int, list[str], dict[str, str]]:
-        hit = self._names_cache.get(scope)
-        if hit is not None and hit[0] > time.monotonic():
-            return hit[1]
-        value = await repo.scope_names(conn, scope)
-        self._names_cache[scope] = (time.monotonic() + self.params.stats_ttl_s, value)
-        self._df_cache.pop(scope, None)
-        return value
-
-    async def _frequencies(
-        self, conn: AsyncConnection, scope: str, wanted: set[str]
-    ) -> dict[str, int]:
-        """The document frequencies of `wanted` terms this chat's memories hold (absent
-        terms left out); only terms not asked about before go to the index."""
-        known = self._df_cache.setdefault(scope, {})
-        missing = wanted - known.keys()
-        if missing:
-            fetched = await repo.fts_document_frequencies(conn, scope, missing)
-            for term in missing:
-                known[term] = fetched.get(term, 0)
-        return {term: known[term] for term in wanted if known[term] > 0}
+        self._cache.invalidate(scope)
 
     async def reindex(self) -> int:
         """Rebuild the derived full-text index from the memories table."""
         async with self._db.write() as conn:
             count = await repo.fts_rebuild(conn)
-        self._names_cache.clear()
-        self._df_cache.clear()
-        self._ids_cache.clear()
-        self._replaced_cache.clear()
+        self._cache.clear()
         return count
 
     # --- stages -------------------------------------------------------------------------
@@ -242,8 +183,8 @@ class Recall:
         for word in probe.lexicon_words:
             for other in (word, *lex.expansions.get(word, ())):
                 wanted.update(bigram_tokens(other))
-        n, subjects, alias_map = await self._names(conn, scope)
-        df = await self._frequencies(conn, scope, wanted)
+        n, subjects, alias_map = await self._cache.names(conn, scope)
+        df = await self._cache.frequencies(conn, scope, wanted)
         groups = member_groups(subjects, alias_map, self._settings.nicknames)
         names = [name for group in groups for name in group] + list(self._settings.nicknames)
         query = analyse(
@@ -379,7 +320,7 @@ class Recall:
         if not found_ and ctx.query.persons and identity_question(text, ctx.names):
             await self._identity(conn, scope, ctx.query.persons, now, retrospective, found_)
             trace.append(f"who-is: {len(found_)}")
-        if not found_ and not retrospective and await self._has_replaced(conn, scope):
+        if not found_ and not retrospective and await self._cache.has_replaced(conn, scope):
             await self._successors(conn, scope, ctx, now, found_)
             trace.append(f"since changed: {len(found_)}")
         return found_
@@ -502,7 +443,8 @@ class Recall:
         side = self.vector
         if side is None or side.mode == "off":
             return []
-        ids = await self._visible_ids(scope, now, retrospective)
+        async with self._db.read() as conn:
+            ids = await self._cache.visible_ids(conn, scope, now, retrospective)
         try:
             guess = await side.guess(scope, text, ids, now)
         except Exception:  # the side path must never break recall

@@ -1,0 +1,93 @@
+"""What recall reuses about a chat between questions (its size, names, term
+frequencies, which ids are visible, whether it has replaced versions).
+
+Each entry lives `ttl_s` seconds; a write through core.memories drops the chat's
+entries at once (`invalidate`), so a write by another process (the CLI) shows
+within the TTL. Nothing here decides what is injected: the visibility rule is
+checked again on whatever a stage returns.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory_core.storage import memory_repo as repo
+
+from .visibility import visible
+
+Names = tuple[int, list[str], dict[str, str]]
+"""A chat's memory count, distinct subjects and alias -> canonical map."""
+
+
+class ChatCache:
+    def __init__(self, ttl_s: float) -> None:
+        self.ttl_s = ttl_s
+        self._names: dict[str, tuple[float, Names]] = {}
+        self._df: dict[str, dict[str, int]] = {}
+        """Per chat: document frequency of each term a question asked about so far (0
+        when no memory holds it); dropped with the chat's names."""
+        self._ids: dict[tuple[str, bool], tuple[float, set[int]]] = {}
+        self._replaced: dict[str, tuple[float, bool]] = {}
+
+    def invalidate(self, scope: str) -> None:
+        self._names.pop(scope, None)
+        self._df.pop(scope, None)
+        self._ids.pop((scope, False), None)
+        self._ids.pop((scope, True), None)
+        self._replaced.pop(scope, None)
+
+    def clear(self) -> None:
+        self._names.clear()
+        self._df.clear()
+        self._ids.clear()
+        self._replaced.clear()
+
+    async def names(self, conn: AsyncConnection, scope: str) -> Names:
+        hit = self._names.get(scope)
+        if hit is not None and hit[0] > time.monotonic():
+            return hit[1]
+        value = await repo.scope_names(conn, scope)
+        self._names[scope] = (self._expiry(), value)
+        self._df.pop(scope, None)
+        return value
+
+    async def frequencies(
+        self, conn: AsyncConnection, scope: str, wanted: set[str]
+    ) -> dict[str, int]:
+        """The document frequencies of `wanted` terms this chat's memories hold (absent
+        terms left out); only terms not asked about before go to the index."""
+        known = self._df.setdefault(scope, {})
+        missing = wanted - known.keys()
+        if missing:
+            fetched = await repo.fts_document_frequencies(conn, scope, missing)
+            for term in missing:
+                known[term] = fetched.get(term, 0)
+        return {term: known[term] for term in wanted if known[term] > 0}
+
+    async def has_replaced(self, conn: AsyncConnection, scope: str) -> bool:
+        """Whether any memory of the chat was replaced by a newer version."""
+        hit = self._replaced.get(scope)
+        if hit is not None and hit[0] > time.monotonic():
+            return hit[1]
+        value = await repo.has_replaced(conn, scope)
+        self._replaced[scope] = (self._expiry(), value)
+        return value
+
+    async def visible_ids(
+        self, conn: AsyncConnection, scope: str, now: datetime, retrospective: bool
+    ) -> set[int]:
+        """The ids the vector side path may choose from. Safe to reuse: the one memory
+        a guess returns is read again and checked at `now` before it is injected."""
+        key = (scope, retrospective)
+        hit = self._ids.get(key)
+        if hit is not None and hit[0] > time.monotonic():
+            return hit[1]
+        ids = await repo.ids_where(conn, visible(scope, now, retrospective=retrospective))
+        self._ids[key] = (self._expiry(), ids)
+        return ids
+
+    def _expiry(self) -> float:
+        return time.monotonic() + self.ttl_s
