@@ -47,7 +47,7 @@ class ChatCache:
 
     async def names(self, conn: AsyncConnection, scope: str) -> Names:
         hit = self._names.get(scope)
-        if hit is not None and hit[0] > time.monotonic():
+        if hit is not None and _fresh(hit[0]):
             return hit[1]
         value = await repo.scope_names(conn, scope)
         self._names[scope] = (self._expiry(), value)
@@ -70,7 +70,7 @@ class ChatCache:
     async def has_replaced(self, conn: AsyncConnection, scope: str) -> bool:
         """Whether any memory of the chat was replaced by a newer version."""
         hit = self._replaced.get(scope)
-        if hit is not None and hit[0] > time.monotonic():
+        if hit is not None and _fresh(hit[0]):
             return hit[1]
         value = await repo.has_replaced(conn, scope)
         self._replaced[scope] = (self._expiry(), value)
@@ -83,7 +83,7 @@ class ChatCache:
         a guess returns is read again and checked at `now` before it is injected."""
         key = (scope, retrospective)
         hit = self._ids.get(key)
-        if hit is not None and hit[0] > time.monotonic():
+        if hit is not None and _fresh(hit[0]):
             return hit[1]
         ids = await repo.ids_where(conn, visible(scope, now, retrospective=retrospective))
         self._ids[key] = (self._expiry(), ids)
@@ -91,3 +91,7 @@ class ChatCache:
 
     def _expiry(self) -> float:
         return time.monotonic() + self.ttl_s
+
+
+def _fresh(expiry: float) -> bool:
+    return expiry > time.monotonic()
