@@ -242,3 +242,11 @@ async def test_where_does_x_live_now_follows_the_move(core: Yuji, clock: FakeClo
     assert (await core.memories.supersede(G1, old, new, reason="搬家", changed_by="model")).applied
     got = await core.recall.recall(G1, "大刘现在住哪边")
     assert [r.memory.id for r in got.items] == [new]
+
+
+async def test_a_write_is_seen_by_the_next_question_despite_the_chat_cache(core: Yuji) -> None:
+    await write(core, G1, "小明在学吉他")
+    assert (await core.recall.recall(G1, "阿杰养的仓鼠叫什么")).items == ()  # fills the cache
+    hamster = await write(core, G1, "阿杰养的仓鼠叫豆包", subject="阿杰")
+    got = await core.recall.recall(G1, "阿杰养的仓鼠叫什么")
+    assert [r.memory.id for r in got.items] == [hamster]
