@@ -172,7 +172,6 @@ class NightlyService:
             if busy:
                 reports.append(StepReport(scope, day_text, name, "blocked", busy))
                 return reports
-            await self.repo.begin_step(scope, day_text, name, now, self.owner)
             run = DayRun(
                 services=self.services,
                 scope=scope,
@@ -187,8 +186,15 @@ class NightlyService:
                 done_details=done_details,
                 progress={"owner": self.owner},
             )
+            # The checkpoint writes belong to the step: a storage error there (a
+            # locked or full disk) fails the step and counts, like the step's own.
             try:
+                await self.repo.begin_step(scope, day_text, name, now, self.owner)
                 result = await step(run)
+                if not result.committed:
+                    await self.repo.finish_step(
+                        scope, day_text, name, self.clock.now(), result.detail
+                    )
             except ModelMissing as exc:
                 await self.repo.pause_step(scope, day_text, name, str(exc))
                 reports.append(StepReport(scope, day_text, name, "waiting", str(exc), run.asks))
@@ -196,15 +202,22 @@ class NightlyService:
             except Exception as exc:
                 log.exception("nightly %s %s %s failed", scope, day_text, name)
                 error = f"{type(exc).__name__}: {exc}"
-                await self.repo.fail_step(scope, day_text, name, self.clock.now(), error)
+                await self._mark_failed(scope, day_text, name, error)
                 reports.append(StepReport(scope, day_text, name, "failed", error, run.asks))
                 return reports
-            if not result.committed:
-                await self.repo.finish_step(scope, day_text, name, self.clock.now(), result.detail)
             done_details[name] = result.detail
             outcome = "skipped" if result.skipped else "done"
             reports.append(StepReport(scope, day_text, name, outcome, result.summary, run.asks))
         return reports
+
+    async def _mark_failed(self, scope: str, day: str, step: str, error: str) -> None:
+        """Record the failure on the step's checkpoint; when even that write fails,
+        the run still reports and counts the failure (the row stays as it was and the
+        step runs again on the retry)."""
+        try:
+            await self.repo.fail_step(scope, day, step, self.clock.now(), error)
+        except Exception:
+            log.exception("nightly %s %s %s: could not record the failure", scope, day, step)
 
     def _busy_elsewhere(self, row: StepRow | None, now: datetime) -> str | None:
         """Another process (the bot, or `yuji nightly`) is running this step right now.

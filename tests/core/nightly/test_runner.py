@@ -379,3 +379,29 @@ async def test_a_failure_half_way_through_events_never_writes_an_event_twice(
     assert (DAY, "events", "done") in outcomes(retried)
     kept = sorted(m.content for m in await core.memories.list(SCOPE, types=["event"]))
     assert kept == ["南杉下周搬家", "小白约南杉周六爬山"]
+
+
+async def test_a_storage_error_at_a_checkpoint_fails_that_step_and_counts(
+    core: Yuji, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await fragment(core, SCOPE, sh(2026, 11, 20, 21, 0), "南杉说出差回来了。")
+    llm.push(*day_script())
+    repo = core.nightly.repo
+    real_begin = repo.begin_step
+
+    async def begin_step(scope: str, day: str, step: str, *args: Any) -> None:
+        if step == "cards":
+            raise StorageError("database is locked")
+        await real_begin(scope, day, step, *args)
+
+    async def fail_step(*_: Any) -> None:
+        raise StorageError("disk I/O error")
+
+    monkeypatch.setattr(repo, "begin_step", begin_step)
+    monkeypatch.setattr(repo, "fail_step", fail_step)
+
+    reports = await core.nightly.run(scope=SCOPE)
+
+    assert outcomes(reports)[-1] == (DAY, "cards", "failed")
+    assert "database is locked" in reports[-1].detail
+    assert (await core.nightly.last_run(SCOPE)).consecutive_failures == 1
