@@ -2,8 +2,15 @@
 
 Weights are IDF computed inside the chat, so words every memory of the chat shares
 (member names, the bot's name, the group's topic) count almost nothing. Names are
-not evidence of relevance at all; instead, a question that names members only
-accepts memories that mention one of them (by any alias).
+not evidence of relevance at all; instead, a question that names members is only
+answered by memories that mention one of them (by any alias): a memory about
+someone else may fill a slot, never break the silence.
+
+To break the silence (`speaks`) a memory must also cover two of the question's
+*anchors* when it has two or more (煤球 + 绝育: a memory about another cat's
+spaying, or about 煤球's food, answers neither), and must not rest on one-character
+words alone when the question says more. A which-one slot ("哪家公司") counts only
+where the memory names which one.
 
 - Exact words (stage 1): the question's content terms found in the memory.
 - Near wording (stage 2): the question's words may also match through the synonym
