@@ -4,6 +4,8 @@
    and the same rule checked again in Python on every row a stage returns;
 2. exact words (FTS5, per-chat IDF, a distinctive content term must match);
 3. near wording, only when stage 1 found too little (bigram cosine + synonyms);
+   when both found nothing: "X是谁" brings what the chat says X is, and a question
+   about a state that has since changed brings the version that replaced it;
 4. graph neighbours, one hop, only to fill the remaining slots;
 5. the vector side path, only when stages 1-2 found nothing;
 6. ranking (ranking.py). Silence is a valid answer.
