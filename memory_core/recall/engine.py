@@ -33,7 +33,7 @@ from memory_core.types import Memory, Recalled, RecallResult, RelationKind
 from . import fts, scoring
 from .answer_type import can_answer
 from .chat_cache import ChatCache
-from .lexicon import lexicon
+from .lexicon import Lexicon, lexicon
 from .query import analyse, identity_question
 from .ranking import SAME_MEMORY_DICE, Candidate, RankParams, select
 from .tokenize import bigram_tokens, normalise, unigram_tokens
@@ -137,14 +137,7 @@ class Recall:
         lex = lexicon()
         scored: list[tuple[float, Memory]] = []
         for memory, bi, stranger in rows:
-            found = scoring.match(
-                ctx,
-                memory.id,
-                bi,
-                lex=lex,
-                doc_text=f"{memory.subject} {memory.content}",
-                stranger=stranger,
-            )
+            found = _match(ctx, memory, bi, stranger, lex)
             if found is not None:
                 scored.append((found.score, memory))
         scored.sort(key=lambda s: (-s[0], -s[1].id))
@@ -233,8 +226,8 @@ class Recall:
             conn,
             match,
             visible_bound(retrospective),
+            visible_params(scope, now),
             limit=self.params.scoring.candidate_limit,
-            params=visible_params(scope, now),
         )
         if linked is not None:
             linked.update(memory.id for memory, _, has_edges in rows if has_edges)
@@ -273,9 +266,7 @@ class Recall:
             )
         )
         for memory, bi, stranger in rows:
-            found = scoring.match(
-                ctx, memory.id, bi, doc_text=f"{memory.subject} {memory.content}", stranger=stranger
-            )
+            found = _match(ctx, memory, bi, stranger)
             if found is not None:
                 exact.append((memory, found))
         spoke = any(scoring.speaks(f, params) for _, f in exact)
@@ -298,14 +289,7 @@ class Recall:
         for memory, bi, stranger in rows:
             if memory.id in found_:
                 continue
-            f = scoring.match(
-                ctx,
-                memory.id,
-                bi,
-                lex=lex,
-                doc_text=f"{memory.subject} {memory.content}",
-                stranger=stranger,
-            )
+            f = _match(ctx, memory, bi, stranger, lex)
             if f is not None and (f.synonyms or not spoke):
                 nearby.append((memory, f))
         best = max([best, *(f.cover for _, f in nearby if scoring.speaks(f, params))], default=0.0)
@@ -342,9 +326,7 @@ class Recall:
         for memory, bi, stranger in await self._candidates(conn, scope, ctx, now, True, near=False):
             if is_visible(memory, scope, now):
                 continue  # current ones were weighed by the lexical stage already
-            f = scoring.match(
-                ctx, memory.id, bi, doc_text=f"{memory.subject} {memory.content}", stranger=stranger
-            )
+            f = _match(ctx, memory, bi, stranger)
             if f is not None and scoring.speaks(f, params):
                 past[memory.id] = (memory, f)
         origin = {mid: mid for mid in past}
@@ -463,6 +445,18 @@ class Recall:
         if memory is None or not is_visible(memory, scope, now, retrospective=retrospective):
             return []
         return [Candidate(memory, "vector", guess.score, VECTOR_LABEL)]
+
+
+def _match(
+    ctx: scoring.Weights,
+    memory: Memory,
+    bi: frozenset[str],
+    stranger: bool,
+    lex: Lexicon | None = None,
+) -> scoring.Match | None:
+    """How one fetched memory answers the question (`lex`: through synonyms too)."""
+    text = f"{memory.subject} {memory.content}"
+    return scoring.match(ctx, memory.id, bi, lex=lex, doc_text=text, stranger=stranger)
 
 
 def _selective(terms: set[str] | frozenset[str], df: Mapping[str, int], budget: int) -> set[str]:

@@ -489,14 +489,14 @@ async def fts_recall_candidates(
     conn: AsyncConnection,
     match: str,
     visible: ColumnElement[bool],
+    params: Mapping[str, object],
     *,
     limit: int,
-    params: Mapping[str, object] | None = None,
 ) -> list[tuple[Memory, str, bool]]:
     """Like `fts_candidates`, with the `bi` column and whether the memory has any
     relation at all (recall's graph stage skips its query when no source has one).
-    With `params`, `visible` is a long-lived predicate over bound parameters and the
-    statement is built once for it and reused."""
+    `visible` is a long-lived predicate over bound parameters (given in `params`):
+    the statement is built once for it and reused question after question."""
     key = (id(visible), limit)
     cached = _RECALL_STATEMENTS.get(key)
     if cached is not None and cached[0] is visible:
@@ -509,9 +509,8 @@ async def fts_recall_candidates(
             select(literal_column("1")).where(r.dst_id == m.id).exists(),
         ).label("linked")
         query = _candidates_query(match, visible, limit, doc.c.bi, linked, doc=doc)
-        if params is not None:
-            _RECALL_STATEMENTS[key] = (visible, query)
-    rows = await conn.execute(query, {"match": match, **(params or {})})
+        _RECALL_STATEMENTS[key] = (visible, query)
+    rows = await conn.execute(query, {"match": match, **params})
     return [(to_memory(row), row.bi, bool(row.linked)) for row in rows]
 
 
