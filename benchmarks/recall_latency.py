@@ -27,7 +27,6 @@ from memory_core import FakeClock, Settings, Yuji
 from memory_core.eval import vector_eval
 from memory_core.eval.generate import distractors
 from memory_core.eval.metrics import percentile
-from memory_core.memories.outcomes import NewMemory
 from memory_core.recall import fts
 from memory_core.recall.tokenize import bigram_tokens
 from memory_core.settings import VectorMode
@@ -48,17 +47,7 @@ async def fill(core: Yuji, size: int) -> list[str]:
     )
     evidence = (EvidenceRef(experience_id=exp),)
     made = distractors(size, members=MEMBERS, chinese=True, seed=size)
-    items = [
-        NewMemory(
-            type=g.type,
-            subject=g.subject,
-            content=g.content,
-            evidence=evidence,
-            importance=g.importance,
-            confidence=g.confidence,
-        )
-        for g in made
-    ]
+    items = [g.to_write(evidence) for g in made]
     for start in range(0, len(items), 5000):
         await core.memories.write_many(SCOPE, items[start : start + 5000], changed_by="bench")
     return [g.content for g in made]

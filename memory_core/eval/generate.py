@@ -15,9 +15,11 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
+from memory_core.memories.outcomes import NewMemory
 from memory_core.recall.tokenize import is_cjk
-from memory_core.types import MemoryType
+from memory_core.types import EvidenceRef, MemoryType
 
 TYPES: tuple[MemoryType, ...] = ("fact", "preference", "event", "relation", "state", "rule")
 
@@ -249,6 +251,21 @@ class Generated:
     content: str
     importance: float
     confidence: float
+
+    def to_write(
+        self, evidence: Sequence[EvidenceRef], *, valid_from: datetime | None = None
+    ) -> NewMemory:
+        """The memory as written through `core.memories.write_many`."""
+        return NewMemory(
+            type=self.type,
+            subject=self.subject,
+            content=self.content,
+            evidence=evidence,
+            importance=self.importance,
+            confidence=self.confidence,
+            valid_from=valid_from,
+            origin="generated",
+        )
 
 
 def is_chinese(texts: Sequence[str]) -> bool:

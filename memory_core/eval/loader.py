@@ -119,16 +119,7 @@ async def add_distractors(
         )
         evidence = await _generated_evidence(core, clock, ds, scope, "distractors")
         items = [
-            NewMemory(
-                type=g.type,
-                subject=g.subject,
-                content=g.content,
-                evidence=evidence,
-                importance=g.importance,
-                confidence=g.confidence,
-                valid_from=ds.now - timedelta(days=400),
-                origin="generated",
-            )
+            g.to_write(evidence, valid_from=ds.now - timedelta(days=400))
             for g in generate.distractors(
                 per_scope, members=members, chinese=chinese, seed=seed * 1000 + n
             )
