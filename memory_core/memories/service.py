@@ -22,7 +22,7 @@ from memory_core.settings import Settings
 from memory_core.storage import memory_repo as repo
 from memory_core.storage.engine import Database
 from memory_core.storage.memory_repo import m
-from memory_core.types import EvidenceRef, Memory, MemoryStatus, MemoryType
+from memory_core.types import EvidenceRef, Memory, MemoryStatus, MemoryType, RelationKind
 
 from . import gates
 from .aliases import canonical_subject
@@ -239,17 +239,7 @@ class Memories:
         self, scope: str, a_id: int, b_id: int, *, reason: str, changed_by: str
     ) -> None:
         """Both stay active with no end time; recall shows them together."""
-        if a_id == b_id:
-            raise ValidationError("a memory cannot contradict itself")
-        now = self._clock.now()
-        async with self._db.write() as conn:
-            await _get(conn, scope, a_id)
-            await _get(conn, scope, b_id)
-            edges = await repo.relations(conn, scope, [a_id], ["contradicts"])
-            if not any({src, dst} == {a_id, b_id} for src, dst, _ in edges):
-                await repo.add_relation(
-                    conn, scope, a_id, b_id, "contradicts", reason=f"{changed_by}: {reason}", at=now
-                )
+        await self._link(scope, a_id, b_id, "contradicts", reason=reason, changed_by=changed_by)
 
     async def relate(
         self,
@@ -264,20 +254,33 @@ class Memories:
         """A `supports` or `related` edge (graph recall follows these one hop)."""
         if kind not in ("supports", "related"):
             raise ValidationError(f"relate() records supports/related, not {kind!r}")
+        link: RelationKind = "supports" if kind == "supports" else "related"
+        await self._link(scope, src_id, dst_id, link, reason=reason, changed_by=changed_by)
+
+    async def _link(
+        self,
+        scope: str,
+        src_id: int,
+        dst_id: int,
+        kind: RelationKind,
+        *,
+        reason: str,
+        changed_by: str,
+    ) -> None:
+        """One edge between two memories of this chat (once; a contradiction once in
+        either direction)."""
         if src_id == dst_id:
-            raise ValidationError("a memory cannot relate to itself")
+            raise ValidationError(f"a memory cannot be linked to itself ({kind})")
         now = self._clock.now()
         async with self._db.write() as conn:
             await _get(conn, scope, src_id)
             await _get(conn, scope, dst_id)
+            if kind == "contradicts":
+                edges = await repo.relations(conn, scope, [src_id], ["contradicts"])
+                if any({a, b} == {src_id, dst_id} for a, b, _ in edges):
+                    return
             await repo.add_relation(
-                conn,
-                scope,
-                src_id,
-                dst_id,
-                "supports" if kind == "supports" else "related",
-                reason=f"{changed_by}: {reason}",
-                at=now,
+                conn, scope, src_id, dst_id, kind, reason=f"{changed_by}: {reason}", at=now
             )
 
     async def retract(self, scope: str, memory_id: int, *, reason: str, changed_by: str) -> Memory:
