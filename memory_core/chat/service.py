@@ -40,7 +40,7 @@ from .guard import OutOfCharacterGuard
 from .persona import load_persona
 from .ports import ArchivePort, BlocksPort, ContextPort, MemoriesPort, RecallPort
 from .split import split_reply
-from .wake import WakeReason, WakeSignals, decide_wake
+from .wake import WakeReason, WakeSignals, decide_wake, wake_reason
 
 log = logging.getLogger("yuji.chat")
 
@@ -125,7 +125,6 @@ class ChatService:
 
     async def _respond(self, incoming: Incoming, send: Send) -> ReplyOutcome:
         now = self.clock.now()
-        state = await self.repo.state(incoming.scope)
         reply_to_bot = incoming.reply_to_bot
         if reply_to_bot is None:
             reply_to_bot = await self._quotes_bot(incoming)
@@ -136,13 +135,14 @@ class ChatService:
             mentioned_ids=incoming.mentioned_ids,
             reply_to_bot=reply_to_bot,
         )
+        if wake_reason(signals, self.settings.nicknames) is None:
+            return ReplyOutcome(kind="silent")  # most messages: no read of the chat's state
+        state = await self.repo.state(incoming.scope)
         decision = decide_wake(
             signals, nicknames=self.settings.nicknames, muted_until=state.muted_until, now=now
         )
         if decision.muted:
             return ReplyOutcome(kind="muted", reason=decision.reason)
-        if not decision.woken:
-            return ReplyOutcome(kind="silent")
         await self.repo.touch(incoming.scope, now, wake_at=now)
         if self.llm is None:
             if not self._warned_no_model:

@@ -107,9 +107,19 @@ def incoming(text: str, fp: str = "in-1", *, scope: str = G1, **kw: Any) -> Inco
 
 async def test_unaddressed_message_gets_no_reply_and_no_model_call(core: Yuji) -> None:
     llm = ScriptedLLM()
-    out = await make_service(core, llm, StubRecall()).respond(incoming("今天好冷"), Sent())
+    service = make_service(core, llm, StubRecall())
+    reads: list[str] = []
+    read_state = service.repo.state
+
+    async def counted_state(scope: str) -> Any:
+        reads.append(scope)
+        return await read_state(scope)
+
+    service.repo.state = counted_state  # type: ignore[method-assign]
+    out = await service.respond(incoming("今天好冷"), Sent())
     assert out.kind == "silent"
     assert llm.requests == []
+    assert reads == []  # the per-message path reads no chat state unless woken
 
 
 async def test_reply_strips_markers_credits_used_memories_and_records_the_injection(
