@@ -146,24 +146,11 @@ class BatchRunner:
         failed: Failed | None = None
         if tools.acknowledged is None:
             failed = await self._fail(batch, error or "no acknowledgement")
-        return BatchReport(
-            batch_id=batch.id,
-            scope=batch.scope,
-            first_id=batch.first_id,
-            last_id=batch.last_id,
-            messages=batch.message_count,
-            chars=batch.chars,
-            attempts=batch.attempts,
-            state="done" if tools.acknowledged else "failed",
-            outcome=tools.acknowledged,
-            error=None if tools.acknowledged else (error or "no acknowledgement"),
+        return batch_report(
+            batch,
+            tools,
+            error=error,
             turns=turns,
-            tool_calls=tools.stats.calls,
-            refused=tools.stats.refused,
-            written=tuple(tools.stats.written),
-            changed=tuple(tools.stats.changed),
-            near_duplicates=tools.stats.near_duplicates,
-            fragment_id=tools.fragment_id,
             prompt_chars=prompt_chars,
             model_s=model_s,
             consecutive_failures=failed.consecutive_failures if failed else 0,
@@ -174,3 +161,40 @@ class BatchRunner:
         failed = await self.repo.fail(batch.id, error, self.clock.now())
         log.warning("batch %d (%s) failed: %s", batch.id, batch.scope, error)
         return failed
+
+
+def batch_report(
+    batch: Batch,
+    tools: BatchTools,
+    *,
+    error: str | None,
+    turns: int = 0,
+    prompt_chars: int = 0,
+    model_s: float = 0.0,
+    consecutive_failures: int = 0,
+    tool_results: tuple[str, ...] = (),
+) -> BatchReport:
+    """The report of `batch` as its tools left it: done when acknowledged, else failed."""
+    return BatchReport(
+        batch_id=batch.id,
+        scope=batch.scope,
+        first_id=batch.first_id,
+        last_id=batch.last_id,
+        messages=batch.message_count,
+        chars=batch.chars,
+        attempts=batch.attempts,
+        state="done" if tools.acknowledged else "failed",
+        outcome=tools.acknowledged,
+        error=None if tools.acknowledged else (error or "no acknowledgement"),
+        turns=turns,
+        tool_calls=tools.stats.calls,
+        refused=tools.stats.refused,
+        written=tuple(tools.stats.written),
+        changed=tuple(tools.stats.changed),
+        near_duplicates=tools.stats.near_duplicates,
+        fragment_id=tools.fragment_id,
+        prompt_chars=prompt_chars,
+        model_s=model_s,
+        consecutive_failures=consecutive_failures,
+        tool_results=tool_results,
+    )

@@ -36,7 +36,7 @@ from memory_core.types import EvidenceRef, Experience, MemoryType
 
 from . import selection
 from .ports import MemoryStore, WriteOutcomeLike
-from .runner import BatchReport, BatchRunner
+from .runner import BatchReport, BatchRunner, batch_report
 from .tools import BatchTools, BatchView
 
 log = logging.getLogger("yuji.consolidation")
@@ -134,7 +134,7 @@ class ConsolidationService:
             except asyncio.CancelledError:
                 if not task.cancelled() or batch.id in self._running:
                     raise
-                report = _killed_report(batch)
+                report = batch_report(batch, tools, error="watchdog: no progress")
             finally:
                 self._running.pop(batch.id, None)
             self._after(report, previous_failures)
@@ -306,27 +306,3 @@ class ConsolidationService:
             origin="remember",
             changed_by=changed_by,
         )
-
-
-def _killed_report(batch: Batch) -> BatchReport:
-    return BatchReport(
-        batch_id=batch.id,
-        scope=batch.scope,
-        first_id=batch.first_id,
-        last_id=batch.last_id,
-        messages=batch.message_count,
-        chars=batch.chars,
-        attempts=batch.attempts,
-        state="failed",
-        outcome=None,
-        error="watchdog: no progress",
-        turns=0,
-        tool_calls=0,
-        refused=0,
-        written=(),
-        changed=(),
-        near_duplicates=0,
-        fragment_id=None,
-        prompt_chars=0,
-        model_s=0.0,
-    )
