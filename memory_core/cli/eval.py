@@ -1,7 +1,7 @@
 """`yuji eval DATASET [--json] [--distractors N] [--clones N] [--baselines]
 [--vector off|shadow|candidate] [--vector-sweep]`.
 
-Loads a recall dataset (eval/FORMAT.md) into a fresh temporary database through the
+Loads a recall dataset (docs/eval-format.md) into a fresh temporary database through the
 public write path and asks every query through the public recall path; prints hit@5
 per tier, false recall, leakage, stale and latency. Never touches the real database.
 """
@@ -19,7 +19,7 @@ from memory_core.eval.vector_eval import render_sweep
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "eval", help="measure recall on a dataset (eval/FORMAT.md) in a temporary database"
+        "eval", help="measure recall on a dataset (docs/eval-format.md) in a temporary database"
     )
     parser.add_argument("dataset", type=Path)
     parser.add_argument("--json", action="store_true", help="print one JSON object")

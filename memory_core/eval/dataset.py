@@ -1,4 +1,4 @@
-"""The recall dataset format of eval/FORMAT.md, parsed into frozen values (pure)."""
+"""The recall dataset format of docs/eval-format.md, parsed into frozen values (pure)."""
 
 from __future__ import annotations
 
@@ -142,7 +142,7 @@ def parse_dataset(data: dict[str, Any]) -> Dataset:
             ),
         )
     except (KeyError, TypeError, ValueError) as exc:
-        raise ValidationError(f"not a recall dataset (eval/FORMAT.md): {exc!r}") from exc
+        raise ValidationError(f"not a recall dataset (docs/eval-format.md): {exc!r}") from exc
 
 
 def load_dataset(path: Path) -> Dataset:
