@@ -20,7 +20,7 @@ from memory_core.errors import (
     ValidationError,
     YujiError,
 )
-from memory_core.prompts.chat import CARD_TITLES, stage_label
+from memory_core.prompts.chat import card_lines, stage_label
 from memory_core.types import Memory, Recalled
 
 from .duration import format_duration
@@ -150,10 +150,7 @@ def why_text(
 
 
 def cards_text(cards: Sequence[tuple[str, str]]) -> str:
-    shown = [(kind, text.strip()) for kind, text in cards if text.strip()]
-    if not shown:
-        return "还没有记忆卡片，每晚整理过后才会有。"
-    return "\n".join(f"【{CARD_TITLES.get(kind, kind)}】{text}" for kind, text in shown)
+    return "\n".join(card_lines(cards)) or "还没有记忆卡片，每晚整理过后才会有。"
 
 
 # --- status and backfill ------------------------------------------------------------

@@ -12,6 +12,7 @@ Expected response: plain chat text, optionally ending in citation markers
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
 from memory_core.chat.citations import MARKER_EXAMPLE, marker
@@ -46,6 +47,13 @@ def stage_label(stage: str, reason: str = "") -> str:
     if reason.startswith(tag):
         return tag + reason[len(tag) :]
     return f"{tag}：{reason}"
+
+
+def card_lines(cards: Sequence[tuple[str, str]]) -> list[str]:
+    """`【偏好】…`, one line per card that has text (the prompt's block and `/cards`)."""
+    return [
+        f"【{CARD_TITLES.get(kind, kind)}】{text.strip()}" for kind, text in cards if text.strip()
+    ]
 
 
 _SLOW = frozenset({"persona", "states", "cards", "timeline", "diaries"})
@@ -204,13 +212,9 @@ def build_chat_prompt(data: ChatPromptInput, budget: PromptBudget | None = None)
     states = take_within([f"- {s}" for s in data.states], b.states)
     blocks.append(("states", "现在正生效的状态", "\n".join(states)))
 
-    card_lines = [
-        f"【{CARD_TITLES.get(kind, kind)}】{text.strip()}"
-        for kind, text in data.cards
-        if text.strip()
-    ]
-    per_card = max(40, b.cards // max(1, len(card_lines)))
-    cards = take_within([truncate_to(c, per_card) for c in card_lines], b.cards)
+    shown_cards = card_lines(data.cards)
+    per_card = max(40, b.cards // max(1, len(shown_cards)))
+    cards = take_within([truncate_to(c, per_card) for c in shown_cards], b.cards)
     blocks.append(("cards", "记忆卡片", "\n".join(cards)))
 
     timeline = take_within([f"- {t}" for t in data.timeline], b.timeline, newest_last=True)
