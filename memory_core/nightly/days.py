@@ -96,10 +96,6 @@ def pending_days(
     return days[-max_days:] if max_days > 0 else []
 
 
-def iso(day: date) -> str:
-    return day.isoformat()
-
-
 def parse_day(text: str) -> date:
     """`"2026-11-20"` -> a date; anything else raises ValueError."""
     return date.fromisoformat(text.strip())

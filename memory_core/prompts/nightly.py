@@ -7,7 +7,6 @@ not fit. The texts are pinned by snapshot tests: change them on purpose only.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
@@ -306,8 +305,3 @@ def events_prompt(
         (_system(bot_name, task), ChatMessage(role="user", content=user)),
         EventsReply,
     )
-
-
-def as_json(value: object) -> str:
-    """Compact, readable JSON (Chinese kept as is) for scripted test replies."""
-    return json.dumps(value, ensure_ascii=False)

@@ -149,11 +149,6 @@ class ConsolidationRepo:
         async with self.db.read() as conn:
             return await _cursor(conn, scope)
 
-    async def cursors(self) -> list[Cursor]:
-        async with self.db.read() as conn:
-            rows = (await conn.execute(select(C).order_by(C.c.scope))).all()
-        return [Cursor(r.scope, r.delivered_id, r.acked_id, r.consecutive_failures) for r in rows]
-
     async def batch(self, batch_id: int) -> Batch:
         async with self.db.read() as conn:
             return await _get_batch(conn, batch_id)

@@ -6,6 +6,7 @@ hang from) straight into the tables, the way acknowledgement leaves them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -16,7 +17,6 @@ from memory_core import Yuji
 from memory_core.llm.base import ChatResponse
 from memory_core.llm.fake import LLMRequest, text_response
 from memory_core.nightly.days import zone
-from memory_core.prompts.nightly import as_json
 from memory_core.storage.schema import consolidation_batches, fragments
 from memory_core.types import NewExperience
 
@@ -30,7 +30,7 @@ def sh(*args: int) -> datetime:
 
 
 def reply(payload: dict[str, Any]) -> ChatResponse:
-    return text_response(as_json(payload))
+    return text_response(json.dumps(payload, ensure_ascii=False))
 
 
 async def archive(core: Yuji, scope: str, at: datetime, texts: Sequence[str]) -> list[int]:
