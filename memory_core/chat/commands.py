@@ -24,6 +24,7 @@ from memory_core.types import EvidenceRef, NewExperience
 from . import texts
 from .duration import parse_duration
 from .ports import ArchivePort, RecallPort
+from .service import recall_for_reply
 from .texts import UsageError, WhyItem
 from .wake import is_muted
 
@@ -142,9 +143,9 @@ class ChatCommands:
         question = question.strip()
         if not question:
             raise UsageError("用法：/recall <问题>，看看这句话会让我想起什么")
-        limit = min(5, self.settings.recall_limit)
-        result = await self.recall.recall(scope, question, now=self.clock.now(), limit=limit)
-        items = [item for item in result.items if item.memory.scope == scope][:limit]
+        items = await recall_for_reply(
+            self.recall, scope, question, now=self.clock.now(), limit=self.settings.recall_limit
+        )
         return texts.recall_text(items)
 
     async def why(self, scope: str, reply_fingerprint: str | None = None) -> str:

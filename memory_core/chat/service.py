@@ -183,11 +183,14 @@ class ChatService:
         prompt: ChatPrompt | None = None
         try:
             trigger = await self.archive.by_fingerprint(incoming.scope, incoming.fingerprint)
-            limit = min(MAX_INJECTED, self.settings.recall_limit)
-            result = await self.recall.recall(
-                incoming.scope, incoming.text, now=now, limit=limit, sender_id=incoming.sender_id
+            recalled = await recall_for_reply(
+                self.recall,
+                incoming.scope,
+                incoming.text,
+                now=now,
+                limit=self.settings.recall_limit,
+                sender_id=incoming.sender_id,
             )
-            recalled = _own_scope(incoming.scope, result.items)[:limit]
             view = await gather_context(
                 incoming.scope,
                 now=now,
@@ -287,12 +290,24 @@ class ChatService:
         )
 
 
-def _own_scope(scope: str, items: Sequence[Recalled]) -> tuple[Recalled, ...]:
-    """Belt and braces over recall's own visibility rule: never another chat's memory."""
-    kept = tuple(item for item in items if item.memory.scope == scope)
-    if len(kept) != len(items):
+async def recall_for_reply(
+    recall: RecallPort,
+    scope: str,
+    text: str,
+    *,
+    now: datetime,
+    limit: int,
+    sender_id: str | None = None,
+) -> tuple[Recalled, ...]:
+    """What a reply to `text` is given (and `/recall` previews): at most `MAX_INJECTED`
+    (and `limit`) memories, all of this chat."""
+    limit = min(MAX_INJECTED, limit)
+    result = await recall.recall(scope, text, now=now, limit=limit, sender_id=sender_id)
+    # Belt and braces over recall's own visibility rule: never another chat's memory.
+    kept = tuple(item for item in result.items if item.memory.scope == scope)
+    if len(kept) != len(result.items):
         log.error("yuji: recall returned memories of another chat for %s; dropped", scope)
-    return kept
+    return kept[:limit]
 
 
 def _prompt_memory(item: Recalled, view: ContextView) -> PromptMemory:
