@@ -79,16 +79,29 @@ class CardText:
     content: str
 
 
-def _system(bot_name: str, task: str) -> ChatMessage:
-    return ChatMessage(
-        role="system",
-        content=(
-            f"你是群聊机器人「{bot_name}」的记忆整理员，在深夜替它整理当天的记忆。"
-            "你不和任何人聊天，也不扮演角色；只做整理，不编造材料里没有的内容。\n"
-            f"{task}\n"
-            "只输出一个 JSON 对象，不要代码块，不要任何解释。"
-        ),
+def _prompt(bot_name: str, task: str, user: str, response: type[T]) -> Prompt[T]:
+    """The shared system message (who is asking, `task`, JSON only) and the user turn."""
+    system = (
+        f"你是群聊机器人「{bot_name}」的记忆整理员，在深夜替它整理当天的记忆。"
+        "你不和任何人聊天，也不扮演角色；只做整理，不编造材料里没有的内容。\n"
+        f"{task}\n"
+        "只输出一个 JSON 对象，不要代码块，不要任何解释。"
     )
+    return Prompt(
+        (ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)),
+        response,
+    )
+
+
+def _states_block(states: Sequence[StateLine]) -> str:
+    return "\n".join(
+        f"[状态 {s.id}] 对象：{s.subject}；截止：{s.until or '未定'}；内容：{s.content}"
+        for s in states
+    )
+
+
+def _bullets(items: Sequence[str]) -> str:
+    return "\n".join(f"- {i}" for i in items) if items else "（无）"
 
 
 def _fragments_block(fragments: Sequence[FragmentLine]) -> str:
@@ -116,24 +129,17 @@ class SettleReply(_Reply):
 
 
 def settle_prompt(states: Sequence[StateLine], *, day: str, bot_name: str) -> Prompt[SettleReply]:
-    lines = "\n".join(
-        f"[状态 {s.id}] 对象：{s.subject}；截止：{s.until or '未定'}；内容：{s.content}"
-        for s in states
-    )
     task = (
         "下面这些「时效状态」已经过了截止日期，今晚要下线。"
         "把每一条改写成过去时的一句话：保留人物、事情和数字，写明它当时是什么状态，"
         "不要添加原文没有的结局。"
     )
     user = (
-        f"日期：{day}\n\n{lines}\n\n"
+        f"日期：{day}\n\n{_states_block(states)}\n\n"
         '输出格式：{"rewrites": [{"id": 状态编号, "past_tense": "过去时的描述"}]}\n'
         "每个状态恰好一条，编号必须来自上面的列表。"
     )
-    return Prompt(
-        (_system(bot_name, task), ChatMessage(role="user", content=user)),
-        SettleReply,
-    )
+    return _prompt(bot_name, task, user, SettleReply)
 
 
 # --- step 2: diary ------------------------------------------------------------------------
@@ -156,17 +162,13 @@ def diary_prompt(
         "大家的反应，保留具体的名字、数字和约定。三到八句话，不抒情，不评价，"
         "材料里没有的不要写。"
     )
-    settled_block = "\n".join(f"- {s}" for s in settled) if settled else "（无）"
     user = (
         f"聊天：{scope_label}\n日期：{day}\n\n"
         f"当天的碎片摘要：\n{_fragments_block(fragments)}\n\n"
-        f"今晚下线的时效状态（已改写为过去时）：\n{settled_block}\n\n"
+        f"今晚下线的时效状态（已改写为过去时）：\n{_bullets(settled)}\n\n"
         '输出格式：{"diary": "今日小传正文"}'
     )
-    return Prompt(
-        (_system(bot_name, task), ChatMessage(role="user", content=user)),
-        DiaryReply,
-    )
+    return _prompt(bot_name, task, user, DiaryReply)
 
 
 # --- step 3: cards ---------------------------------------------------------------------------
@@ -210,10 +212,7 @@ def cards_prompt(
         '"old_past_tense": "过去时或 null"}], "timeline": "一句话或 null"}\n'
         '没有变化时输出 {"changes": [], "timeline": null}。'
     )
-    return Prompt(
-        (_system(bot_name, task), ChatMessage(role="user", content=user)),
-        CardsReply,
-    )
+    return _prompt(bot_name, task, user, CardsReply)
 
 
 # --- step 3.5: states the diary changes -----------------------------------------------------
@@ -247,13 +246,7 @@ def states_prompt(
         "- new：小传明确提到一个新的、有期限的短期状态；until 填截止日期（没说就填 null）。\n"
         "每条都要在 quote 里一字不差地抄出小传中说明这件事的原话。"
     )
-    lines = (
-        "\n".join(
-            f"[状态 {s.id}] 对象：{s.subject}；截止：{s.until or '未定'}；内容：{s.content}"
-            for s in states
-        )
-        or "（无）"
-    )
+    lines = _states_block(states) or "（无）"
     user = (
         f"日期：{day}\n\n现有的时效状态：\n{lines}\n\n今日小传：\n{diary}\n\n"
         '输出格式：{"changes": [{"action": "resolved|extended|new", "id": 状态编号或 null, '
@@ -261,10 +254,7 @@ def states_prompt(
         '"until": "YYYY-MM-DD 或 null"}]}\n'
         '没有需要调整的就输出 {"changes": []}。'
     )
-    return Prompt(
-        (_system(bot_name, task), ChatMessage(role="user", content=user)),
-        StatesReply,
-    )
+    return _prompt(bot_name, task, user, StatesReply)
 
 
 # --- step 4: events ------------------------------------------------------------------------
@@ -293,15 +283,11 @@ def events_prompt(
         "一件事一条，写成完整的一句话，带上日期；闲聊、寒暄和已经记过的事不要提取。"
         "每条必须在 fragment_ids 里列出它来自哪些碎片。"
     )
-    known_block = "\n".join(f"- {k}" for k in known) if known else "（无）"
     user = (
         f"日期：{day}\n\n当天的碎片摘要：\n{_fragments_block(fragments)}\n\n"
-        f"已经记下的长期事件（不要重复）：\n{known_block}\n\n"
+        f"已经记下的长期事件（不要重复）：\n{_bullets(known)}\n\n"
         '输出格式：{"events": [{"subject": "主要人物或 group", "content": "事件", '
         '"importance": 0到1, "fragment_ids": [碎片编号]}]}\n'
         '没有值得记的就输出 {"events": []}。'
     )
-    return Prompt(
-        (_system(bot_name, task), ChatMessage(role="user", content=user)),
-        EventsReply,
-    )
+    return _prompt(bot_name, task, user, EventsReply)
