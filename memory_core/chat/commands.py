@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
@@ -26,10 +26,8 @@ from .duration import parse_duration
 from .ports import ArchivePort, RecallPort
 from .service import recall_for_reply
 from .texts import UsageError, WhyItem
-from .wake import is_muted
+from .wake import MUTE_FOREVER, is_muted
 
-MUTE_FOREVER = datetime(9999, 1, 1, tzinfo=UTC)
-"""`/mute` without a duration: until `/unmute`."""
 REMEMBER_MAX_CHARS = 500
 
 

@@ -24,6 +24,7 @@ from memory_core.prompts.chat import card_lines, stage_label
 from memory_core.types import Memory, Recalled
 
 from .duration import format_duration
+from .wake import MUTE_FOREVER
 
 PREVIEW_CHARS = 60
 
@@ -187,7 +188,7 @@ def status_text(status: ScopeStatus, zone: ZoneInfo, now: datetime) -> str:
         at = f"（{local_time(status.last_batch_at, zone, now)}）" if status.last_batch_at else ""
         lines.append(f"上一批整理：{state}{at}")
     if status.muted_until is not None and status.muted_until > now:
-        forever = status.muted_until.year >= 9999
+        forever = status.muted_until >= MUTE_FOREVER
         until = "直到 /unmute" if forever else f"到 {local_time(status.muted_until, zone, now)}"
         lines.append(f"静音：是，{until}")
     else:

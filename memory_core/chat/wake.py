@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Literal
 
 WakeReason = Literal["private", "mention", "reply", "nickname"]
+MUTE_FOREVER = datetime(9999, 1, 1, tzinfo=UTC)
+"""`/mute` without a duration: until `/unmute`."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memory_core.chat.commands import MUTE_FOREVER
 from memory_core.chat.texts import (
     NotPermitted,
     ScopeStatus,
@@ -23,6 +22,7 @@ from memory_core.chat.texts import (
     unmute_text,
     why_text,
 )
+from memory_core.chat.wake import MUTE_FOREVER
 from memory_core.errors import (
     EvidenceRequired,
     LLMTimeout,
