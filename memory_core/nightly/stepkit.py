@@ -6,7 +6,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from memory_core.prompts.nightly import FragmentLine, StateLine
-from memory_core.storage.nightly_repo import Diary, Fragment
+from memory_core.storage.consolidation_repo import Fragment
+from memory_core.storage.nightly_repo import Diary
 from memory_core.types import EvidenceRef, Memory
 
 from .context import DayRun

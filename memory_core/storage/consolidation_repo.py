@@ -124,7 +124,8 @@ def _batch(row: Any) -> Batch:
     return Batch(**{k: m[k] for k in Batch.__dataclass_fields__})
 
 
-def _fragment(row: Any) -> Fragment:
+def fragment_of(row: Any) -> Fragment:
+    """A `fragments` row (consolidation writes them; the nightly run reads them too)."""
     m = row._mapping
     return Fragment(**{k: m[k] for k in Fragment.__dataclass_fields__})
 
@@ -188,7 +189,7 @@ class ConsolidationRepo:
         if archived is not None:
             query = query.where(F.c.archived == archived)
         async with self.db.read() as conn:
-            return [_fragment(r) for r in (await conn.execute(query)).all()]
+            return [fragment_of(r) for r in (await conn.execute(query)).all()]
 
     # --- the state machine -------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import Result, Row, Select, and_, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from .consolidation_repo import Fragment, fragment_of
 from .engine import Database
 from .schema import (
     cards,
@@ -29,18 +30,6 @@ from .schema import (
     nightly_settled,
     timeline,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Fragment:
-    id: int
-    scope: str
-    summary: str
-    first_id: int
-    last_id: int
-    first_sent_at: datetime
-    last_sent_at: datetime
-    archived: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +207,7 @@ class NightlyRepo:
                 )
                 .order_by(fragments.c.first_sent_at, fragments.c.id)
             )
-            return [_fragment(r) for r in rows]
+            return [fragment_of(r) for r in rows]
 
     async def oldest_unarchived_at(self, scope: str) -> datetime | None:
         async with self.db.read() as conn:
@@ -237,7 +226,7 @@ class NightlyRepo:
                 .where(fragments.c.scope == scope, fragments.c.id.in_(sorted(set(ids))))
                 .order_by(fragments.c.first_sent_at, fragments.c.id)
             )
-            return [_fragment(r) for r in rows]
+            return [fragment_of(r) for r in rows]
 
     # --- diaries -------------------------------------------------------------------
 
@@ -474,19 +463,6 @@ def _step(row: Row[Any]) -> StepRow:
         started_at=row.started_at,
         finished_at=row.finished_at,
         detail=dict(row.detail or {}),
-    )
-
-
-def _fragment(row: Row[Any]) -> Fragment:
-    return Fragment(
-        id=int(row.id),
-        scope=str(row.scope),
-        summary=str(row.summary),
-        first_id=int(row.first_id),
-        last_id=int(row.last_id),
-        first_sent_at=row.first_sent_at,
-        last_sent_at=row.last_sent_at,
-        archived=bool(row.archived),
     )
 
 
