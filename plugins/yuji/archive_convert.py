@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
+
+from nonebot.adapters.onebot.v11 import Message, MessageSegment
 
 from memory_core import AttachmentRef
 
@@ -118,6 +121,28 @@ def attachment_ref(index: int, kind: str, data: Mapping[str, Any]) -> Attachment
 def display_name(card: str | None, nickname: str | None) -> str:
     """The name shown in the group at that moment: the group card, else the nickname."""
     return (card or "").strip() or (nickname or "").strip()
+
+
+def raw_segments(message: Any, *, escaped: bool = False) -> list[Any]:
+    """The shapes a `message` field comes in: str (CQ codes unless `escaped`), a
+    Message, one segment, or a list of segments / dicts."""
+    if message is None:
+        return []
+    if isinstance(message, str):
+        return [MessageSegment.text(message)] if escaped else list(Message(message))
+    if isinstance(message, MessageSegment | Mapping):
+        return [message]
+    if isinstance(message, list | tuple | Message):
+        return list(message)  # type: ignore[arg-type]
+    return [MessageSegment.text(str(message))]
+
+
+def event_instant(timestamp: Any) -> datetime | None:
+    """A OneBot `time` (Unix seconds) as an aware UTC instant; None when unusable."""
+    try:
+        return datetime.fromtimestamp(int(timestamp), UTC)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
 
 
 def _is_sticker(kind: str, data: Mapping[str, Any]) -> bool:

@@ -14,17 +14,17 @@ skipped.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from nonebot import logger, on_message
 from nonebot.adapters import Bot as BaseBot
-from nonebot.adapters.onebot.v11 import Bot, Event, Message, MessageEvent, MessageSegment
+from nonebot.adapters.onebot.v11 import Bot, Event, MessageEvent
 
 from memory_core import NewExperience, Yuji, group_scope, private_scope
 
 from . import runtime
-from .archive_convert import convert, display_name
+from .archive_convert import convert, display_name, event_instant, raw_segments
 
 SEND_APIS = frozenset({"send_group_msg", "send_private_msg", "send_msg"})
 
@@ -87,7 +87,7 @@ def incoming_experience(bot: Bot, event: MessageEvent, *, now: datetime) -> NewE
         text=converted.text,
         segments=converted.segments,
         reply_to=converted.reply_to,
-        sent_at=_instant(event.time, now),
+        sent_at=event_instant(event.time) or now,
         attachments=converted.attachments,
     )
 
@@ -110,7 +110,7 @@ def outgoing_experience(
     target = data.get("group_id") if kind == "group" else data.get("user_id")
     if target is None:
         return None
-    converted = convert(_segments(data.get("message"), escaped=bool(data.get("auto_escape"))))
+    converted = convert(raw_segments(data.get("message"), escaped=bool(data.get("auto_escape"))))
     return NewExperience(
         scope=group_scope(target) if kind == "group" else private_scope(target),
         fingerprint=str(message_id),
@@ -123,27 +123,6 @@ def outgoing_experience(
         sent_at=now,
         attachments=converted.attachments,
     )
-
-
-def _segments(message: Any, *, escaped: bool) -> list[Any]:
-    """The shapes a caller may pass as `message`: str (CQ codes unless auto_escape),
-    a Message, one segment, or a list of segments / dicts."""
-    if message is None:
-        return []
-    if isinstance(message, str):
-        return [MessageSegment.text(message)] if escaped else list(Message(message))
-    if isinstance(message, MessageSegment | Mapping):
-        return [message]
-    if isinstance(message, list | tuple | Message):
-        return list(message)  # type: ignore[arg-type]
-    return [MessageSegment.text(str(message))]
-
-
-def _instant(timestamp: Any, fallback: datetime) -> datetime:
-    try:
-        return datetime.fromtimestamp(int(timestamp), UTC)
-    except (TypeError, ValueError, OverflowError, OSError):
-        return fallback
 
 
 def _preview(event: Event) -> str:

@@ -5,14 +5,12 @@ converter, so a backfilled message is stored exactly as if it had been heard liv
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
-
-from nonebot.adapters.onebot.v11 import Message
 
 from memory_core import NewExperience, group_scope
 
-from .archive_convert import convert, display_name
+from .archive_convert import convert, display_name, event_instant, raw_segments
 
 
 def history_parser(
@@ -31,7 +29,7 @@ def history_parser(
         user_id = sender.get("user_id", item.get("user_id"))
         if user_id in (None, ""):
             return None
-        converted = convert(_segments(item.get("message")))
+        converted = convert(raw_segments(item.get("message")))
         return NewExperience(
             scope=scope,
             fingerprint=str(message_id),
@@ -41,26 +39,9 @@ def history_parser(
             text=converted.text,
             segments=converted.segments,
             reply_to=converted.reply_to,
-            sent_at=_instant(item.get("time"), now),
+            sent_at=event_instant(item.get("time")) or now(),
             source="backfill",
             attachments=converted.attachments,
         )
 
     return parse
-
-
-def _segments(message: Any) -> list[Any]:
-    if message is None:
-        return []
-    if isinstance(message, str):
-        return list(Message(message))
-    if isinstance(message, list):
-        return list(message)  # type: ignore[arg-type]
-    return [message]
-
-
-def _instant(timestamp: Any, now: Callable[[], datetime]) -> datetime:
-    try:
-        return datetime.fromtimestamp(int(timestamp), UTC)
-    except (TypeError, ValueError, OverflowError, OSError):
-        return now()

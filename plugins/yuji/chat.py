@@ -9,8 +9,6 @@ the first part quotes the message it answers.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
-from typing import Any
 
 from nonebot import get_driver, logger, on_message
 from nonebot.adapters.onebot.v11 import (
@@ -25,7 +23,7 @@ from nonebot.adapters.onebot.v11 import (
 from memory_core import Incoming, group_scope, private_scope
 
 from . import runtime
-from .archive_convert import convert, display_name
+from .archive_convert import convert, display_name, event_instant
 
 CHAT_PRIORITY = 50
 
@@ -87,17 +85,10 @@ def to_incoming(
         sender_id=str(event.user_id),
         sender_name=display_name(getattr(event.sender, "card", None), event.sender.nickname),
         text=text,
-        sent_at=_instant(event.time),
+        sent_at=event_instant(event.time) or runtime.core().clock.now(),
         self_id=self_id,
         is_private=is_private,
         mentioned_ids=mentioned,
         reply_to=converted.reply_to,
         reply_to_bot=reply_to_bot,
     )
-
-
-def _instant(timestamp: Any) -> datetime:
-    try:
-        return datetime.fromtimestamp(int(timestamp), UTC)
-    except (TypeError, ValueError, OverflowError, OSError):
-        return runtime.core().clock.now()
