@@ -137,14 +137,15 @@ class ConsolidationRepo:
     # --- reads -------------------------------------------------------------------
 
     async def pending(self, scope: str | None = None) -> list[Pending]:
-        """Per chat with archived experiences: acked watermark, count behind it, oldest."""
-        sql = text(_PENDING_SQL).columns(
+        """Per chat with archived experiences (or just `scope`): acked watermark, count
+        behind it, oldest. The counts are only taken for the chats returned."""
+        sql = text(_PENDING_SQL if scope is None else _PENDING_SQL + "AND s.scope = :scope")
+        sql = sql.columns(
             scope=String, acked=Integer, failures=Integer, cnt=Integer, oldest=UTCDateTime
         )
         async with self.db.read() as conn:
-            rows = (await conn.execute(sql)).all()
-        out = [Pending(r.scope, r.acked, r.cnt, r.oldest, r.failures) for r in rows]
-        return [p for p in out if scope is None or p.scope == scope]
+            rows = (await conn.execute(sql, {} if scope is None else {"scope": scope})).all()
+        return [Pending(r.scope, r.acked, r.cnt, r.oldest, r.failures) for r in rows]
 
     async def cursor(self, scope: str) -> Cursor:
         async with self.db.read() as conn:

@@ -342,3 +342,13 @@ async def test_a_batch_that_would_skip_unacknowledged_messages_is_never_acknowle
     await service.repo.fail(batch.id, "stale range", clock.now())
     with pytest.raises(BatchError):
         await service.repo.create(G1, Cut(ids[4], ids[-1], 8, 80), "u", clock.now())
+
+
+async def test_pending_of_one_chat_counts_only_that_chat(
+    core: Yuji, service: ConsolidationService
+) -> None:
+    await seed(core, G1, n=3)
+    await seed(core, G2, n=5)
+    assert [(p.scope, p.count) for p in await service.repo.pending(G2)] == [(G2, 5)]
+    assert [(p.scope, p.count) for p in await service.repo.pending()] == [(G1, 3), (G2, 5)]
+    assert await service.repo.pending("group:9") == []
