@@ -73,7 +73,7 @@ async def settle(run: DayRun) -> StepResult:
     count, refused = await apply_each(run, reply.rewrites, apply)
     rewrites = [r.past_tense for r in reply.rewrites]
     return StepResult(
-        summary(count, "states settled", refused), {"rewrites": rewrites, **keep_refusals(run)}
+        summary(f"{count} states settled", refused), {"rewrites": rewrites, **keep_refusals(run)}
     )
 
 
@@ -173,7 +173,7 @@ async def states(run: DayRun) -> StepResult:
 
     count, refused = await apply_each(run, reply.changes, apply)
     return StepResult(
-        summary(count, "states adjusted", refused), {"adjusted": count, **keep_refusals(run)}
+        summary(f"{count} states adjusted", refused), {"adjusted": count, **keep_refusals(run)}
     )
 
 

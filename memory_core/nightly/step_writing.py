@@ -18,7 +18,6 @@ from .stepkit import (
     fragment_lines,
     keep_refusals,
     summary,
-    summary_with,
 )
 
 KNOWN_EVENTS = 30
@@ -104,10 +103,10 @@ async def cards(run: DayRun) -> StepResult:
         **keep_refusals(run),
     }
     await services.repo.write_cards(run.scope, run.day_text, contents, timeline, run.now, detail)
-    summary = f"{len(contents)} cards changed, {kept} old states kept"
+    text = f"{len(contents)} cards changed, {kept} old states kept"
     if timeline:
-        summary += ", timeline +1"
-    return StepResult(summary_with(summary, refused), detail, committed=True)
+        text += ", timeline +1"
+    return StepResult(summary(text, refused), detail, committed=True)
 
 
 # --- step 4: events -----------------------------------------------------------------------
@@ -159,4 +158,4 @@ async def events(run: DayRun) -> StepResult:
         return None
 
     count, refused = await apply_each(run, reply.events, apply)
-    return StepResult(summary(count, "events", refused), {"events": count, **keep_refusals(run)})
+    return StepResult(summary(f"{count} events", refused), {"events": count, **keep_refusals(run)})

@@ -61,14 +61,11 @@ async def apply_each(
     return count, refused
 
 
-def summary(count: int, noun: str, refused: Sequence[str]) -> str:
-    text = f"{count} {noun}"
+def summary(text: str, refused: Sequence[str]) -> str:
+    """The step's one-line summary, with the items it refused to apply."""
     return f"{text}; {len(refused)} refused: {'; '.join(refused)[:300]}" if refused else text
 
 
 def keep_refusals(run: DayRun) -> dict[str, Any]:
-    return {k: v for k, v in run.progress.items() if k in ("refused",)}
-
-
-def summary_with(text: str, refused: Sequence[str]) -> str:
-    return f"{text}; refused: {'; '.join(refused)[:300]}" if refused else text
+    """The model replies refused before one was accepted, for the step's detail."""
+    return {"refused": run.progress["refused"]} if "refused" in run.progress else {}
