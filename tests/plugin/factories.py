@@ -4,6 +4,8 @@ event = group_message("hello", message_id=1, group_id=100, user_id=200)
 async with app.test_matcher() as ctx:
     bot = ctx.create_bot(base=Bot, self_id=BOT_ID)
     ctx.receive_event(bot, event)
+
+`memory_in(core, scope, content)` seeds one memory resting on an archived message.
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ import itertools
 from typing import Any
 
 from nonebot.adapters.onebot.v11 import GroupMessageEvent, Message, PrivateMessageEvent
+
+from memory_core import NewExperience, Yuji
+from memory_core.types import EvidenceRef
 
 BOT_ID = "1234567"
 TIME = 1_795_000_000  # 2026-11-18 (UTC)
@@ -85,3 +90,24 @@ def private_message(
             "to_me": True,
         }
     )
+
+
+async def memory_in(core: Yuji, scope: str, content: str) -> int:
+    """A fact memory of `scope`, with an archived message as its evidence; its id."""
+    exp = await core.archive.append(
+        NewExperience(
+            scope=scope,
+            fingerprint=f"seed-{content}",
+            sender_id="7",
+            text=content,
+            sent_at=core.clock.now(),
+        )
+    )
+    out = await core.memories.write(
+        scope,
+        type="fact",
+        subject="阿明",
+        content=content,
+        evidence=[EvidenceRef(experience_id=exp)],
+    )
+    return out.memory.id

@@ -15,10 +15,9 @@ from memory_core import FakeClock, NewExperience, Settings, Yuji
 from memory_core.chat.texts import ADMIN_ONLY, SUPERUSER_ONLY
 from memory_core.memories.near_duplicate import similarity
 from memory_core.storage.schema import cards
-from memory_core.types import EvidenceRef
 
 from .conftest import SUPERUSER
-from .factories import BOT_ID, group_message, private_message
+from .factories import BOT_ID, group_message, memory_in, private_message
 
 G = 100
 SCOPE = f"group:{G}"
@@ -39,26 +38,6 @@ async def run(
             ctx.should_call_api(name, data, result=result)
         ctx.should_call_send(event, text(answer), result={"message_id": 1})
         ctx.should_finished()
-
-
-async def memory_in(core: Yuji, scope: str, content: str) -> int:
-    exp = await core.archive.append(
-        NewExperience(
-            scope=scope,
-            fingerprint=f"seed-{content}",
-            sender_id="7",
-            text=content,
-            sent_at=core.clock.now(),
-        )
-    )
-    out = await core.memories.write(
-        scope,
-        type="fact",
-        subject="阿明",
-        content=content,
-        evidence=[EvidenceRef(experience_id=exp)],
-    )
-    return out.memory.id
 
 
 # --- /mute and /unmute --------------------------------------------------------------

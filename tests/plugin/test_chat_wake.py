@@ -9,11 +9,10 @@ import pytest
 from nonebot.adapters.onebot.v11 import Bot, Message, MessageSegment
 from nonebug import App
 
-from memory_core import FakeClock, FakeFetcher, NewExperience, Yuji
+from memory_core import FakeClock, FakeFetcher, Yuji
 from memory_core.llm.fake import ScriptedLLM, text_response
-from memory_core.types import EvidenceRef
 
-from .factories import BOT_ID, group_message, private_message
+from .factories import BOT_ID, group_message, memory_in, private_message
 
 G = 100
 SCOPE = f"group:{G}"
@@ -39,33 +38,13 @@ def reply_to(message_id: int, text: str) -> Message:
     return MessageSegment.reply(message_id) + MessageSegment.text(text)
 
 
-async def seed(core: Yuji, contents: list[str]) -> list[int]:
-    ids: list[int] = []
-    for i, content in enumerate(contents):
-        exp = await core.archive.append(
-            NewExperience(
-                scope=SCOPE,
-                fingerprint=f"seed{i}",
-                sender_id="7",
-                text=content,
-                sent_at=core.clock.now(),
-            )
-        )
-        out = await core.memories.write(
-            SCOPE,
-            type="fact",
-            subject="阿明",
-            content=content,
-            evidence=[EvidenceRef(experience_id=exp)],
-        )
-        ids.append(out.memory.id)
-    return ids
-
-
 async def test_at_bot_gets_a_quoted_plain_text_reply_without_markers(
     app: App, yuji_core: Yuji, llm: ScriptedLLM
 ) -> None:
-    ids = await seed(yuji_core, ["阿明的撤离率是 20%", "小红喜欢吃火锅", "群里周五晚上开黑"])
+    ids = [
+        await memory_in(yuji_core, SCOPE, content)
+        for content in ["阿明的撤离率是 20%", "小红喜欢吃火锅", "群里周五晚上开黑"]
+    ]
     llm.push(text_response(f"20% 呀 [CQ:at,qq=all][[m:{ids[0]}]]"))
     event = group_message(at_bot("阿明的撤离率多少"), message_id=501)
     async with app.test_matcher() as ctx:

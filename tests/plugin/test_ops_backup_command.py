@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nonebot.adapters.onebot.v11 import Bot
+from nonebot.adapters.onebot.v11 import Bot, MessageEvent
 from nonebug import App
 
 import plugins.yuji.commands.backup as backup_command
@@ -32,28 +32,27 @@ class Capture:
     __hash__ = None  # type: ignore[assignment]
 
 
-async def test_backup_command_makes_a_verified_backup(app: App, yuji_core: Yuji) -> None:
-    event = private_message("/backup", user_id=int(SUPERUSER))
+async def answer_to(app: App, event: MessageEvent) -> str:
+    """Send `event`; the command finishes with one message, returned as text."""
     sent = Capture()
     async with app.test_matcher() as ctx:
         bot = ctx.create_bot(base=Bot, self_id=BOT_ID)
         ctx.receive_event(bot, event)
         ctx.should_call_send(event, sent, result={"message_id": 1})
         ctx.should_finished()
+    return str(sent.value)
+
+
+async def test_backup_command_makes_a_verified_backup(app: App, yuji_core: Yuji) -> None:
+    answer = await answer_to(app, private_message("/backup", user_id=int(SUPERUSER)))
     [manifest] = list_manifests(yuji_core.settings.backups_dir)
     assert manifest.ok
     assert manifest.reason == "command"
-    assert str(sent.value) == backup_reply(manifest, yuji_core.ops.zone)
-    assert str(sent.value).startswith("备份好了：yuji-20261120T120000Z.db")
+    assert answer == backup_reply(manifest, yuji_core.ops.zone)
+    assert answer.startswith("备份好了：yuji-20261120T120000Z.db")
 
 
 async def test_backup_command_is_for_superusers_only(app: App, yuji_core: Yuji) -> None:
-    event = group_message("/backup", user_id=200, role="owner")
-    sent = Capture()
-    async with app.test_matcher() as ctx:
-        bot = ctx.create_bot(base=Bot, self_id=BOT_ID)
-        ctx.receive_event(bot, event)
-        ctx.should_call_send(event, sent, result={"message_id": 1})
-        ctx.should_finished()
-    assert str(sent.value) == SUPERUSER_ONLY
+    answer = await answer_to(app, group_message("/backup", user_id=200, role="owner"))
+    assert answer == SUPERUSER_ONLY
     assert list_manifests(yuji_core.settings.backups_dir) == []
