@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Result, Row, Select, and_, func, insert, select, update
+from sqlalchemy import Row, Select, and_, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .consolidation_repo import Fragment, fragment_of
@@ -267,14 +267,6 @@ class NightlyRepo:
             ).first()
         return None if row is None else _diary(row)
 
-    async def recent_diaries(
-        self, scope: str, limit: int, *, before: str | None = None
-    ) -> list[Diary]:
-        """The latest `limit` diaries (before day `before`, when given), oldest first."""
-        async with self.db.read() as conn:
-            rows = await conn.execute(_diaries_query(scope, limit, before))
-            return [_diary(r) for r in reversed(rows.all())]
-
     # --- cards and timeline ----------------------------------------------------------
 
     async def current_cards(self, scope: str) -> dict[str, Card]:
@@ -326,10 +318,6 @@ class NightlyRepo:
                 )
             await _finish(conn, scope, day, "cards", at, detail)
 
-    async def timeline(self, scope: str, limit: int) -> list[TimelineEntry]:
-        async with self.db.read() as conn:
-            return _timeline_entries(await conn.execute(_timeline_query(scope, limit)))
-
     async def prompt_material(
         self, scope: str, *, diaries: int, timeline: int, memory_ids: Sequence[int]
     ) -> PromptMaterial:
@@ -338,10 +326,14 @@ class NightlyRepo:
         diaries, and the earliest evidence instant of each recalled memory."""
         async with self.db.read() as conn:
             current = {str(r.kind): _card(r) for r in await conn.execute(_cards_query(scope))}
-            entries = _timeline_entries(await conn.execute(_timeline_query(scope, timeline)))
+            rows = await conn.execute(_timeline_query(scope, timeline))
+            entries = [
+                TimelineEntry(str(r.scope), str(r.day), str(r.content))
+                for r in reversed(rows.all())
+            ]
             recent: list[Diary] = []
             if diaries > 0:
-                rows = await conn.execute(_diaries_query(scope, diaries, None))
+                rows = await conn.execute(_diaries_query(scope, diaries))
                 recent = [_diary(r) for r in reversed(rows.all())]
             instants = await _evidence_instants(conn, scope, memory_ids) if memory_ids else {}
         return PromptMaterial(current, entries, recent, instants)
@@ -394,15 +386,12 @@ def _timeline_query(scope: str, limit: int) -> Select[Any]:
     )
 
 
-def _timeline_entries(rows: Result[Any]) -> list[TimelineEntry]:
-    return [TimelineEntry(str(r.scope), str(r.day), str(r.content)) for r in reversed(rows.all())]
-
-
-def _diaries_query(scope: str, limit: int, before: str | None) -> Select[Any]:
-    query = select(diaries).where(diaries.c.scope == scope)
-    if before is not None:
-        query = query.where(diaries.c.day < before)
-    return query.order_by(diaries.c.day.desc()).limit(limit)
+def _diaries_query(scope: str, limit: int) -> Select[Any]:
+    """The latest `limit` diaries, newest first (a helper: `prompt_material`'s
+    arguments shadow the table names)."""
+    return (
+        select(diaries).where(diaries.c.scope == scope).order_by(diaries.c.day.desc()).limit(limit)
+    )
 
 
 async def _evidence_instants(
