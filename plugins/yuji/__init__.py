@@ -35,9 +35,13 @@ driver = get_driver()
 
 @driver.on_startup
 async def _start() -> None:
+    """The one start-up: settings read once, logs, the core, then the scheduled jobs."""
     settings = to_settings(get_plugin_config(Config), set(driver.config.nickname))
+    ops_logs.start(settings)
     core = await Yuji.open(settings)
     runtime.set_core(core)
+    for jobs in (jobs_backfill, jobs_consolidation, jobs_nightly, jobs_ops, jobs_vectors):
+        jobs.schedule(settings)
     logger.info(
         f"yuji started: database {settings.database_path if not settings.database_url else '(external)'}"
     )

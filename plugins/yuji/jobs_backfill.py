@@ -8,16 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from nonebot import get_bots, get_driver, get_plugin_config, logger, require
+from nonebot import get_bots, logger, require
 from nonebot.adapters.onebot.v11 import Bot
 
 require("nonebot_plugin_apscheduler")
 
 from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
+from memory_core import Settings  # noqa: E402
+
 from . import runtime  # noqa: E402
 from .backfill_convert import history_parser  # noqa: E402
-from .config import Config, to_settings  # noqa: E402
 
 JOB_ID = "yuji_backfill"
 
@@ -55,9 +56,8 @@ async def backfill_all() -> None:
                 logger.opt(exception=exc).error(f"yuji backfill of group {group_id} failed")
 
 
-@get_driver().on_startup
-async def _schedule() -> None:
-    interval = to_settings(get_plugin_config(Config)).backfill_interval_s
+def schedule(settings: Settings) -> None:
+    interval = settings.backfill_interval_s
     if interval <= 0:
         return
     scheduler.add_job(

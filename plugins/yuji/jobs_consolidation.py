@@ -11,16 +11,15 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-from nonebot import get_driver, get_plugin_config, logger, require
+from nonebot import logger, require
 
 require("nonebot_plugin_apscheduler")
 
 from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
-from memory_core import Yuji  # noqa: E402
+from memory_core import Settings, Yuji  # noqa: E402
 
 from . import runtime  # noqa: E402
-from .config import Config, to_settings  # noqa: E402
 
 TICK_JOB_ID = "yuji_consolidation_tick"
 WATCHDOG_JOB_ID = "yuji_consolidation_watchdog"
@@ -89,9 +88,7 @@ async def reconcile() -> None:
     await ensure_reconciled(core)
 
 
-@get_driver().on_startup
-async def _schedule() -> None:
-    settings = to_settings(get_plugin_config(Config))
+def schedule(settings: Settings) -> None:
     scheduler.add_job(
         tick,
         "interval",

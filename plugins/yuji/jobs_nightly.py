@@ -13,16 +13,15 @@ from collections.abc import Sequence
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from nonebot import get_driver, get_plugin_config, logger, require
+from nonebot import logger, require
 
 require("nonebot_plugin_apscheduler")
 
 from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
-from memory_core import StepReport, parse_cutoff  # noqa: E402
+from memory_core import Settings, StepReport, parse_cutoff  # noqa: E402
 
 from . import runtime  # noqa: E402
-from .config import Config, to_settings  # noqa: E402
 
 NIGHT_JOB_ID = "yuji_nightly"
 RETRY_JOB_ID = "yuji_nightly_retry"
@@ -82,9 +81,7 @@ def cron_kwargs(nightly_time: str, timezone: str) -> dict[str, Any]:
     return {"hour": cutoff.hour, "minute": cutoff.minute, "timezone": ZoneInfo(timezone)}
 
 
-@get_driver().on_startup
-async def _schedule() -> None:
-    settings = to_settings(get_plugin_config(Config))
+def schedule(settings: Settings) -> None:
     scheduler.add_job(
         night,
         "cron",

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from nonebot import get_driver, get_plugin_config, logger, require
+from nonebot import logger, require
 
 require("nonebot_plugin_apscheduler")
 
 from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
+from memory_core import Settings  # noqa: E402
+
 from . import runtime  # noqa: E402
-from .config import Config, to_settings  # noqa: E402
 
 BACKUP_JOB_ID = "yuji_ops_backup"
 DAILY_JOB_ID = "yuji_ops_daily"
@@ -54,9 +55,7 @@ async def daily() -> None:
     )
 
 
-@get_driver().on_startup
-async def _schedule() -> None:
-    settings = to_settings(get_plugin_config(Config))
+def schedule(settings: Settings) -> None:
     now = datetime.now(UTC)
     scheduler.add_job(
         backup_tick,

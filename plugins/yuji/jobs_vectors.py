@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from nonebot import get_driver, get_plugin_config, logger, require
+from nonebot import logger, require
 
 require("nonebot_plugin_apscheduler")
 
 from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
-from memory_core import Yuji, needs_embedding, run_embed_process  # noqa: E402
+from memory_core import Settings, Yuji, needs_embedding, run_embed_process  # noqa: E402
 
 from . import runtime  # noqa: E402
-from .config import Config, to_settings  # noqa: E402
 
 JOB_ID = "yuji_vectors_embed"
 STARTUP_DELAY_S = 30
@@ -50,9 +49,7 @@ async def refresh(core: Yuji) -> bool:
     return True
 
 
-@get_driver().on_startup
-async def _schedule() -> None:
-    settings = to_settings(get_plugin_config(Config))
+def schedule(settings: Settings) -> None:
     if settings.vector_mode == "off":
         return
     scheduler.add_job(

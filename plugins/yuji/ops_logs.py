@@ -3,7 +3,7 @@ standard-library loggers bridged into NoneBot's loguru, and secrets masked every
 
 The LLM key, the Telegram token and the OneBot access token are replaced by `***` in
 every loguru line (a global patcher) and in the library loggers that print URLs.
-Installed at start-up, removed at shutdown.
+Installed first at start-up, removed at shutdown (after the core closed).
 """
 
 from __future__ import annotations
@@ -12,14 +12,12 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from nonebot import get_driver, get_plugin_config, logger
+from nonebot import get_driver, logger
 from nonebot.log import LoguruHandler
 
 from memory_core import Settings
 from memory_core.ops import Redactor
 from memory_core.ops.redact import redact_loggers
-
-from .config import Config, to_settings
 
 if TYPE_CHECKING:
     from loguru import Record
@@ -75,10 +73,9 @@ def uninstall(sink_id: int) -> None:
 driver = get_driver()
 
 
-@driver.on_startup
-async def _install() -> None:
+def start(settings: Settings) -> None:
+    """Called first by the plugin's start-up, so the rest of it is logged to the file."""
     global _sink_id
-    settings = to_settings(get_plugin_config(Config))
     access_token = getattr(driver.config, "onebot_access_token", None)
     extra = [access_token] if isinstance(access_token, str) and access_token else []
     _sink_id = install(settings, secrets_of(settings, extra))
