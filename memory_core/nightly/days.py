@@ -13,17 +13,11 @@ Everything here is pure: no clock, no I/O.
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
-from functools import lru_cache
 from zoneinfo import ZoneInfo
 
 from memory_core.clock import as_utc
 
 ONE_DAY = timedelta(days=1)
-
-
-@lru_cache(maxsize=64)
-def zone(name: str) -> ZoneInfo:
-    return ZoneInfo(name)
 
 
 def parse_cutoff(text: str) -> time:

@@ -20,6 +20,7 @@ from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Literal
+from zoneinfo import ZoneInfo
 
 from memory_core.clock import Clock
 from memory_core.errors import ValidationError
@@ -43,7 +44,6 @@ from .days import (
     parse_cutoff,
     parse_day,
     pending_days,
-    zone,
 )
 from .ports import ArchivePort, MemoryPort
 from .status import status_lines
@@ -74,7 +74,7 @@ class NightlyService:
         self.health = NightlyHealthRepo(db)
         self.settings = settings
         self.clock = clock
-        self.tz = zone(settings.timezone)
+        self.tz = ZoneInfo(settings.timezone)
         self.cutoff = parse_cutoff(settings.nightly_time)
         self.archive = archive
         self.services = Services(self.repo, NightlyGcRepo(db), memories, llm, settings, alerts)
@@ -327,9 +327,6 @@ class NightlyService:
     async def status_lines(self, scope: str) -> dict[str, str]:
         """`/status` lines for the chat (the chat helper's ExtraStatus)."""
         return status_lines(await self.last_run(scope), self.tz)
-
-    def day_of(self, instant: datetime) -> date:
-        return day_of(instant, self.tz, self.cutoff)
 
 
 def remove_old_logs(folder: Path, now: datetime, retention_days: int) -> list[Path]:

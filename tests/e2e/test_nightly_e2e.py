@@ -13,12 +13,13 @@ import sys
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from sqlalchemy import select
 
 from memory_core import Settings, Yuji
-from memory_core.nightly.days import last_complete_day, parse_cutoff, zone
+from memory_core.nightly.days import last_complete_day, parse_cutoff
 from memory_core.storage.schema import fragments
 from memory_core.types import NewExperience
 from tests.core.nightly.seed import prompt_kind
@@ -28,7 +29,7 @@ pytestmark = pytest.mark.e2e
 __all__ = ["openai_server"]
 
 SCOPE = "group:100"
-SHANGHAI = zone("Asia/Shanghai")
+SHANGHAI = ZoneInfo("Asia/Shanghai")
 CHAT = [
     ("南杉", "我出差回来啦，杭州好冷"),
     ("小白", "欢迎回来！周六要不要去爬山"),

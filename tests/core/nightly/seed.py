@@ -10,18 +10,18 @@ import json
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import insert
 
 from memory_core import Yuji
 from memory_core.llm.base import ChatResponse
 from memory_core.llm.fake import LLMRequest, text_response
-from memory_core.nightly.days import zone
 from memory_core.storage.schema import consolidation_batches, fragments
 from memory_core.types import NewExperience
 
 SCOPE = "group:100"
-SHANGHAI = zone("Asia/Shanghai")
+SHANGHAI = ZoneInfo("Asia/Shanghai")
 
 
 def sh(*args: int) -> datetime:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from memory_core import FakeClock, Yuji
 from memory_core.llm.fake import ScriptedLLM
 from memory_core.nightly.blocks import active_state_lines, background_days, memory_days
-from memory_core.nightly.days import parse_cutoff, zone
+from memory_core.nightly.days import parse_cutoff
 from memory_core.types import EvidenceRef, Memory, Recalled
 
 from .seed import SCOPE, archive, day_script, fragment, sh
@@ -49,7 +50,7 @@ def test_active_states_are_those_valid_now_with_their_deadline() -> None:
             mem(5, valid_from=None, valid_to=None, status="cold"),
         ],
         now,
-        zone("Asia/Shanghai"),
+        ZoneInfo("Asia/Shanghai"),
     )
     assert lines == ("南杉：状态1（到 11-23）", "状态4")
 
@@ -116,7 +117,7 @@ async def test_blocks_after_nights_carry_cards_diaries_and_an_older_background_d
 
 
 def test_memory_days_use_the_earliest_evidence_else_validity() -> None:
-    tz = zone("Asia/Shanghai")
+    tz = ZoneInfo("Asia/Shanghai")
     cutoff = parse_cutoff("04:00")
     with_evidence = mem(1, valid_from=sh(2026, 11, 18, 12, 0), valid_to=None)
     without = mem(2, valid_from=sh(2026, 11, 18, 2, 0), valid_to=None)

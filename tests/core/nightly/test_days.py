@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given
@@ -13,17 +14,16 @@ from memory_core.nightly.days import (
     last_complete_day,
     parse_cutoff,
     pending_days,
-    zone,
 )
 
-SHANGHAI = zone("Asia/Shanghai")
-BERLIN = zone("Europe/Berlin")
-NEW_YORK = zone("America/New_York")
+SHANGHAI = ZoneInfo("Asia/Shanghai")
+BERLIN = ZoneInfo("Europe/Berlin")
+NEW_YORK = ZoneInfo("America/New_York")
 FOUR = time(4, 0)
 
 
 def local(tz_name: str, *args: int) -> datetime:
-    return datetime(*args, tzinfo=zone(tz_name))  # type: ignore[misc]
+    return datetime(*args, tzinfo=ZoneInfo(tz_name))  # type: ignore[misc]
 
 
 def test_chat_after_midnight_belongs_to_the_evening_before() -> None:
@@ -153,7 +153,7 @@ INSTANTS = st.datetimes(
 def test_every_instant_falls_in_exactly_one_day(
     instant: datetime, tz_name: str, cutoff: time
 ) -> None:
-    tz = zone(tz_name)
+    tz = ZoneInfo(tz_name)
     day = day_of(instant, tz, cutoff)
     assert day_start(day, tz, cutoff) < instant <= day_end(day, tz, cutoff)
     # The neighbours do not hold it: the buckets never overlap.
@@ -167,7 +167,7 @@ def test_every_instant_falls_in_exactly_one_day(
     cutoff=CUTOFFS,
 )
 def test_days_tile_time_without_gaps(day: date, tz_name: str, cutoff: time) -> None:
-    tz = zone(tz_name)
+    tz = ZoneInfo(tz_name)
     end = day_end(day, tz, cutoff)
     assert day_start(day + timedelta(days=1), tz, cutoff) == end
     assert end > day_start(day, tz, cutoff)
@@ -179,7 +179,7 @@ def test_days_tile_time_without_gaps(day: date, tz_name: str, cutoff: time) -> N
 def test_last_complete_day_has_ended_and_the_next_has_not(
     instant: datetime, tz_name: str, cutoff: time
 ) -> None:
-    tz = zone(tz_name)
+    tz = ZoneInfo(tz_name)
     done = last_complete_day(instant, tz, cutoff)
     assert day_end(done, tz, cutoff) <= instant
     assert day_end(done + timedelta(days=1), tz, cutoff) > instant
