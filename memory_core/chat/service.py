@@ -228,7 +228,8 @@ class ChatService:
         if used and sent_ids:
             await self.memories.credit(incoming.scope, used, now)
         if sent_ids:
-            await self.repo.touch(incoming.scope, self.clock.now(), reply_at=self.clock.now())
+            sent_at = self.clock.now()
+            await self.repo.touch(incoming.scope, sent_at, reply_at=sent_at)
         return ReplyOutcome(
             kind=kind,
             reason=reason,

@@ -47,10 +47,7 @@ class ChatStatusSource:
     ) -> None:
         self.consolidation = consolidation
         self.repo = repo
-        self.extras = list(extras)
-
-    def add_extra(self, extra: ExtraStatus) -> None:
-        self.extras.append(extra)
+        self.extras = tuple(extras)
 
     async def scope_status(self, scope: str) -> ScopeStatus:
         consolidation = await self.consolidation.status(scope)
