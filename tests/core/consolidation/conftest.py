@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import text
 
 from memory_core import FakeClock, Yuji
+from memory_core.consolidation.runner import BatchReport
 from memory_core.consolidation.service import ConsolidationService
 from memory_core.llm import LLMRequest, ScriptedLLM, tool_call, tool_calls_response
 from memory_core.llm.base import ChatResponse, ToolCall
@@ -90,6 +91,10 @@ def respond(*calls: ToolCall) -> ChatResponse:
     return tool_calls_response(*calls)
 
 
+def ack_nothing(request: LLMRequest) -> ChatResponse:
+    return respond(call("acknowledge", token=token_of(request), outcome="nothing"))
+
+
 def tool_results(request: LLMRequest) -> list[dict[str, Any]]:
     return [json.loads(m.content or "{}") for m in request.messages if m.role == "tool"]
 
@@ -97,3 +102,12 @@ def tool_results(request: LLMRequest) -> list[dict[str, Any]]:
 async def count(core: Yuji, table: str) -> int:
     async with core.db.read() as conn:
         return int((await conn.execute(text(f"SELECT COUNT(*) FROM {table}"))).scalar_one())
+
+
+async def run_batch(
+    service: ConsolidationService, *, scope: str | None = None, force: bool = False
+) -> BatchReport:
+    """`run_once` that must have run a batch (the skip reason says why when it did not)."""
+    report = await service.run_once(scope=scope, force=force)
+    assert report is not None, service.last_skip
+    return report

@@ -11,7 +11,18 @@ from memory_core.llm import LLMRequest, ScriptedLLM, text_response
 from memory_core.llm.base import ChatResponse
 from memory_core.types import EvidenceRef
 
-from .conftest import G1, call, count, ids_in_prompt, respond, seed, token_of, tool_results
+from .conftest import (
+    G1,
+    ack_nothing,
+    call,
+    count,
+    ids_in_prompt,
+    respond,
+    run_batch,
+    seed,
+    token_of,
+    tool_results,
+)
 
 
 def extract_all(request: LLMRequest) -> ChatResponse:
@@ -31,17 +42,12 @@ def extract_all(request: LLMRequest) -> ChatResponse:
     )
 
 
-def ack_nothing(request: LLMRequest) -> ChatResponse:
-    return respond(call("acknowledge", token=token_of(request), outcome="nothing"))
-
-
 async def test_extracted_writes_memory_evidence_fragment_and_acks(
     core: Yuji, service: ConsolidationService, llm: ScriptedLLM
 ) -> None:
     ids = await seed(core, n=15)
     llm.push(extract_all)
-    report = await service.run_once()
-    assert report is not None
+    report = await run_batch(service)
     assert (report.state, report.outcome) == ("done", "extracted")
     assert (report.first_id, report.last_id, report.messages) == (ids[0], ids[-1], 15)
     assert report.refused == 0
@@ -86,8 +92,7 @@ async def test_nothing_is_a_legal_outcome(
 ) -> None:
     ids = await seed(core, n=12)
     llm.push(ack_nothing)
-    report = await service.run_once()
-    assert report is not None
+    report = await run_batch(service)
     assert (report.state, report.outcome) == ("done", "nothing")
     assert (await service.repo.cursor(G1)).acked_id == ids[-1]
     assert await service.repo.fragments(G1) == []
@@ -99,8 +104,7 @@ async def test_chatting_without_ack_fails_and_changes_nothing(
 ) -> None:
     await seed(core, n=15)
     llm.push(text_response("好的，我看完了！这些消息很有意思。"))
-    report = await service.run_once()
-    assert report is not None
+    report = await run_batch(service)
     assert report.state == "failed"
     assert report.error is not None
     assert "without acknowledging" in report.error
@@ -137,8 +141,7 @@ async def test_malformed_arguments_are_refused_and_the_model_can_retry(
         )
 
     llm.push(broken, ack_nothing)
-    report = await service.run_once()
-    assert report is not None
+    report = await run_batch(service)
     assert report.state == "done"
     assert report.turns == 2
     assert report.refused == 5
@@ -172,8 +175,7 @@ async def test_foreign_token_is_refused_and_writes_nothing(
         )
 
     llm.push(forged, text_response("done"))
-    report = await service.run_once()
-    assert report is not None
+    report = await run_batch(service)
     assert report.state == "failed"
     assert [r["ok"] for r in tool_results(llm.requests[1])] == [False, False]
     assert "token" in tool_results(llm.requests[1])[0]["error"]
@@ -224,8 +226,7 @@ async def test_other_scopes_ids_and_outside_experiences_are_refused(
         )
 
     llm.push(trespass)
-    report = await service.run_once()
-    assert report is not None
+    report = await run_batch(service)
     assert report.state == "done"
     assert report.messages == 40
     results = [json.loads(r) for r in report.tool_results]
@@ -261,8 +262,7 @@ async def test_bot_words_cannot_alone_be_evidence_about_a_person(
         )
 
     llm.push(lean_on_bot, ack_nothing)
-    report = await service.run_once()
-    assert report is not None
+    report = await run_batch(service)
     assert report.state == "done"
     results = tool_results(llm.requests[1])
     assert [r["ok"] for r in results] == [False, False, True, True]
@@ -296,8 +296,7 @@ async def test_calls_after_the_acknowledgement_are_refused(
         )
 
     llm.push(ack_then_write)
-    report = await service.run_once()
-    assert report is not None
+    report = await run_batch(service)
     assert report.state == "done"
     assert report.refused == 1
     assert await count(core, "memories") == 0
@@ -319,8 +318,7 @@ async def test_calls_after_the_acknowledgement_are_refused(
         )
 
     llm.push(replay, text_response("bye"))
-    second = await service.run_once()
-    assert second is not None
+    second = await run_batch(service)
     assert second.state == "failed"
     assert second.refused == 2
     assert await count(core, "memories") == 0
@@ -332,12 +330,9 @@ async def test_model_errors_fail_then_redelivery_succeeds(
 ) -> None:
     ids = await seed(core, n=15)
     llm.push(LLMTimeout("slow"), LLMRateLimited("429"), extract_all)
-    first = await service.run_once()
-    second = await service.run_once()
-    third = await service.run_once()
-    assert first is not None
-    assert second is not None
-    assert third is not None
+    first = await run_batch(service)
+    second = await run_batch(service)
+    third = await run_batch(service)
     assert [r.state for r in (first, second, third)] == ["failed", "failed", "done"]
     assert "LLMTimeout" in (first.error or "")
     assert "LLMRateLimited" in (second.error or "")
@@ -366,13 +361,11 @@ async def test_duplicate_delivery_after_failure_is_idempotent(
         )
 
     llm.push(write_no_ack, text_response("写好了"), extract_all)
-    failed = await service.run_once()
-    assert failed is not None
+    failed = await run_batch(service)
     assert failed.state == "failed"
     assert len(failed.written) == 1
     assert (await service.repo.cursor(G1)).acked_id == 0
-    done = await service.run_once()
-    assert done is not None
+    done = await run_batch(service)
     assert done.state == "done"
     assert (done.first_id, done.last_id) == (failed.first_id, failed.last_id)
     assert done.near_duplicates == 1  # the second pass is told about the first pass's memory

@@ -18,13 +18,9 @@ from memory_core.ops.alerts import RecordingAlertSink
 from memory_core.storage.schema import consolidation_batches, consolidation_cursors
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, openai_server
 
-from .conftest import G1, G2, call, ids_in_prompt, respond, seed, token_of
+from .conftest import G1, G2, ack_nothing, ids_in_prompt, run_batch, seed
 
 __all__ = ["openai_server"]
-
-
-def ack_nothing(request: LLMRequest) -> ChatResponse:
-    return respond(call("acknowledge", token=token_of(request), outcome="nothing"))
 
 
 async def test_no_model_means_no_consolidation(core: Yuji, sink: RecordingAlertSink) -> None:
@@ -45,8 +41,7 @@ async def test_not_eligible_until_twelve_or_two_hours(
     assert await service.run_once() is None
     assert "nothing eligible" in service.last_skip
     clock.advance(timedelta(hours=2))
-    report = await service.run_once()
-    assert report is not None
+    report = await run_batch(service)
     assert (report.state, report.messages) == ("done", 11)
 
 
@@ -56,8 +51,7 @@ async def test_force_runs_a_small_batch(
     await seed(core, n=3)
     llm.push(ack_nothing)
     assert await service.run_once(scope=G1) is None
-    report = await service.run_once(scope=G1, force=True)
-    assert report is not None
+    report = await run_batch(service, scope=G1, force=True)
     assert report.messages == 3
 
 
@@ -68,10 +62,8 @@ async def test_oldest_waiting_chat_goes_first(
     clock.advance(timedelta(minutes=5))
     await seed(core, G1, n=30)
     llm.push(ack_nothing, ack_nothing)
-    first = await service.run_once()
-    second = await service.run_once()
-    assert first is not None
-    assert second is not None
+    first = await run_batch(service)
+    second = await run_batch(service)
     assert [first.scope, second.scope] == [G2, G1]
 
 
@@ -81,14 +73,12 @@ async def test_hourly_cap_and_force(
     await seed(core, n=300)
     llm.default = ack_nothing
     for _ in range(4):
-        report = await service.run_once()
-        assert report is not None
+        report = await run_batch(service)
         assert report.state == "done"
         clock.advance(timedelta(minutes=1))
     assert await service.run_once() is None
     assert "hourly cap" in service.last_skip
-    forced = await service.run_once(force=True)
-    assert forced is not None
+    await run_batch(service, force=True)
     clock.advance(timedelta(minutes=57))
     assert await service.run_once() is not None
 
@@ -104,8 +94,7 @@ async def test_range_is_latched_while_new_messages_arrive(
         return ack_nothing(request)
 
     llm.push(arrive_then_ack)
-    report = await service.run_once()
-    assert report is not None
+    report = await run_batch(service)
     assert report.last_id == ids[-1]
     assert ids_in_prompt(llm.requests[0]) == ids
     assert (await service.repo.cursor(G1)).acked_id == ids[-1]
@@ -136,19 +125,16 @@ async def test_three_failures_in_a_row_alert_and_success_recovers(
     ids = await seed(core, n=12)
     llm.push(text_response("a"), text_response("b"))
     for _ in range(2):
-        report = await service.run_once(force=True)
-        assert report is not None
+        report = await run_batch(service, force=True)
         assert report.state == "failed"
     assert sink.fired == []
     llm.push(text_response("c"))
-    third = await service.run_once(force=True)
-    assert third is not None
+    third = await run_batch(service, force=True)
     assert third.consecutive_failures == 3
     assert [key for key, _ in sink.fired] == [f"consolidation:{G1}"]
     assert "3 consolidation batches failed" in sink.fired[0][1]
     llm.push(ack_nothing)
-    done = await service.run_once(force=True)
-    assert done is not None
+    done = await run_batch(service, force=True)
     assert done.state == "done"
     assert [key for key, _ in sink.recovered] == [f"consolidation:{G1}"]
     assert (await service.repo.cursor(G1)).acked_id == ids[-1]
@@ -197,8 +183,7 @@ async def test_watchdog_cancels_a_hung_batch_in_this_process(
     assert report.batch_id == killed.id
     assert (await service.repo.batch(killed.id)).state == "failed"
     llm.push(ack_nothing)
-    again = await service.run_once()
-    assert again is not None
+    again = await run_batch(service)
     assert (again.state, again.attempts) == ("done", 2)
 
 
@@ -207,8 +192,7 @@ async def test_reconcile_pulls_watermarks_back_to_the_truth(
 ) -> None:
     ids = await seed(core, n=30)
     llm.push(ack_nothing)
-    done = await service.run_once()
-    assert done is not None
+    done = await run_batch(service)
     assert done.last_id == ids[-1]
     more = await seed(core, n=12, start=100)
     batch = await service.repo.create(G1, Cut(more[0], more[-1], 12, 100), "t", clock.now())
@@ -283,10 +267,9 @@ async def test_real_client_rides_out_429_and_500(
 
     openai_server.handler = answer
     try:
-        report = await service.run_once()
+        report = await run_batch(service)
     finally:
         await client.aclose()
-    assert report is not None
     assert report.state == "done"
     assert len(report.written) == 1
     assert len(openai_server.requests) == 3
@@ -301,12 +284,9 @@ async def test_a_failing_chat_lets_the_others_go_first(
     clock.advance(timedelta(minutes=5))
     await seed(core, G2, n=12)
     llm.push(text_response("聊天而已"), ack_nothing, ack_nothing)
-    first = await service.run_once()
-    second = await service.run_once()
-    third = await service.run_once()
-    assert first is not None
-    assert second is not None
-    assert third is not None
+    first = await run_batch(service)
+    second = await run_batch(service)
+    third = await run_batch(service)
     assert [(r.scope, r.state) for r in (first, second, third)] == [
         (G1, "failed"),
         (G2, "done"),
