@@ -12,7 +12,7 @@ from memory_core import FakeClock, Yuji
 from memory_core.llm.fake import ScriptedLLM, text_response
 from memory_core.nightly import StepReport
 from memory_core.storage.schema import fragments, nightly_settled
-from memory_core.types import EvidenceRef, Memory
+from memory_core.types import EvidenceRef, Memory, MemoryType
 
 from .seed import SCOPE, day_script, fragment, reply, sh
 
@@ -349,26 +349,17 @@ async def test_gc_moves_idle_memories_to_cold_and_spares_the_exempt(
     clock.set(now - timedelta(days=200))
     [exp] = await _archive_one(core, clock.now(), "很久以前的话")
     ev = [EvidenceRef(experience_id=exp)]
-    idle = (
-        await core.memories.write(
-            SCOPE, type="fact", subject="小白", content="小白养过鱼", evidence=ev
+
+    async def write(type: MemoryType, subject: str, content: str) -> Memory:
+        outcome = await core.memories.write(
+            SCOPE, type=type, subject=subject, content=content, evidence=ev
         )
-    ).memory
-    rule = (
-        await core.memories.write(
-            SCOPE, type="rule", subject="group", content="不发语音", evidence=ev
-        )
-    ).memory
-    pinned = (
-        await core.memories.write(
-            SCOPE, type="fact", subject="南杉", content="南杉是群主", evidence=ev
-        )
-    ).memory
-    credited = (
-        await core.memories.write(
-            SCOPE, type="fact", subject="南杉", content="南杉怕冷", evidence=ev
-        )
-    ).memory
+        return outcome.memory
+
+    idle = await write("fact", "小白", "小白养过鱼")
+    rule = await write("rule", "group", "不发语音")
+    pinned = await write("fact", "南杉", "南杉是群主")
+    credited = await write("fact", "南杉", "南杉怕冷")
     await core.memories.set_flags(SCOPE, pinned.id, pinned=True)
     await core.memories.credit(SCOPE, [credited.id], clock.now())
     clock.set(now)
