@@ -211,17 +211,20 @@ class ConsolidationService:
         return lines, BatchView(frozenset(e.id for e in experiences), frozenset(bot_sourced))
 
     def _after(self, report: BatchReport, previous_failures: int) -> None:
-        threshold = self.settings.batch_failures_before_alert
-        key = f"consolidation:{report.scope}"
-        if report.state == "done":
-            if previous_failures >= threshold:
-                self._alerts().recover(key, f"{report.scope}: consolidation works again")
-            return
-        if report.consecutive_failures >= threshold:
+        if report.state != "done":
+            self._streak(report.scope, report.consecutive_failures, report.error)
+        elif previous_failures >= self.settings.batch_failures_before_alert:
+            self._alerts().recover(
+                f"consolidation:{report.scope}", f"{report.scope}: consolidation works again"
+            )
+
+    def _streak(self, scope: str, failures: int, last_error: str | None) -> None:
+        """Alert once a chat's failed batches in a row reach the threshold."""
+        if failures >= self.settings.batch_failures_before_alert:
             self._alerts().fire(
-                key,
-                f"{report.scope}: {report.consecutive_failures} consolidation batches failed "
-                f"in a row; last error: {report.error}",
+                f"consolidation:{scope}",
+                f"{scope}: {failures} consolidation batches failed in a row; "
+                f"last error: {last_error}",
             )
 
     # --- healing -------------------------------------------------------------------------
@@ -255,13 +258,7 @@ class ConsolidationService:
                 f"consolidation-watchdog:{batch.scope}",
                 f"{batch.scope}: batch {batch.id} made no progress for {stale_s}s and was failed",
             )
-            threshold = self.settings.batch_failures_before_alert
-            if failed.consecutive_failures >= threshold:
-                self._alerts().fire(
-                    f"consolidation:{batch.scope}",
-                    f"{batch.scope}: {failed.consecutive_failures} consolidation batches "
-                    "failed in a row (last: watchdog)",
-                )
+            self._streak(batch.scope, failed.consecutive_failures, failed.batch.error)
         return killed
 
     # --- reads and the /remember write ---------------------------------------------------
