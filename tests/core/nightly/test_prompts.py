@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from pydantic import BaseModel
 
 from memory_core.prompts.nightly import (
+    CARD_LABELS,
+    CardKind,
     CardsReply,
     CardText,
     DiaryReply,
@@ -27,6 +30,7 @@ from memory_core.prompts.nightly import (
     settle_prompt,
     states_prompt,
 )
+from memory_core.storage.schema import CARD_KINDS
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 STATES = [StateLine(7, "南杉", "这周在杭州出差", "2026-11-20")]
@@ -88,3 +92,8 @@ def test_prompts_are_pure() -> None:
     assert settle_prompt(STATES, day="2026-11-20", bot_name="大肥鱼") == settle_prompt(
         STATES, day="2026-11-20", bot_name="大肥鱼"
     )
+
+
+def test_the_card_kinds_agree_with_the_schema() -> None:
+    # The reply's Literal and the labels restate the table's CHECK list: keep them one list.
+    assert get_args(CardKind) == CARD_KINDS == tuple(CARD_LABELS)
