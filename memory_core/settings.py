@@ -122,6 +122,11 @@ class Settings:
             raise ConfigError("invalid settings: " + "; ".join(problems))
 
     @property
+    def bot_name(self) -> str:
+        """What the bot calls itself: its first nickname (大肥鱼 when none is set)."""
+        return self.nicknames[0] if self.nicknames else "大肥鱼"
+
+    @property
     def database_path(self) -> Path:
         return self.data_dir / "yuji.db"
 

@@ -111,10 +111,6 @@ class ChatService:
         self.deadline_grace_s = DEADLINE_GRACE_S
         self._warned_no_model = False
 
-    @property
-    def bot_name(self) -> str:
-        return self.settings.nicknames[0] if self.settings.nicknames else "大肥鱼"
-
     async def respond(self, incoming: Incoming, send: Send) -> ReplyOutcome:
         try:
             return await self._respond(incoming, send)
@@ -279,7 +275,7 @@ class ChatService:
     ) -> ChatPromptInput:
         return view.prompt_input(
             persona=self.persona,
-            bot_name=self.bot_name,
+            bot_name=self.settings.bot_name,
             is_private=incoming.is_private,
             message=PromptLine(
                 incoming.sender_name or incoming.sender_id,

@@ -88,10 +88,6 @@ class ConsolidationService:
         self._running: dict[int, asyncio.Task[BatchReport]] = {}
         self._lock = asyncio.Lock()
 
-    @property
-    def bot_name(self) -> str:
-        return self.settings.nicknames[0] if self.settings.nicknames else "bot"
-
     # --- one batch -----------------------------------------------------------------
 
     async def run_once(
@@ -113,7 +109,7 @@ class ConsolidationService:
                 repo=self.repo,
                 clock=self.clock,
                 zone=self.zone,
-                bot_name=self.bot_name,
+                bot_name=self.settings.bot_name,
                 max_turns=self.settings.batch_max_turns,
                 timeout_s=self.settings.llm_timeout_s,
             )

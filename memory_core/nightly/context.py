@@ -49,7 +49,7 @@ class Services:
 
     @property
     def bot_name(self) -> str:
-        return self.settings.nicknames[0] if self.settings.nicknames else "大肥鱼"
+        return self.settings.bot_name
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from nonebot import logger, on_message
 from nonebot.adapters import Bot as BaseBot
 from nonebot.adapters.onebot.v11 import Bot, Event, MessageEvent
 
-from memory_core import NewExperience, Yuji, group_scope, private_scope
+from memory_core import NewExperience, group_scope, private_scope
 
 from . import runtime
 from .archive_convert import convert, display_name, event_instant, raw_segments
@@ -59,7 +59,7 @@ async def _archive_own_send(
     try:
         core = runtime.core()
         exp = outgoing_experience(
-            bot.self_id, api, data, result, now=core.clock.now(), bot_name=_bot_name(core)
+            bot.self_id, api, data, result, now=core.clock.now(), bot_name=core.settings.bot_name
         )
         if exp is None:
             logger.warning(f"yuji: own {api} not archived (no message_id in the result)")
@@ -131,7 +131,3 @@ def _preview(event: Event) -> str:
     except Exception:
         raw = repr(event)
     return raw if len(raw) <= 300 else raw[:300] + "..."
-
-
-def _bot_name(core: Yuji) -> str:
-    return core.settings.nicknames[0] if core.settings.nicknames else ""

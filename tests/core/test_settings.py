@@ -65,3 +65,10 @@ def test_zero_backfill_interval_means_only_on_command() -> None:
     assert Settings(backfill_interval_s=0).backfill_interval_s == 0
     with pytest.raises(ConfigError, match="YUJI_BACKFILL_INTERVAL_S"):
         Settings(backfill_interval_s=-1)
+
+
+def test_the_bot_calls_itself_by_its_first_nickname() -> None:
+    from memory_core.settings import Settings
+
+    assert Settings(nicknames=("小鱼", "大肥鱼")).bot_name == "小鱼"
+    assert Settings(nicknames=()).bot_name == "大肥鱼"
