@@ -26,8 +26,12 @@ class ChatContextSource:
         return (await self.consolidation.repo.cursor(scope)).acked_id
 
     async def open_fragments(self, scope: str, limit: int) -> list[str]:
-        fragments = await self.consolidation.repo.fragments(scope, archived=False, limit=500)
-        return [f.summary for f in fragments[-limit:]] if limit > 0 else []
+        if limit <= 0:
+            return []
+        repo = self.consolidation.repo
+        return [
+            f.summary for f in await repo.fragments(scope, archived=False, limit=limit, newest=True)
+        ]
 
     async def contradicting_pairs(self, scope: str, ids: Sequence[int]) -> list[tuple[int, int]]:
         wanted = set(ids)

@@ -183,14 +183,16 @@ class ConsolidationRepo:
         return [_batch(r) for r in rows]
 
     async def fragments(
-        self, scope: str, *, archived: bool | None = None, limit: int = 200
+        self, scope: str, *, archived: bool | None = None, limit: int = 200, newest: bool = False
     ) -> list[Fragment]:
-        """Oldest first."""
-        query = select(F).where(F.c.scope == scope).order_by(F.c.id).limit(limit)
+        """Oldest first: the first `limit`, or with `newest` the last `limit`."""
+        order = F.c.id.desc() if newest else F.c.id
+        query = select(F).where(F.c.scope == scope).order_by(order).limit(limit)
         if archived is not None:
             query = query.where(F.c.archived == archived)
         async with self.db.read() as conn:
-            return [fragment_of(r) for r in (await conn.execute(query)).all()]
+            rows = [fragment_of(r) for r in (await conn.execute(query)).all()]
+        return rows[::-1] if newest else rows
 
     # --- the state machine -------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_core.chat.context import select_recent
+from memory_core.service import Yuji
 from memory_core.types import Experience
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -56,3 +57,15 @@ def test_selection_is_contiguous_and_bounded(ids: list[int], acked: int, limit: 
     assert len(recent.bridge) <= 3
     shown = [m.id for m in (*recent.bridge, *recent.unsummarised)]
     assert shown == ids[len(ids) - len(shown) :]
+
+
+async def test_the_prompt_gets_the_newest_open_summaries_oldest_first(core: Yuji) -> None:
+    from memory_core.chat.sources import ChatContextSource
+    from tests.core.nightly.seed import fragment
+
+    start = datetime(2026, 11, 20, 8, tzinfo=UTC)
+    for i in range(12):
+        await fragment(core, "group:1", start + timedelta(hours=i), f"第{i}段")
+    source = ChatContextSource(core.db, core.consolidation)
+    assert await source.open_fragments("group:1", 3) == ["第9段", "第10段", "第11段"]
+    assert await source.open_fragments("group:1", 0) == []
