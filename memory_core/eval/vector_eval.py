@@ -10,10 +10,13 @@ have made in candidate mode, without re-running recall per grid point.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.recall.vector_port import VectorGuess, VectorSidePath
 from memory_core.recall.visibility import is_retrospective, visible
@@ -72,9 +75,18 @@ class _Recorder:
         return "shadow"
 
     async def guess(
-        self, scope: str, text: str, candidate_ids: set[int], now: datetime
+        self,
+        scope: str,
+        text: str,
+        candidate_ids: AbstractSet[int],
+        now: datetime,
+        *,
+        conn: AsyncConnection | None = None,
+        aliases: Mapping[str, str] | None = None,
     ) -> VectorGuess | None:
-        shape, scored = await self.side.explain(scope, text, candidate_ids)
+        shape, scored = await self.side.explain(
+            scope, text, candidate_ids, conn=conn, aliases=aliases
+        )
         self.consulted = _Consulted(shape, scored)
         return None
 

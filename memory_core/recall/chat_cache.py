@@ -29,7 +29,7 @@ class ChatCache:
         self._df: dict[str, dict[str, int]] = {}
         """Per chat: document frequency of each term a question asked about so far (0
         when no memory holds it); dropped with the chat's names."""
-        self._ids: dict[tuple[str, bool], tuple[float, set[int]]] = {}
+        self._ids: dict[tuple[str, bool], tuple[float, frozenset[int]]] = {}
         self._replaced: dict[str, tuple[float, bool]] = {}
 
     def invalidate(self, scope: str) -> None:
@@ -78,14 +78,17 @@ class ChatCache:
 
     async def visible_ids(
         self, conn: AsyncConnection, scope: str, now: datetime, retrospective: bool
-    ) -> set[int]:
+    ) -> frozenset[int]:
         """The ids the vector side path may choose from. Safe to reuse: the one memory
-        a guess returns is read again and checked at `now` before it is injected."""
+        a guess returns is read again and checked at `now` before it is injected.
+        The same object until it expires, so the side path can key on it."""
         key = (scope, retrospective)
         hit = self._ids.get(key)
         if hit is not None and _fresh(hit[0]):
             return hit[1]
-        ids = await repo.ids_where(conn, visible(scope, now, retrospective=retrospective))
+        ids = frozenset(
+            await repo.ids_where(conn, visible(scope, now, retrospective=retrospective))
+        )
         self._ids[key] = (self._expiry(), ids)
         return ids
 

@@ -110,19 +110,19 @@ class Recall:
             contradicts = await self._graph(
                 conn, scope, now, retrospective, found, limit, trace, linked
             )
-        floor = self._settings.recall_min_score
-        kept = [c for c in found.values() if c.score >= floor]
-        chosen = select(
-            kept,
-            limit,
-            now,
-            retrospective=retrospective,
-            contradicts=contradicts,
-            params=self.params.ranking,
-        )
-        if not any(c.stage in ("lexical", "near") for c in chosen):
-            guessed = await self._vector(scope, text, now, retrospective, trace)
-            chosen = (chosen + guessed)[: max(limit, 0)] if guessed else chosen
+            floor = self._settings.recall_min_score
+            kept = [c for c in found.values() if c.score >= floor]
+            chosen = select(
+                kept,
+                limit,
+                now,
+                retrospective=retrospective,
+                contradicts=contradicts,
+                params=self.params.ranking,
+            )
+            if not any(c.stage in ("lexical", "near") for c in chosen):
+                guessed = await self._vector(conn, scope, text, now, retrospective, trace)
+                chosen = (chosen + guessed)[: max(limit, 0)] if guessed else chosen
         items = tuple(Recalled(c.memory, c.stage, round(c.score, 4), c.reason) for c in chosen)
         trace.append(f"{len(items)} chosen in {(time.perf_counter() - started) * 1000:.1f} ms")
         return RecallResult(items=items, retrospective=retrospective, trace=tuple(trace))
@@ -422,15 +422,21 @@ class Recall:
         return {k: frozenset(v) for k, v in pairs.items()}
 
     async def _vector(
-        self, scope: str, text: str, now: datetime, retrospective: bool, trace: list[str]
+        self,
+        conn: AsyncConnection,
+        scope: str,
+        text: str,
+        now: datetime,
+        retrospective: bool,
+        trace: list[str],
     ) -> list[Candidate]:
         side = self.vector
         if side is None or side.mode == "off":
             return []
-        async with self._db.read() as conn:
-            ids = await self._cache.visible_ids(conn, scope, now, retrospective)
+        ids = await self._cache.visible_ids(conn, scope, now, retrospective)
+        _, _, aliases = await self._cache.names(conn, scope)
         try:
-            guess = await side.guess(scope, text, ids, now)
+            guess = await side.guess(scope, text, ids, now, conn=conn, aliases=aliases)
         except Exception:  # the side path must never break recall
             log.exception("vector side path failed")
             return []
@@ -440,8 +446,7 @@ class Recall:
         if side.mode != "candidate":
             log.info("vector shadow guess in %s: #%s %.3f", scope, guess.memory_id, guess.score)
             return []
-        async with self._db.read() as conn:
-            memory = await repo.get(conn, scope, guess.memory_id)
+        memory = await repo.get(conn, scope, guess.memory_id)
         if memory is None or not is_visible(memory, scope, now, retrospective=retrospective):
             return []
         return [Candidate(memory, "vector", guess.score, VECTOR_LABEL)]

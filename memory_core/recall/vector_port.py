@@ -10,9 +10,13 @@ never awaited.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
+
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.settings import VectorMode
 
@@ -37,9 +41,20 @@ class VectorSidePath(Protocol):
         ...
 
     async def guess(
-        self, scope: str, text: str, candidate_ids: set[int], now: datetime
+        self,
+        scope: str,
+        text: str,
+        candidate_ids: AbstractSet[int],
+        now: datetime,
+        *,
+        conn: AsyncConnection | None = None,
+        aliases: Mapping[str, str] | None = None,
     ) -> VectorGuess | None:
         """The single best guess among `candidate_ids` that clears the gates, or None.
+
+        `conn` is the read recall is in, so the guess sees the same snapshot and opens
+        no transaction of its own; `aliases` are the chat's, as recall already holds
+        them (both are read when absent).
 
         Must never raise for ordinary failures (missing index, model not loaded):
         return None and let recall stay silent.

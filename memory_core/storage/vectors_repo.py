@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from . import memory_repo
 from .engine import Database
@@ -76,24 +77,22 @@ async def all_aliases(db: Database) -> dict[str, dict[str, str]]:
     return out
 
 
-async def scope_aliases(db: Database, scope: str) -> dict[str, str]:
+async def scope_aliases(conn: AsyncConnection, scope: str) -> dict[str, str]:
     query = select(aliases.c.alias, aliases.c.canonical).where(aliases.c.scope == scope)
-    async with db.read() as conn:
-        rows = (await conn.execute(query)).all()
+    rows = (await conn.execute(query)).all()
     return {str(alias): str(canonical) for alias, canonical in rows}
 
 
-async def contents(db: Database, ids: Iterable[int]) -> dict[int, str]:
+async def contents(conn: AsyncConnection, ids: Iterable[int]) -> dict[int, str]:
     wanted = sorted(set(ids))
     if not wanted:
         return {}
     query = select(memories.c.id, memories.c.content).where(memories.c.id.in_(wanted))
-    async with db.read() as conn:
-        rows = (await conn.execute(query)).all()
+    rows = (await conn.execute(query)).all()
     return {int(r[0]): str(r[1]) for r in rows}
 
 
-async def current_texts(db: Database, ids: Iterable[int]) -> dict[int, tuple[str, int]]:
+async def current_texts(conn: AsyncConnection, ids: Iterable[int]) -> dict[int, tuple[str, int]]:
     """id -> (content, version) of the given memories."""
     wanted = sorted(set(ids))
     if not wanted:
@@ -101,8 +100,7 @@ async def current_texts(db: Database, ids: Iterable[int]) -> dict[int, tuple[str
     query = select(memories.c.id, memories.c.content, memories.c.version).where(
         memories.c.id.in_(wanted)
     )
-    async with db.read() as conn:
-        rows = (await conn.execute(query)).all()
+    rows = (await conn.execute(query)).all()
     return {int(r[0]): (str(r[1]), int(r[2])) for r in rows}
 
 
@@ -125,9 +123,8 @@ async def source_fingerprint(db: Database) -> str:
     return "|".join(str(v) for v in (*m, *a, *e))
 
 
-async def heard_tokens(db: Database, scope: str, tokens: Iterable[str]) -> frozenset[str]:
+async def heard_tokens(conn: AsyncConnection, scope: str, tokens: Iterable[str]) -> frozenset[str]:
     """Which of these index tokens some memory of this chat (and only this chat) holds,
     read from the chat's full-text vocabulary in one query."""
-    async with db.read() as conn:
-        found = await memory_repo.fts_document_frequencies(conn, scope, tokens)
+    found = await memory_repo.fts_document_frequencies(conn, scope, tokens)
     return frozenset(t for t, n in found.items() if n > 0)

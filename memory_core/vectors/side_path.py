@@ -12,11 +12,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import Set as AbstractSet
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 import numpy as np
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.recall.answer_type import asked, can_answer
 from memory_core.recall.vector_port import VectorGuess
@@ -27,7 +30,7 @@ from memory_core.storage.engine import Database
 from .embedder import Calibration, Embedder
 from .factory import calibration_for, embedder_from_settings
 from .gate import GateDecision, Scored, decide, rank
-from .store import MANIFEST, VectorIndex, model_folder
+from .store import MANIFEST, Positions, VectorIndex, model_folder
 from .text import (
     QuestionShape,
     ScopeNames,
@@ -112,10 +115,20 @@ class VectorSide:
     # --- the side path -------------------------------------------------------------------
 
     async def guess(
-        self, scope: str, text: str, candidate_ids: set[int], now: datetime
+        self,
+        scope: str,
+        text: str,
+        candidate_ids: AbstractSet[int],
+        now: datetime,
+        *,
+        conn: AsyncConnection | None = None,
+        aliases: Mapping[str, str] | None = None,
     ) -> VectorGuess | None:
         try:
-            decision = await self.decide(scope, text, candidate_ids)
+            shape, scored = await self.explain(
+                scope, text, candidate_ids, conn=conn, aliases=aliases
+            )
+            decision = decide(shape, scored, self.calibration)
         except Exception:
             log.exception("vector side path failed; staying silent")
             return None
@@ -123,34 +136,72 @@ class VectorSide:
         log.debug("vector gate %s: %s (%s)", scope, decision.reason, decision.best)
         return decision.guess
 
-    async def decide(self, scope: str, text: str, candidate_ids: set[int]) -> GateDecision:
-        shape, scored = await self.explain(scope, text, candidate_ids)
-        return decide(shape, scored, self.calibration)
-
     async def explain(
-        self, scope: str, text: str, candidate_ids: set[int]
+        self,
+        scope: str,
+        text: str,
+        candidate_ids: AbstractSet[int],
+        *,
+        conn: AsyncConnection | None = None,
+        aliases: Mapping[str, str] | None = None,
     ) -> tuple[QuestionShape, tuple[Scored, ...]]:
         """The gate's inputs for one question (the sweep replays the gate on them)."""
-        names = await self._names(scope)
-        shape = question_shape(text, names, private=scope.startswith("private:"))
-        if not (shape.has_intent and shape.has_subject):
-            return shape, ()
-        shape = await self._with_unheard(scope, text, shape, names)
-        if shape.unheard:  # the gate refuses whatever the candidates: don't score them
-            return shape, ()
-        found = await self.candidates(
-            scope, text, candidate_ids, subjects=shape.subjects, names=names
-        )
-        return shape, found.scored
+        async with self._reading(conn) as reading:
+            return await self._explain(reading, scope, text, candidate_ids, aliases)
 
     async def candidates(
         self,
         scope: str,
         text: str,
-        candidate_ids: set[int],
+        candidate_ids: AbstractSet[int],
         *,
         subjects: frozenset[str] = frozenset(),
-        names: ScopeNames | None = None,
+        keep: int = TERM_CHECKED,
+    ) -> Candidates:
+        """The best `keep` indexed candidates of this scope (only memories about
+        `subjects`, when given), before the gate."""
+        async with self._db.read() as conn:
+            names = await self._names(conn, scope, None)
+            return await self._candidates(
+                conn, scope, text, candidate_ids, names, subjects=subjects, keep=keep
+            )
+
+    async def top(
+        self, scope: str, text: str, candidate_ids: AbstractSet[int], k: int
+    ) -> list[Scored]:
+        """Plain vector top-k with no gate (the baseline of `yuji eval --baselines`)."""
+        found = await self.candidates(scope, text, candidate_ids, keep=k)
+        return rank(found.scored)[:k]
+
+    async def _explain(
+        self,
+        conn: AsyncConnection,
+        scope: str,
+        text: str,
+        candidate_ids: AbstractSet[int],
+        aliases: Mapping[str, str] | None,
+    ) -> tuple[QuestionShape, tuple[Scored, ...]]:
+        names = await self._names(conn, scope, aliases)
+        shape = question_shape(text, names, private=scope.startswith("private:"))
+        if not (shape.has_intent and shape.has_subject):
+            return shape, ()
+        shape = await self._with_unheard(conn, scope, text, shape, names)
+        if shape.unheard:  # the gate refuses whatever the candidates: don't score them
+            return shape, ()
+        found = await self._candidates(
+            conn, scope, text, candidate_ids, names, subjects=shape.subjects
+        )
+        return shape, found.scored
+
+    async def _candidates(
+        self,
+        conn: AsyncConnection,
+        scope: str,
+        text: str,
+        candidate_ids: AbstractSet[int],
+        names: ScopeNames,
+        *,
+        subjects: frozenset[str] = frozenset(),
         keep: int = TERM_CHECKED,
     ) -> Candidates:
         """Score the question against the indexed candidates of this scope only (when
@@ -159,15 +210,12 @@ class VectorSide:
         if index is None:
             return Candidates((), False)
         positions = index.select(scope, candidate_ids)
-        filtered = False
-        if names is None:
-            names = await self._names(scope)
+        filtered = bool(subjects)
         if subjects:
-            about = [p for p in positions if _about(index, p, subjects)]
-            positions, filtered = about, True
-        if len(subjects) > 1 and positions:
-            positions = await self._involving_all(index, positions, subjects, names)
-        if not positions:
+            positions = index.about(positions, subjects)
+        if len(subjects) > 1 and len(positions):
+            positions = await self._involving_all(conn, index, positions, subjects, names)
+        if not len(positions):
             return Candidates((), filtered)
         nicknames = self._settings.nicknames
         query = await asyncio.to_thread(
@@ -181,7 +229,7 @@ class VectorSide:
         ranked = [Scored(int(ids[i]), float(scores[i]), shares_terms=False) for i in order]
         # Only the leaders can pass the gate: check word sharing for them alone.
         leaders = ranked[:TERM_CHECKED]
-        current = await vectors_repo.current_texts(self._db, [s.memory_id for s in leaders])
+        current = await vectors_repo.current_texts(conn, [s.memory_id for s in leaders])
         question_terms = content_terms(text, names, nicknames)
         # With the unit the question names, as recall reads it: "几只" is not answered
         # by a memory whose only number is "六个月".
@@ -189,7 +237,7 @@ class VectorSide:
         checked: list[Scored] = []
         for s, pos in zip(leaders, order, strict=False):
             content, version = current.get(s.memory_id, ("", -1))
-            indexed = index.rows[positions[int(pos)]].version
+            indexed = index.rows[int(positions[int(pos)])].version
             checked.append(
                 replace(
                     s,
@@ -201,48 +249,56 @@ class VectorSide:
         scored = (*checked, *ranked[TERM_CHECKED:keep])
         return Candidates(scored, filtered)
 
-    async def top(self, scope: str, text: str, candidate_ids: set[int], k: int) -> list[Scored]:
-        """Plain vector top-k with no gate (the baseline of `yuji eval --baselines`)."""
-        found = await self.candidates(scope, text, candidate_ids, keep=k)
-        return rank(found.scored)[:k]
-
     # --- reads ---------------------------------------------------------------------
 
-    async def _names(self, scope: str) -> ScopeNames:
+    @asynccontextmanager
+    async def _reading(self, conn: AsyncConnection | None) -> AsyncGenerator[AsyncConnection, None]:
+        """The read recall is already in (one snapshot, no second transaction), or one
+        of our own."""
+        if conn is not None:
+            yield conn
+            return
+        async with self._db.read() as own:
+            yield own
+
+    async def _names(
+        self, conn: AsyncConnection, scope: str, aliases: Mapping[str, str] | None
+    ) -> ScopeNames:
         index = self.index()
         subjects = index.subjects(scope) if index is not None else frozenset[str]()
-        return scope_names(subjects, await vectors_repo.scope_aliases(self._db, scope))
+        if aliases is None:
+            aliases = await vectors_repo.scope_aliases(conn, scope)
+        return scope_names(subjects, aliases)
 
     async def _with_unheard(
-        self, scope: str, text: str, shape: QuestionShape, names: ScopeNames
+        self,
+        conn: AsyncConnection,
+        scope: str,
+        text: str,
+        shape: QuestionShape,
+        names: ScopeNames,
     ) -> QuestionShape:
         """The shape with the particular things it asks about that this chat never named."""
         things = particular_things(text, names)
         if not things:
             return shape
-        heard = await vectors_repo.heard_tokens(self._db, scope, said_tokens(things))
+        heard = await vectors_repo.heard_tokens(conn, scope, said_tokens(things))
         return replace(shape, unheard=unheard(things, heard))
 
     async def _involving_all(
         self,
+        conn: AsyncConnection,
         index: VectorIndex,
-        positions: list[int],
+        positions: Positions,
         subjects: frozenset[str],
         names: ScopeNames,
-    ) -> list[int]:
+    ) -> Positions:
         """A question naming several people asks about them together: when some
         memories involve all of them, only those compete."""
-        ids = [index.rows[p].memory_id for p in positions]
-        contents = await vectors_repo.contents(self._db, ids)
+        rows = [index.rows[int(p)] for p in positions]
+        contents = await vectors_repo.contents(conn, [r.memory_id for r in rows])
         together = [
-            p
-            for p in positions
-            if involves_all(
-                index.rows[p].subject, contents.get(index.rows[p].memory_id, ""), subjects, names
-            )
+            bool(involves_all(r.subject, contents.get(r.memory_id, ""), subjects, names))
+            for r in rows
         ]
-        return together or positions
-
-
-def _about(index: VectorIndex, position: int, subjects: frozenset[str]) -> bool:
-    return index.rows[position].subject in subjects
+        return positions[np.asarray(together, dtype=bool)] if any(together) else positions

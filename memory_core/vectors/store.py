@@ -34,6 +34,11 @@ from .embedder import Matrix
 
 Stored = npt.NDArray[np.floating]
 STORED_DTYPE = np.float32
+Positions = npt.NDArray[np.int64]
+"""Row positions in the index, ascending."""
+_NONE: Positions = np.zeros(0, np.int64)
+_NONE.setflags(write=False)
+SELECTIONS_KEPT = 8
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -68,6 +73,11 @@ class VectorIndex:
     _scope_rows: dict[str, npt.NDArray[np.int64]] = field(init=False, repr=False)
     _blocks: dict[str, tuple[int, int]] = field(init=False, repr=False)
     """scope -> (start, stop) when the scope's rows are contiguous (as `save` writes them)."""
+    _subject_codes: npt.NDArray[np.int64] = field(init=False, repr=False)
+    _subject_code: dict[str, int] = field(init=False, repr=False)
+    _selected: dict[tuple[str, frozenset[int]], Positions] = field(init=False, repr=False)
+    """The last few `select` answers: recall asks with the same cached id set until a
+    write changes it, and the selection costs more than the scoring at 10^4."""
 
     def __post_init__(self) -> None:
         if self.vectors.shape != (len(self.rows), self.dim):
@@ -87,6 +97,13 @@ class VectorIndex:
         )
         blocks = {k: (v[0], v[-1] + 1) for k, v in by_scope.items() if v[-1] - v[0] + 1 == len(v)}
         object.__setattr__(self, "_blocks", blocks)
+        code: dict[str, int] = {}
+        codes = np.fromiter(
+            (code.setdefault(r.subject, len(code)) for r in self.rows), np.int64, len(self.rows)
+        )
+        object.__setattr__(self, "_subject_codes", codes)
+        object.__setattr__(self, "_subject_code", code)
+        object.__setattr__(self, "_selected", {})
 
     @classmethod
     def empty(cls, model_id: str, dim: int) -> VectorIndex:
@@ -99,22 +116,40 @@ class VectorIndex:
     def position(self, memory_id: int) -> int | None:
         return self._by_id.get(memory_id)
 
-    def select(self, scope: str, candidate_ids: Iterable[int]) -> list[int]:
-        """Row positions of the candidates that are indexed AND of this scope.
+    def select(self, scope: str, candidate_ids: Iterable[int]) -> Positions:
+        """Row positions (ascending, read-only) of the candidates that are indexed AND
+        of this scope.
 
         Both conditions, always: a candidate id of another chat never reaches the
         scoring, whatever the caller passed.
         """
         in_scope = self._scope_rows.get(scope)
         if in_scope is None:
-            return []
-        wanted = np.fromiter(set(candidate_ids), np.int64)
-        return in_scope[np.isin(self._ids[in_scope], wanted)].tolist()
+            return _NONE
+        ids = candidate_ids if isinstance(candidate_ids, frozenset) else frozenset(candidate_ids)
+        key = (scope, ids)
+        hit = self._selected.get(key)
+        if hit is not None:
+            return hit
+        wanted = np.fromiter(ids, np.int64, len(ids))
+        positions = in_scope[np.isin(self._ids[in_scope], wanted)]
+        positions.setflags(write=False)
+        if len(self._selected) >= SELECTIONS_KEPT:
+            self._selected.pop(next(iter(self._selected)))
+        self._selected[key] = positions
+        return positions
 
-    def ids_at(self, positions: Sequence[int]) -> npt.NDArray[np.int64]:
+    def about(self, positions: Positions, subjects: Iterable[str]) -> Positions:
+        """The positions whose memory is about one of `subjects`."""
+        codes = [self._subject_code[s] for s in subjects if s in self._subject_code]
+        if not codes:
+            return _NONE
+        return positions[np.isin(self._subject_codes[positions], codes)]
+
+    def ids_at(self, positions: Sequence[int] | Positions) -> npt.NDArray[np.int64]:
         return self._ids[np.asarray(positions, dtype=np.int64)]
 
-    def scores(self, positions: Sequence[int], query: Matrix) -> Matrix:
+    def scores(self, positions: Sequence[int] | Positions, query: Matrix) -> Matrix:
         """Cosine of the (unit) query vector with each selected row."""
         if not len(positions):
             return np.zeros(0, dtype=np.float32)

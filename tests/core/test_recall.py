@@ -3,11 +3,14 @@ hook, reindex, and the `yuji recall` / `yuji reindex` commands."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core import FakeClock, Yuji
 from memory_core.recall.vector_port import VECTOR_LABEL, VectorGuess
@@ -124,10 +127,17 @@ class FakeVector:
     def __init__(self, mode: VectorMode, memory_id: int) -> None:
         self.mode: VectorMode = mode
         self.memory_id = memory_id
-        self.asked: list[set[int]] = []
+        self.asked: list[AbstractSet[int]] = []
 
     async def guess(
-        self, scope: str, text: str, candidate_ids: set[int], now: datetime
+        self,
+        scope: str,
+        text: str,
+        candidate_ids: AbstractSet[int],
+        now: datetime,
+        *,
+        conn: AsyncConnection | None = None,
+        aliases: Mapping[str, str] | None = None,
     ) -> VectorGuess | None:
         self.asked.append(candidate_ids)
         return VectorGuess(self.memory_id, 0.9, 0.1)

@@ -39,6 +39,32 @@ def test_index_selects_only_candidates_of_the_scope(
     assert index.scores(positions, np.ones(4, dtype=np.float32) / 2).shape == (len(positions),)
 
 
+@given(
+    st.lists(st.tuples(st.sampled_from(SCOPES), st.sampled_from(("小明", "小红", "阿杰")))),
+    st.lists(st.tuples(st.sampled_from(SCOPES), st.frozensets(st.integers(0, 30))), max_size=20),
+    st.frozensets(st.sampled_from(("小明", "小红", "阿杰", "没人"))),
+)
+def test_repeated_selections_answer_each_question_afresh(
+    rows_of: list[tuple[str, str]],
+    asks: list[tuple[str, frozenset[int]]],
+    subjects: frozenset[str],
+) -> None:
+    """`select` remembers its last answers: asking again (more often than it keeps),
+    with other ids or another scope, must never return an answer meant for another
+    question; `about` keeps exactly the rows about the subjects."""
+    rows = tuple(IndexRow(i + 1, 1, s, who, "sha") for i, (s, who) in enumerate(rows_of))
+    index = VectorIndex("fake", 4, rows, np.ones((len(rows), 4), dtype=np.float32) / 2)
+    for scope, candidates in asks * 2:
+        positions = index.select(scope, candidates)
+        assert [index.rows[p].memory_id for p in positions] == [
+            r.memory_id for r in rows if r.scope == scope and r.memory_id in candidates
+        ]
+        about = index.about(positions, subjects)
+        assert [index.rows[p].memory_id for p in about] == [
+            index.rows[p].memory_id for p in positions if index.rows[p].subject in subjects
+        ]
+
+
 @pytest.fixture
 async def world(core: Yuji) -> tuple[VectorSide, dict[str, list[int]]]:
     """The same memories in every scope, so another scope's copy always scores as high."""
