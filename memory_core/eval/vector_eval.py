@@ -26,7 +26,7 @@ from memory_core.storage import memory_repo
 from memory_core.vectors.build import sync_index
 from memory_core.vectors.embedder import Calibration
 from memory_core.vectors.fusion import rrf
-from memory_core.vectors.gate import Scored, decide
+from memory_core.vectors.gate import Pool, Scored, decide
 from memory_core.vectors.side_path import VectorSide
 from memory_core.vectors.text import QuestionShape
 
@@ -60,6 +60,7 @@ async def prepare(core: Yuji) -> VectorSide:
 class _Consulted:
     shape: QuestionShape
     scored: tuple[Scored, ...]
+    pool: Pool
 
 
 class _Recorder:
@@ -84,10 +85,10 @@ class _Recorder:
         conn: AsyncConnection | None = None,
         aliases: Mapping[str, str] | None = None,
     ) -> VectorGuess | None:
-        shape, scored = await self.side.explain(
+        shape, found = await self.side.explain(
             scope, text, candidate_ids, conn=conn, aliases=aliases
         )
-        self.consulted = _Consulted(shape, scored)
+        self.consulted = _Consulted(shape, found.scored, found.pool)
         return None
 
 
@@ -124,7 +125,9 @@ async def sweep(
             answers: list[Answer] = []
             for q, ids, scopes, ms, consulted in asked:
                 if consulted is not None and len(ids) < limit:
-                    guess = decide(consulted.shape, consulted.scored, calibration).guess
+                    guess = decide(
+                        consulted.shape, consulted.scored, calibration, consulted.pool
+                    ).guess
                     if guess is not None:
                         ids = (*ids, loaded.names.get(guess.memory_id))
                         scopes = (*scopes, q.scope)

@@ -16,15 +16,23 @@ every bar, in this order:
 3. it states the kind of answer asked for (recall's answer-type rule: "多少钱" is not
    answered by a memory without an amount);
 4. its score reaches the model's threshold;
-5. it leads the runner-up by at least the margin (a near tie is a coin toss).
+5. it stands out from the pool it was picked from (`noise_ceiling`): the threshold is
+   calibrated on chats with a handful of memories per person, but after months a
+   person has hundreds, and the luckiest of hundreds of unrelated memories reaches
+   it by chance;
+6. it leads the runner-up by at least the margin (a near tie is a coin toss).
 
 At most one memory comes out.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
 
 from memory_core.recall.vector_port import VectorGuess
 
@@ -44,6 +52,35 @@ class Scored:
     """The memory changed since its vector was computed (`yuji embed` has not run yet)."""
 
 
+MIN_POOL = 30
+"""Below this many candidates a pool's spread says too little to judge an outlier by
+(with 4 candidates no score can lie even 1.6 deviations above their mean)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """How the scores of all the candidates a guess was picked from are spread."""
+
+    n: int = 0
+    mean: float = 0.0
+    std: float = 0.0
+
+    @classmethod
+    def of(cls, scores: npt.NDArray[np.floating]) -> Pool:
+        if not len(scores):
+            return cls()
+        return cls(len(scores), float(np.mean(scores)), float(np.std(scores)))
+
+
+def noise_ceiling(pool: Pool) -> float:
+    """The score the best of `pool` must exceed to be more than the luckiest of n
+    unrelated memories: the maximum of n draws of noise rarely lies more than
+    sqrt(2 ln n) deviations above their mean. -inf for pools too small to tell."""
+    if pool.n < MIN_POOL:
+        return -math.inf
+    return pool.mean + pool.std * math.sqrt(2 * math.log(pool.n))
+
+
 @dataclass(frozen=True, slots=True)
 class GateDecision:
     guess: VectorGuess | None
@@ -59,7 +96,10 @@ def rank(scored: Sequence[Scored]) -> list[Scored]:
 
 
 def decide(
-    shape: QuestionShape, scored: Sequence[Scored], calibration: Calibration
+    shape: QuestionShape,
+    scored: Sequence[Scored],
+    calibration: Calibration,
+    pool: Pool | None = None,
 ) -> GateDecision:
     if not shape.has_intent:
         return GateDecision(None, "no question intent")
@@ -83,6 +123,14 @@ def decide(
         return GateDecision(None, "best candidate cannot give the answer asked", best, margin)
     if best.score < calibration.threshold:
         return GateDecision(None, f"score {best.score:.3f} below threshold", best, margin)
+    ceiling = noise_ceiling(pool or Pool())
+    if best.score <= ceiling:
+        return GateDecision(
+            None,
+            f"score {best.score:.3f} within the noise of its pool (up to {ceiling:.3f})",
+            best,
+            margin,
+        )
     if margin < calibration.margin:
         return GateDecision(None, f"margin {margin:.3f} below {calibration.margin}", best, margin)
     return GateDecision(

@@ -15,7 +15,7 @@ import os
 from collections.abc import AsyncGenerator, Callable, Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import numpy as np
@@ -29,7 +29,7 @@ from memory_core.storage.engine import Database
 
 from .embedder import Calibration, Embedder
 from .factory import calibration_for, embedder_from_settings
-from .gate import GateDecision, Scored, decide, rank
+from .gate import GateDecision, Pool, Scored, decide, rank
 from .store import MANIFEST, Positions, VectorIndex, model_folder
 from .text import (
     QuestionShape,
@@ -56,6 +56,11 @@ class Candidates:
 
     scored: tuple[Scored, ...]
     subject_filtered: bool
+    pool: Pool = field(default_factory=Pool)
+    """The spread of every candidate's score, not only the kept ones."""
+
+
+NONE = Candidates((), False)
 
 
 class VectorSide:
@@ -125,10 +130,10 @@ class VectorSide:
         aliases: Mapping[str, str] | None = None,
     ) -> VectorGuess | None:
         try:
-            shape, scored = await self.explain(
+            shape, found = await self.explain(
                 scope, text, candidate_ids, conn=conn, aliases=aliases
             )
-            decision = decide(shape, scored, self.calibration)
+            decision = decide(shape, found.scored, self.calibration, found.pool)
         except Exception:
             log.exception("vector side path failed; staying silent")
             return None
@@ -144,7 +149,7 @@ class VectorSide:
         *,
         conn: AsyncConnection | None = None,
         aliases: Mapping[str, str] | None = None,
-    ) -> tuple[QuestionShape, tuple[Scored, ...]]:
+    ) -> tuple[QuestionShape, Candidates]:
         """The gate's inputs for one question (the sweep replays the gate on them)."""
         async with self._reading(conn) as reading:
             return await self._explain(reading, scope, text, candidate_ids, aliases)
@@ -180,18 +185,18 @@ class VectorSide:
         text: str,
         candidate_ids: AbstractSet[int],
         aliases: Mapping[str, str] | None,
-    ) -> tuple[QuestionShape, tuple[Scored, ...]]:
+    ) -> tuple[QuestionShape, Candidates]:
         names = await self._names(conn, scope, aliases)
         shape = question_shape(text, names, private=scope.startswith("private:"))
         if not (shape.has_intent and shape.has_subject):
-            return shape, ()
+            return shape, NONE
         shape = await self._with_unheard(conn, scope, text, shape, names)
         if shape.unheard:  # the gate refuses whatever the candidates: don't score them
-            return shape, ()
+            return shape, NONE
         found = await self._candidates(
             conn, scope, text, candidate_ids, names, subjects=shape.subjects
         )
-        return shape, found.scored
+        return shape, found
 
     async def _candidates(
         self,
@@ -247,7 +252,7 @@ class VectorSide:
                 )
             )
         scored = (*checked, *ranked[TERM_CHECKED:keep])
-        return Candidates(scored, filtered)
+        return Candidates(scored, filtered, Pool.of(scores))
 
     # --- reads ---------------------------------------------------------------------
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_core.vectors.embedder import Calibration
-from memory_core.vectors.gate import Scored, decide, rank
+from memory_core.vectors.gate import MIN_POOL, Pool, Scored, decide, noise_ceiling, rank
 from memory_core.vectors.text import QuestionShape
 
 ASKS = QuestionShape(has_intent=True, subjects=frozenset({"小明"}), first_person=False)
@@ -131,3 +132,44 @@ def test_a_question_about_a_thing_the_chat_never_named_is_refused() -> None:
 def test_first_person_counts_as_subject() -> None:
     me = QuestionShape(has_intent=True, subjects=frozenset(), first_person=True)
     assert decide(me, [Scored(1, 0.9, False)], CAL).guess is not None
+
+
+LEADER = [Scored(1, 0.40, False), Scored(2, 0.20, False)]
+
+
+def test_a_leader_within_the_noise_of_a_large_pool_is_refused() -> None:
+    """After months a person has hundreds of memories: the best of them clearing the
+    threshold by luck is no guess (distractor floods showed exactly this)."""
+    rng = np.random.default_rng(7)
+    noise = rng.normal(0.05, 0.08, 200)
+    best = float(noise.max())
+    scored = [Scored(1, best, False), Scored(2, best - 0.1, False)]
+    low = Calibration(threshold=0.0, margin=0.02)
+    decision = decide(ASKS, scored, low, Pool.of(noise))
+    assert decision.guess is None
+    assert "noise" in decision.reason
+    # The same leader picked from a handful of memories is judged by the threshold alone.
+    assert decide(ASKS, scored, low, Pool.of(noise[: MIN_POOL - 1])).guess is not None
+
+
+def test_a_clear_outlier_of_a_large_pool_is_guessed() -> None:
+    pool = Pool.of(np.array([0.40, 0.20] + [0.05, 0.07] * 100))
+    assert decide(ASKS, LEADER, CAL, pool).guess is not None
+
+
+@given(
+    st.integers(0, 5000),
+    st.floats(-1, 1, allow_nan=False),
+    st.floats(0, 1, allow_nan=False),
+    st.floats(0, 1, allow_nan=False),
+)
+def test_the_noise_ceiling_rises_with_pool_size_and_spread(
+    n: int, mean: float, std: float, more: float
+) -> None:
+    ceiling = noise_ceiling(Pool(n, mean, std))
+    if n < MIN_POOL:
+        assert ceiling == float("-inf")
+        return
+    assert ceiling >= mean
+    assert noise_ceiling(Pool(n * 2, mean, std)) >= ceiling
+    assert noise_ceiling(Pool(n, mean, std + more)) >= ceiling
