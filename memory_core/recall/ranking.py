@@ -23,6 +23,21 @@ SAME_MEMORY_DICE = 0.7
 """Candidates this similar (and stating the same numbers) say the same thing twice."""
 
 
+def restates(a: str, b: str) -> bool:
+    """Whether two memory texts say the same thing twice (near-identical wording and
+    the same numbers): such memories count once, wherever recall compares them."""
+    return _restates(token_set(a), numbers(a), token_set(b), numbers(b))
+
+
+def _restates(
+    a_tokens: frozenset[str],
+    a_numbers: frozenset[str],
+    b_tokens: frozenset[str],
+    b_numbers: frozenset[str],
+) -> bool:
+    return dice(a_tokens, b_tokens) >= SAME_MEMORY_DICE and a_numbers == b_numbers
+
+
 @dataclass(frozen=True, slots=True)
 class Candidate:
     memory: Memory
@@ -122,10 +137,7 @@ def _collapse_restatements(
         nums = numbers(c.memory.content)
         for group in groups:
             head = group[0]
-            if (
-                dice(mine, tokens[head.memory.id]) >= SAME_MEMORY_DICE
-                and numbers(head.memory.content) == nums
-            ):
+            if _restates(mine, nums, tokens[head.memory.id], numbers(head.memory.content)):
                 group.append(c)
                 break
         else:

@@ -28,12 +28,13 @@ At most one memory comes out.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
+from memory_core.recall.ranking import restates
 from memory_core.recall.vector_port import VectorGuess
 
 from .embedder import Calibration
@@ -88,6 +89,28 @@ class GateDecision:
     best: Scored | None = None
     """The top candidate, also when refused (shadow logs and the sweep use it)."""
     margin: float = 0.0
+
+
+def restatement_groups(ranked: Sequence[Scored], texts: Mapping[int, str]) -> list[list[Scored]]:
+    """`ranked` (best first) grouped by recall's same-memory test, each group best
+    first, groups in the order of their best."""
+    groups: list[list[Scored]] = []
+    for s in ranked:
+        text = texts.get(s.memory_id, "")
+        for group in groups:
+            if restates(texts.get(group[0].memory_id, ""), text):
+                group.append(s)
+                break
+        else:
+            groups.append([s])
+    return groups
+
+
+def one_per_restatement(groups: Sequence[Sequence[Scored]]) -> list[Scored]:
+    """Each group of memories restating one another as one: its earliest memory, the
+    first statement, which is the one recall shows, with the group's best score. A
+    runner-up that restates the leader is the same fact again, not a rival."""
+    return [replace(min(g, key=lambda s: s.memory_id), score=g[0].score) for g in groups]
 
 
 def rank(scored: Sequence[Scored]) -> list[Scored]:

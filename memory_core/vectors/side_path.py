@@ -29,7 +29,15 @@ from memory_core.storage.engine import Database
 
 from .embedder import Calibration, Embedder
 from .factory import calibration_for, embedder_from_settings
-from .gate import GateDecision, Pool, Scored, decide, rank
+from .gate import (
+    GateDecision,
+    Pool,
+    Scored,
+    decide,
+    one_per_restatement,
+    rank,
+    restatement_groups,
+)
 from .store import MANIFEST, Positions, VectorIndex, model_folder
 from .text import (
     QuestionShape,
@@ -48,6 +56,9 @@ log = logging.getLogger(__name__)
 
 TERM_CHECKED = 2
 """Candidates the gate needs (best and runner-up); they get the word-sharing check."""
+RESTATED_WINDOW = 32
+"""Leaders compared for restatements: a fact written down again and again would
+otherwise be its own runner-up and fail the margin."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +205,7 @@ class VectorSide:
         if shape.unheard:  # the gate refuses whatever the candidates: don't score them
             return shape, NONE
         found = await self._candidates(
-            conn, scope, text, candidate_ids, names, subjects=shape.subjects
+            conn, scope, text, candidate_ids, names, subjects=shape.subjects, once=True
         )
         return shape, found
 
@@ -208,9 +219,11 @@ class VectorSide:
         *,
         subjects: frozenset[str] = frozenset(),
         keep: int = TERM_CHECKED,
+        once: bool = False,
     ) -> Candidates:
         """Score the question against the indexed candidates of this scope only (when
-        it names people, only memories about them compete); the best `keep`."""
+        it names people, only memories about them compete); the best `keep`. With
+        `once`, memories restating one another among the leaders count once."""
         index = self.index()
         if index is None:
             return Candidates((), False)
@@ -229,30 +242,39 @@ class VectorSide:
         scores = index.scores(positions, query[0])
         ids = index.ids_at(positions)
         # Best first, ties to the lower id (the order `gate.rank` defines); only the
-        # first `keep` are turned into objects.
-        order = np.lexsort((ids, -scores))[: max(keep, TERM_CHECKED)]
+        # first few are turned into objects.
+        window = RESTATED_WINDOW if once else TERM_CHECKED
+        order = np.lexsort((ids, -scores))[: max(keep, window + 1)]
         ranked = [Scored(int(ids[i]), float(scores[i]), shares_terms=False) for i in order]
+        current = await vectors_repo.current_texts(
+            conn, [s.memory_id for s in ranked[: window + 1]]
+        )
+        pool = scores
+        if once:
+            texts = {i: content for i, (content, _) in current.items()}
+            groups = restatement_groups(ranked[:window], texts)
+            ranked = [*one_per_restatement(groups), *ranked[window:]]
+            # A fact restated is one candidate in the pool too, not a crowd of rivals.
+            again = [s.memory_id for g in groups for s in g[1:]]
+            pool = scores[~np.isin(ids, again)] if again else scores
         # Only the leaders can pass the gate: check word sharing for them alone.
-        leaders = ranked[:TERM_CHECKED]
-        current = await vectors_repo.current_texts(conn, [s.memory_id for s in leaders])
         question_terms = content_terms(text, names, nicknames)
         # With the unit the question names, as recall reads it: "几只" is not answered
         # by a memory whose only number is "六个月".
         wanted = asked(text)
         checked: list[Scored] = []
-        for s, pos in zip(leaders, order, strict=False):
+        for s in ranked[:TERM_CHECKED]:
             content, version = current.get(s.memory_id, ("", -1))
-            indexed = index.rows[int(positions[int(pos)])].version
             checked.append(
                 replace(
                     s,
                     shares_terms=bool(question_terms & content_terms(content, names)),
                     answers=can_answer(wanted, content),
-                    stale=version != indexed,
+                    stale=version != index.version_of(s.memory_id),
                 )
             )
         scored = (*checked, *ranked[TERM_CHECKED:keep])
-        return Candidates(scored, filtered, Pool.of(scores))
+        return Candidates(scored, filtered, Pool.of(pool))
 
     # --- reads ---------------------------------------------------------------------
 

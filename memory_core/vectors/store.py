@@ -116,6 +116,11 @@ class VectorIndex:
     def position(self, memory_id: int) -> int | None:
         return self._by_id.get(memory_id)
 
+    def version_of(self, memory_id: int) -> int | None:
+        """The version of the memory its vector was computed from (None: not indexed)."""
+        at = self._by_id.get(memory_id)
+        return None if at is None else self.rows[at].version
+
     def select(self, scope: str, candidate_ids: Iterable[int]) -> Positions:
         """Row positions (ascending, read-only) of the candidates that are indexed AND
         of this scope.

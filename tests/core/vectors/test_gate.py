@@ -10,7 +10,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_core.vectors.embedder import Calibration
-from memory_core.vectors.gate import MIN_POOL, Pool, Scored, decide, noise_ceiling, rank
+from memory_core.vectors.gate import (
+    MIN_POOL,
+    Pool,
+    Scored,
+    decide,
+    noise_ceiling,
+    one_per_restatement,
+    rank,
+    restatement_groups,
+)
 from memory_core.vectors.text import QuestionShape
 
 ASKS = QuestionShape(has_intent=True, subjects=frozenset({"小明"}), first_person=False)
@@ -173,3 +182,29 @@ def test_the_noise_ceiling_rises_with_pool_size_and_spread(
     assert ceiling >= mean
     assert noise_ceiling(Pool(n * 2, mean, std)) >= ceiling
     assert noise_ceiling(Pool(n, mean, std + more)) >= ceiling
+
+
+SAYINGS = ("小明在学吉他", "小明在学吉他了", "小明芒果过敏", "小明养了3只猫", "小明养了4只猫")
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 500), st.floats(-1, 1, allow_nan=False), st.sampled_from(SAYINGS)),
+        max_size=12,
+        unique_by=lambda t: t[0],
+    )
+)
+def test_restatements_count_once(items: list[tuple[int, float, str]]) -> None:
+    ranked = rank([Scored(i, score, False) for i, score, _ in items])
+    texts = {i: text for i, _, text in items}
+    groups = restatement_groups(ranked, texts)
+    # Every candidate lands in exactly one group, and no number is merged away.
+    assert sorted(s.memory_id for g in groups for s in g) == sorted(texts)
+    for g in groups:
+        assert len({tuple(sorted(c for c in texts[s.memory_id] if c.isdigit())) for s in g}) == 1
+    once = one_per_restatement(groups)
+    assert [s.score for s in once] == sorted((s.score for s in once), reverse=True)
+    assert [s.memory_id for s in once] == [min(s.memory_id for s in g) for g in groups]
+    # 3 cats and 4 cats are different facts, however alike the wording.
+    cats = {texts[s.memory_id] for s in once if "猫" in texts[s.memory_id]}
+    assert cats == {t for t in texts.values() if "猫" in t}

@@ -23,6 +23,7 @@ PINNED = {
     "儿子出生，七斤二两，母子平安": [0.8, 0.2, 0.1, 0.0],
     "最爱卡坦岛": [0.0, 0.0, 1.0, 0.0],
     "最近为啥不来": [0.5, 0.5, 0.5, 0.5],
+    "儿子出生了，七斤二两": [0.9, 0.1, 0.1, 0.01],
 }
 
 
@@ -151,3 +152,19 @@ async def test_core_wires_vectors_when_enabled(settings: Settings, mode: str) ->
 async def test_off_means_no_side_path(core: Yuji) -> None:
     assert core.settings.vector_mode == "off"
     assert core.vectors is None
+
+
+async def test_a_fact_restated_is_not_its_own_rival(core: Yuji) -> None:
+    """The same fact written twice scores twice, a hair apart: that is no coin toss
+    between two answers, so the margin is taken over what says something else, and
+    the first statement is the one guessed (as recall shows it)."""
+    first = await add_memory(core.db, G, "老周", "老周儿子出生，七斤二两")
+    again = await add_memory(core.db, G, "老周", "老周儿子出生了，七斤二两")
+    await add_memory(core.db, G, "老周", "老周最爱卡坦岛")
+    strict = FakeEmbedder(dim=4, pinned=PINNED, calibration=Calibration(0.1, margin=0.2))
+    side = await make_side(core, strict)
+    found = await side.candidates(G, "老周家添丁了没", {first, again})
+    assert abs(found.scored[0].score - found.scored[1].score) < 0.2  # plain: a near tie
+    guess = await side.guess(G, "老周家添丁了没", {first, again, 3}, NOW)
+    assert guess is not None
+    assert guess.memory_id == first
