@@ -23,19 +23,22 @@ SAME_MEMORY_DICE = 0.7
 """Candidates this similar (and stating the same numbers) say the same thing twice."""
 
 
-def restates(a: str, b: str) -> bool:
+@dataclass(frozen=True, slots=True)
+class Said:
+    """What the same-memory test compares of a text."""
+
+    tokens: frozenset[str]
+    numbers: frozenset[str]
+
+    @classmethod
+    def of(cls, text: str) -> Said:
+        return cls(token_set(text), numbers(text))
+
+
+def restates(a: Said, b: Said) -> bool:
     """Whether two memory texts say the same thing twice (near-identical wording and
     the same numbers): such memories count once, wherever recall compares them."""
-    return _restates(token_set(a), numbers(a), token_set(b), numbers(b))
-
-
-def _restates(
-    a_tokens: frozenset[str],
-    a_numbers: frozenset[str],
-    b_tokens: frozenset[str],
-    b_numbers: frozenset[str],
-) -> bool:
-    return dice(a_tokens, b_tokens) >= SAME_MEMORY_DICE and a_numbers == b_numbers
+    return dice(a.tokens, b.tokens) >= SAME_MEMORY_DICE and a.numbers == b.numbers
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,13 +134,11 @@ def _collapse_restatements(
     """Near-identical memories (a fact written again and again) count once: the group
     is represented by its earliest memory (the first statement; later ones add nothing
     and an update would be a supersede), ranked by the group's best score."""
+    said = {mid: Said(tokens[mid], numbers(c.memory.content)) for mid, c in scored.items()}
     groups: list[list[Candidate]] = []
     for c in sorted(scored.values(), key=lambda c: (STAGE_ORDER[c.stage], -c.score, c.memory.id)):
-        mine = tokens[c.memory.id]
-        nums = numbers(c.memory.content)
         for group in groups:
-            head = group[0]
-            if _restates(mine, nums, tokens[head.memory.id], numbers(head.memory.content)):
+            if restates(said[c.memory.id], said[group[0].memory.id]):
                 group.append(c)
                 break
         else:
