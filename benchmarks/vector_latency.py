@@ -27,6 +27,7 @@ import numpy as np
 from sqlalchemy import insert, select
 
 from memory_core import Settings, Yuji
+from memory_core.recall.vector_port import VectorAsk
 from memory_core.storage.schema import aliases, memories
 from memory_core.vectors import UseEmbedder, VectorSide, sync_index
 from memory_core.vectors.store import IndexRow, VectorIndex, model_folder
@@ -106,12 +107,11 @@ async def main(args: argparse.Namespace, data: dict[str, Any]) -> None:
             side = core.vectors
             assert isinstance(side, VectorSide)
             ids = {i + 1 for i in range(len(data["memories"]))}  # type: ignore[arg-type]
-            now = datetime.now(UTC)
             guess_times: list[float] = []
             for _ in range(args.rounds):
                 for q in data["queries"]:  # type: ignore[union-attr]
                     t = time.perf_counter()
-                    await side.guess(q["scope"], q["text"], ids, now)
+                    await side.guess(VectorAsk(q["scope"], q["text"], ids))
                     guess_times.append((time.perf_counter() - t) * 1000)
             print(
                 f"guess: p50 {statistics.median(guess_times):.2f} ms, "
@@ -166,7 +166,7 @@ async def scale(embedder: UseEmbedder, n: int, rounds: int) -> None:
                 times: list[float] = []
                 for _ in range(rounds * 10):
                     t = time.perf_counter()
-                    await side.guess(scope, question, ids, now)
+                    await side.guess(VectorAsk(scope, question, ids))
                     times.append((time.perf_counter() - t) * 1000)
                 print(
                     f"guess, {n} memories in {scope} ({question}): "

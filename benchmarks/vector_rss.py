@@ -23,7 +23,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
 import asyncio, json, sys, tempfile
-from datetime import UTC, datetime
 from pathlib import Path
 
 import nonebot
@@ -40,6 +39,7 @@ nonebot.init(yuji_data_dir=tmp)
 nonebot.get_driver().register_adapter(Adapter)
 nonebot.load_plugins("plugins")
 
+from memory_core.recall.vector_port import VectorAsk
 from memory_core import Settings, Yuji
 from memory_core.vectors import sync_index
 from memory_core.vectors.use import UseEmbedder
@@ -60,9 +60,8 @@ async def main():
     import gc; gc.collect()
     out["rss_core_open_mb"] = rss("VmRSS")
     ids = set(range(1, len(data["memories"]) + 1))
-    now = datetime.now(UTC)
     for q in data["queries"]:
-        await core.vectors.guess(q["scope"], q["text"], ids, now)
+        await core.vectors.guess(VectorAsk(q["scope"], q["text"], ids))
     out["rss_model_loaded_mb"] = rss("VmRSS")
     out["peak_mb"] = rss("VmHWM")
     await core.close()

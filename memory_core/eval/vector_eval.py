@@ -10,15 +10,10 @@ have made in candidate mode, without re-running recall per grid point.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncConnection
-
-from memory_core.recall.vector_port import VectorGuess, VectorSidePath
+from memory_core.recall.vector_port import VectorAsk, VectorGuess, VectorSidePath
 from memory_core.recall.visibility import is_retrospective, visible
 from memory_core.service import Yuji
 from memory_core.settings import VectorMode
@@ -26,8 +21,8 @@ from memory_core.storage import memory_repo
 from memory_core.vectors.build import sync_index
 from memory_core.vectors.embedder import Calibration
 from memory_core.vectors.fusion import rrf
-from memory_core.vectors.gate import Pool, Scored, decide
-from memory_core.vectors.side_path import VectorSide
+from memory_core.vectors.gate import decide
+from memory_core.vectors.side_path import Candidates, VectorSide
 from memory_core.vectors.text import QuestionShape
 
 from .dataset import DataQuery, Dataset
@@ -56,39 +51,20 @@ async def prepare(core: Yuji) -> VectorSide:
     return side
 
 
-@dataclass
-class _Consulted:
-    shape: QuestionShape
-    scored: tuple[Scored, ...]
-    pool: Pool
-
-
 class _Recorder:
     """Stands in for the side path during the sweep: recall consults it exactly when
     it would consult the real one; it records the gate's inputs and guesses nothing."""
 
     def __init__(self, side: VectorSide) -> None:
         self.side = side
-        self.consulted: _Consulted | None = None
+        self.consulted: tuple[QuestionShape, Candidates] | None = None
 
     @property
     def mode(self) -> VectorMode:
         return "shadow"
 
-    async def guess(
-        self,
-        scope: str,
-        text: str,
-        candidate_ids: AbstractSet[int],
-        now: datetime,
-        *,
-        conn: AsyncConnection | None = None,
-        aliases: Mapping[str, str] | None = None,
-    ) -> VectorGuess | None:
-        shape, found = await self.side.explain(
-            scope, text, candidate_ids, conn=conn, aliases=aliases
-        )
-        self.consulted = _Consulted(shape, found.scored, found.pool)
+    async def guess(self, ask: VectorAsk) -> VectorGuess | None:
+        self.consulted = await self.side.explain(ask)
         return None
 
 
@@ -125,9 +101,8 @@ async def sweep(
             answers: list[Answer] = []
             for q, ids, scopes, ms, consulted in asked:
                 if consulted is not None and len(ids) < limit:
-                    guess = decide(
-                        consulted.shape, consulted.scored, calibration, consulted.pool
-                    ).guess
+                    shape, found = consulted
+                    guess = decide(shape, found.scored, calibration, found.pool).guess
                     if guess is not None:
                         ids = (*ids, loaded.names.get(guess.memory_id))
                         scopes = (*scopes, q.scope)

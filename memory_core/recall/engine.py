@@ -37,7 +37,7 @@ from .lexicon import Lexicon, lexicon
 from .query import analyse, identity_question
 from .ranking import SAME_MEMORY_DICE, Candidate, RankParams, select
 from .tokenize import bigram_tokens, normalise, unigram_tokens
-from .vector_port import VECTOR_LABEL, VectorSidePath
+from .vector_port import VECTOR_LABEL, VectorAsk, VectorSidePath
 from .visibility import is_retrospective, is_visible, visible, visible_bound, visible_params
 
 log = logging.getLogger(__name__)
@@ -436,7 +436,7 @@ class Recall:
         ids = await self._cache.visible_ids(conn, scope, now, retrospective)
         _, _, aliases = await self._cache.names(conn, scope)
         try:
-            guess = await side.guess(scope, text, ids, now, conn=conn, aliases=aliases)
+            guess = await side.guess(VectorAsk(scope, text, ids, conn, aliases))
         except Exception:  # the side path must never break recall
             log.exception("vector side path failed")
             return []

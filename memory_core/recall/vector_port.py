@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -33,6 +32,21 @@ class VectorGuess:
     """Lead of the best candidate over the second (the gate is `vector_margin`)."""
 
 
+@dataclass(frozen=True, slots=True)
+class VectorAsk:
+    """One question put to the side path."""
+
+    scope: str
+    text: str
+    candidate_ids: AbstractSet[int]
+    """The ids the visibility rule allows here; a guess outside them is dropped."""
+    conn: AsyncConnection | None = None
+    """The read recall is in: the guess sees the same snapshot and opens no
+    transaction of its own (one is opened when absent)."""
+    aliases: Mapping[str, str] | None = None
+    """The chat's aliases as recall already holds them (read when absent)."""
+
+
 @runtime_checkable
 class VectorSidePath(Protocol):
     @property
@@ -40,21 +54,9 @@ class VectorSidePath(Protocol):
         """off | shadow | candidate; read on every call, so switching needs no restart."""
         ...
 
-    async def guess(
-        self,
-        scope: str,
-        text: str,
-        candidate_ids: AbstractSet[int],
-        now: datetime,
-        *,
-        conn: AsyncConnection | None = None,
-        aliases: Mapping[str, str] | None = None,
-    ) -> VectorGuess | None:
-        """The single best guess among `candidate_ids` that clears the gates, or None.
-
-        `conn` is the read recall is in, so the guess sees the same snapshot and opens
-        no transaction of its own; `aliases` are the chat's, as recall already holds
-        them (both are read when absent).
+    async def guess(self, ask: VectorAsk) -> VectorGuess | None:
+        """The single best guess among `ask.candidate_ids` that clears the gates, or
+        None.
 
         Must never raise for ordinary failures (missing index, model not loaded):
         return None and let recall stay silent.

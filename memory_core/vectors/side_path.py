@@ -16,13 +16,12 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 
 import numpy as np
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.recall.answer_type import asked, can_answer
-from memory_core.recall.vector_port import VectorGuess
+from memory_core.recall.vector_port import VectorAsk, VectorGuess
 from memory_core.settings import Settings, VectorMode
 from memory_core.storage import vectors_repo
 from memory_core.storage.engine import Database
@@ -130,40 +129,21 @@ class VectorSide:
 
     # --- the side path -------------------------------------------------------------------
 
-    async def guess(
-        self,
-        scope: str,
-        text: str,
-        candidate_ids: AbstractSet[int],
-        now: datetime,
-        *,
-        conn: AsyncConnection | None = None,
-        aliases: Mapping[str, str] | None = None,
-    ) -> VectorGuess | None:
+    async def guess(self, ask: VectorAsk) -> VectorGuess | None:
         try:
-            shape, found = await self.explain(
-                scope, text, candidate_ids, conn=conn, aliases=aliases
-            )
+            shape, found = await self.explain(ask)
             decision = decide(shape, found.scored, self.calibration, found.pool)
         except Exception:
             log.exception("vector side path failed; staying silent")
             return None
         self.last_decision = decision
-        log.debug("vector gate %s: %s (%s)", scope, decision.reason, decision.best)
+        log.debug("vector gate %s: %s (%s)", ask.scope, decision.reason, decision.best)
         return decision.guess
 
-    async def explain(
-        self,
-        scope: str,
-        text: str,
-        candidate_ids: AbstractSet[int],
-        *,
-        conn: AsyncConnection | None = None,
-        aliases: Mapping[str, str] | None = None,
-    ) -> tuple[QuestionShape, Candidates]:
+    async def explain(self, ask: VectorAsk) -> tuple[QuestionShape, Candidates]:
         """The gate's inputs for one question (the sweep replays the gate on them)."""
-        async with self._reading(conn) as reading:
-            return await self._explain(reading, scope, text, candidate_ids, aliases)
+        async with self._reading(ask.conn) as conn:
+            return await self._explain(conn, ask)
 
     async def candidates(
         self,
@@ -190,14 +170,10 @@ class VectorSide:
         return rank(found.scored)[:k]
 
     async def _explain(
-        self,
-        conn: AsyncConnection,
-        scope: str,
-        text: str,
-        candidate_ids: AbstractSet[int],
-        aliases: Mapping[str, str] | None,
+        self, conn: AsyncConnection, ask: VectorAsk
     ) -> tuple[QuestionShape, Candidates]:
-        names = await self._names(conn, scope, aliases)
+        scope, text = ask.scope, ask.text
+        names = await self._names(conn, scope, ask.aliases)
         shape = question_shape(text, names, private=scope.startswith("private:"))
         if not (shape.has_intent and shape.has_subject):
             return shape, NONE
@@ -205,7 +181,7 @@ class VectorSide:
         if shape.unheard:  # the gate refuses whatever the candidates: don't score them
             return shape, NONE
         found = await self._candidates(
-            conn, scope, text, candidate_ids, names, subjects=shape.subjects, once=True
+            conn, scope, text, ask.candidate_ids, names, subjects=shape.subjects, once=True
         )
         return shape, found
 

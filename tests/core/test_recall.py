@@ -3,17 +3,15 @@ hook, reindex, and the `yuji recall` / `yuji reindex` commands."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core import FakeClock, Yuji
-from memory_core.recall.vector_port import VECTOR_LABEL, VectorGuess
+from memory_core.recall.vector_port import VECTOR_LABEL, VectorAsk, VectorGuess
 from memory_core.settings import VectorMode
 from memory_core.types import EvidenceRef, NewExperience
 
@@ -129,17 +127,8 @@ class FakeVector:
         self.memory_id = memory_id
         self.asked: list[AbstractSet[int]] = []
 
-    async def guess(
-        self,
-        scope: str,
-        text: str,
-        candidate_ids: AbstractSet[int],
-        now: datetime,
-        *,
-        conn: AsyncConnection | None = None,
-        aliases: Mapping[str, str] | None = None,
-    ) -> VectorGuess | None:
-        self.asked.append(candidate_ids)
+    async def guess(self, ask: VectorAsk) -> VectorGuess | None:
+        self.asked.append(ask.candidate_ids)
         return VectorGuess(self.memory_id, 0.9, 0.1)
 
 

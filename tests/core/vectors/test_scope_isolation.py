@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_core import Yuji
+from memory_core.recall.vector_port import VectorAsk
 from memory_core.vectors.build import sync_index
 from memory_core.vectors.embedder import Calibration
 from memory_core.vectors.fake import FakeEmbedder
@@ -96,7 +97,7 @@ async def test_vector_search_never_leaves_the_scope(
     candidates = {every[p] for p in picks}
     found = await side.candidates(scope, question, candidates)
     assert {s.memory_id for s in found.scored} <= candidates & set(ids[scope])
-    guess = await side.guess(scope, question, candidates, NOW)
+    guess = await side.guess(VectorAsk(scope, question, candidates))
     if guess is not None:
         assert guess.memory_id in candidates & set(ids[scope])
 
@@ -107,4 +108,4 @@ async def test_other_scopes_are_invisible_even_when_passed(
     side, ids = world
     others = set(ids["group:2"]) | set(ids["private:9"])
     assert (await side.candidates("group:1", "小明学的什么乐器", others)).scored == ()
-    assert await side.guess("group:1", "小明学的什么乐器", others, NOW) is None
+    assert await side.guess(VectorAsk("group:1", "小明学的什么乐器", others)) is None

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memory_core import Settings, Yuji
-from memory_core.recall.vector_port import VectorSidePath
+from memory_core.recall.vector_port import VectorAsk, VectorSidePath
 from memory_core.vectors.build import sync_index
 from memory_core.vectors.embedder import Calibration, Embedder
 from memory_core.vectors.fake import FakeEmbedder
@@ -49,7 +49,7 @@ async def test_guesses_across_an_alias_with_no_shared_words(core: Yuji) -> None:
     await add_memory(core.db, G, "老周", "老周最爱卡坦岛")
     await add_alias(core.db, G, "周哥", "老周")
     side = await make_side(core, fake())
-    guess = await side.guess(G, "周哥家添丁了没", {1, 2}, NOW)
+    guess = await side.guess(VectorAsk(G, "周哥家添丁了没", {1, 2}))
     assert guess is not None
     assert guess.memory_id == birth
     assert side.last_decision is not None
@@ -71,27 +71,27 @@ async def test_only_memories_about_the_named_person_compete(core: Yuji) -> None:
 async def test_silent_without_subject_or_question(core: Yuji) -> None:
     await add_memory(core.db, G, "老周", "老周儿子出生，七斤二两")
     side = await make_side(core, fake())
-    assert await side.guess(G, "家添丁了没", {1}, NOW) is None  # nobody named
+    assert await side.guess(VectorAsk(G, "家添丁了没", {1})) is None  # nobody named
     assert side.last_decision is not None
     assert side.last_decision.reason == "no clear subject"
-    assert await side.guess(G, "老周家添丁了", {1}, NOW) is None  # not a question
+    assert await side.guess(VectorAsk(G, "老周家添丁了", {1})) is None  # not a question
 
 
 async def test_silent_about_a_thing_the_chat_never_named(core: Yuji) -> None:
     # The chat knows 老周 but never heard of 大黄 (nor said 添丁, but it did say 出生).
     birth = await add_memory(core.db, G, "老周", "老周儿子出生，七斤二两")
     side = await make_side(core, fake())
-    assert await side.guess(G, "老周家大黄还挠沙发吗", {birth}, NOW) is None
+    assert await side.guess(VectorAsk(G, "老周家大黄还挠沙发吗", {birth})) is None
     assert side.last_decision is not None
     assert "大黄" in side.last_decision.reason
-    assert await side.guess(G, "老周家添丁了没", {birth}, NOW) is not None
+    assert await side.guess(VectorAsk(G, "老周家添丁了没", {birth})) is not None
 
 
 async def test_a_count_must_be_of_the_unit_asked(core: Yuji) -> None:
     # "几只" asks how many animals: "六个月" is a number, but not of 只.
     months = await add_memory(core.db, G, "老周", "老周说等六个月再说")
     side = await make_side(core, fake())
-    assert await side.guess(G, "老周养了几只", {months}, NOW) is None
+    assert await side.guess(VectorAsk(G, "老周养了几只", {months})) is None
     assert side.last_decision is not None
     assert "answer" in side.last_decision.reason
 
@@ -100,19 +100,19 @@ async def test_silent_without_an_index(core: Yuji) -> None:
     await add_memory(core.db, G, "老周", "老周儿子出生，七斤二两")
     side = VectorSide(core.settings.with_changes(vector_mode="candidate"), core.db, embedder=fake())
     assert side.index() is None
-    assert await side.guess(G, "老周家添丁了没", {1}, NOW) is None
+    assert await side.guess(VectorAsk(G, "老周家添丁了没", {1})) is None
 
 
 async def test_a_stale_vector_is_never_guessed(core: Yuji) -> None:
     birth = await add_memory(core.db, G, "老周", "老周儿子出生，七斤二两")
     side = await make_side(core, fake())
     await edit_memory(core.db, birth, "老周儿子出生，七斤二两，母子平安")
-    assert await side.guess(G, "老周家添丁了没", {birth}, NOW) is None
+    assert await side.guess(VectorAsk(G, "老周家添丁了没", {birth})) is None
     assert side.last_decision is not None
     assert "stale" in side.last_decision.reason
     # After `yuji embed` the side path picks up the new file without a restart.
     await sync_index(core.db, side.embedder, core.settings.vectors_dir)
-    assert await side.guess(G, "老周家添丁了没", {birth}, NOW) is not None
+    assert await side.guess(VectorAsk(G, "老周家添丁了没", {birth})) is not None
 
 
 async def test_failures_end_in_silence(core: Yuji) -> None:
@@ -125,7 +125,7 @@ async def test_failures_end_in_silence(core: Yuji) -> None:
     side = VectorSide(
         core.settings.with_changes(vector_mode="candidate"), core.db, embedder=Broken(dim=4)
     )
-    assert await side.guess(G, "老周家添丁了没", {1}, NOW) is None
+    assert await side.guess(VectorAsk(G, "老周家添丁了没", {1})) is None
 
 
 async def test_settings_override_the_model_calibration(core: Yuji) -> None:
@@ -165,6 +165,6 @@ async def test_a_fact_restated_is_not_its_own_rival(core: Yuji) -> None:
     side = await make_side(core, strict)
     found = await side.candidates(G, "老周家添丁了没", {first, again})
     assert abs(found.scored[0].score - found.scored[1].score) < 0.2  # plain: a near tie
-    guess = await side.guess(G, "老周家添丁了没", {first, again, 3}, NOW)
+    guess = await side.guess(VectorAsk(G, "老周家添丁了没", {first, again, 3}))
     assert guess is not None
     assert guess.memory_id == first
