@@ -159,56 +159,56 @@ async def test_received_at_comes_from_the_clock(core: Yuji, clock: FakeClock) ->
     assert got.received_at == T0 + timedelta(hours=4)
 
 
-async def test_a_cancelled_writer_task_loses_nothing_and_close_still_flushes() -> None:
-    stored: list[str] = []
-    entered = asyncio.Event()
-    release = asyncio.Event()
+class HangingInsert:
+    """An `insert_many` whose transactions hang until `release` is set."""
 
-    async def insert_many(exps: Sequence[NewExperience], _at: Sequence[datetime]) -> list[Appended]:
-        if not release.is_set():
-            entered.set()
-            await release.wait()  # the first transaction hangs until the task is cancelled
-        stored.extend(e.fingerprint for e in exps)
-        return [Appended(len(stored) - len(exps) + i + 1, True) for i in range(len(exps))]
+    def __init__(self) -> None:
+        self.stored: list[str] = []
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
 
-    writer = GroupCommitWriter(insert_many, max_batch=10)
-    submitters = [asyncio.create_task(writer.submit(exp(fp=f"c{i}"), T0)) for i in range(3)]
-    await entered.wait()
+    async def __call__(
+        self, exps: Sequence[NewExperience], _at: Sequence[datetime]
+    ) -> list[Appended]:
+        if not self.release.is_set():
+            self.entered.set()
+            await self.release.wait()
+        self.stored.extend(e.fingerprint for e in exps)
+        return [Appended(len(self.stored) - len(exps) + i + 1, True) for i in range(len(exps))]
+
+
+async def cancel_writer_task(writer: GroupCommitWriter) -> None:
+    """Cancel the writer's task mid-transaction, as the loop does at shutdown."""
     task = writer._task  # pyright: ignore[reportPrivateUsage]
     assert task is not None
-    task.cancel()  # e.g. the loop cancelling tasks at shutdown, mid-transaction
+    task.cancel()
     await asyncio.gather(task, return_exceptions=True)
-    release.set()
+
+
+async def test_a_cancelled_writer_task_loses_nothing_and_close_still_flushes() -> None:
+    insert_many = HangingInsert()
+    writer = GroupCommitWriter(insert_many, max_batch=10)
+    submitters = [asyncio.create_task(writer.submit(exp(fp=f"c{i}"), T0)) for i in range(3)]
+    await insert_many.entered.wait()
+    await cancel_writer_task(writer)
+    insert_many.release.set()
     await asyncio.wait_for(writer.close(), 5)
-    assert sorted(stored) == ["c0", "c1", "c2"]
+    assert sorted(insert_many.stored) == ["c0", "c1", "c2"]
     results = await asyncio.wait_for(asyncio.gather(*submitters), 5)
     assert all(isinstance(r, Appended) for r in results)
 
 
 async def test_a_flush_waiting_while_the_writer_task_dies_does_not_hang() -> None:
-    stored: list[str] = []
-    entered = asyncio.Event()
-    release = asyncio.Event()
-
-    async def insert_many(exps: Sequence[NewExperience], _at: Sequence[datetime]) -> list[Appended]:
-        if not release.is_set():
-            entered.set()
-            await release.wait()
-        stored.extend(e.fingerprint for e in exps)
-        return [Appended(len(stored) - len(exps) + i + 1, True) for i in range(len(exps))]
-
+    insert_many = HangingInsert()
     writer = GroupCommitWriter(insert_many, max_batch=10)
     submitter = asyncio.create_task(writer.submit(exp(fp="w1"), T0))
-    await entered.wait()
+    await insert_many.entered.wait()
     flusher = asyncio.create_task(writer.flush())
     await asyncio.sleep(0)
-    task = writer._task  # pyright: ignore[reportPrivateUsage]
-    assert task is not None
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
-    release.set()
+    await cancel_writer_task(writer)
+    insert_many.release.set()
     await asyncio.wait_for(flusher, 5)
-    assert stored == ["w1"]
+    assert insert_many.stored == ["w1"]
     assert isinstance(await asyncio.wait_for(submitter, 5), Appended)
     await writer.close()
 
