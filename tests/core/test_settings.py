@@ -68,7 +68,5 @@ def test_zero_backfill_interval_means_only_on_command() -> None:
 
 
 def test_the_bot_calls_itself_by_its_first_nickname() -> None:
-    from memory_core.settings import Settings
-
     assert Settings(nicknames=("小鱼", "大肥鱼")).bot_name == "小鱼"
     assert Settings(nicknames=()).bot_name == "大肥鱼"

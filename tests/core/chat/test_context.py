@@ -6,8 +6,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_core.chat.context import select_recent
+from memory_core.chat.sources import ChatContextSource
 from memory_core.service import Yuji
 from memory_core.types import Experience
+from tests.core.nightly.seed import fragment
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
@@ -60,9 +62,6 @@ def test_selection_is_contiguous_and_bounded(ids: list[int], acked: int, limit: 
 
 
 async def test_the_prompt_gets_the_newest_open_summaries_oldest_first(core: Yuji) -> None:
-    from memory_core.chat.sources import ChatContextSource
-    from tests.core.nightly.seed import fragment
-
     start = datetime(2026, 11, 20, 8, tzinfo=UTC)
     for i in range(12):
         await fragment(core, "group:1", start + timedelta(hours=i), f"第{i}段")
