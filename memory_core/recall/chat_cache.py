@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
+from typing import TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -18,6 +19,8 @@ from memory_core.storage import memory_repo as repo
 
 from .visibility import visible
 
+K = TypeVar("K")
+V = TypeVar("V")
 Names = tuple[int, list[str], dict[str, str]]
 """A chat's memory count, distinct subjects and alias -> canonical map."""
 
@@ -46,13 +49,11 @@ class ChatCache:
         self._replaced.clear()
 
     async def names(self, conn: AsyncConnection, scope: str) -> Names:
-        hit = self._names.get(scope)
-        if hit is not None and _fresh(hit[0]):
-            return hit[1]
-        value = await repo.scope_names(conn, scope)
-        self._names[scope] = (self._expiry(), value)
-        self._df.pop(scope, None)
-        return value
+        hit = _fresh(self._names.get(scope))
+        if hit is not None:
+            return hit
+        self._df.pop(scope, None)  # counted against the old names' statistics
+        return self._keep(self._names, scope, await repo.scope_names(conn, scope))
 
     async def frequencies(
         self, conn: AsyncConnection, scope: str, wanted: set[str]
@@ -69,12 +70,10 @@ class ChatCache:
 
     async def has_replaced(self, conn: AsyncConnection, scope: str) -> bool:
         """Whether any memory of the chat was replaced by a newer version."""
-        hit = self._replaced.get(scope)
-        if hit is not None and _fresh(hit[0]):
-            return hit[1]
-        value = await repo.has_replaced(conn, scope)
-        self._replaced[scope] = (self._expiry(), value)
-        return value
+        hit = _fresh(self._replaced.get(scope))
+        if hit is not None:
+            return hit
+        return self._keep(self._replaced, scope, await repo.has_replaced(conn, scope))
 
     async def visible_ids(
         self, conn: AsyncConnection, scope: str, now: datetime, retrospective: bool
@@ -83,18 +82,19 @@ class ChatCache:
         a guess returns is read again and checked at `now` before it is injected.
         The same object until it expires, so the side path can key on it."""
         key = (scope, retrospective)
-        hit = self._ids.get(key)
-        if hit is not None and _fresh(hit[0]):
-            return hit[1]
-        ids = frozenset(
-            await repo.ids_where(conn, visible(scope, now, retrospective=retrospective))
-        )
-        self._ids[key] = (self._expiry(), ids)
-        return ids
+        hit = _fresh(self._ids.get(key))
+        if hit is not None:
+            return hit
+        ids = await repo.ids_where(conn, visible(scope, now, retrospective=retrospective))
+        return self._keep(self._ids, key, frozenset(ids))
 
-    def _expiry(self) -> float:
-        return time.monotonic() + self.ttl_s
+    def _keep(self, store: dict[K, tuple[float, V]], key: K, value: V) -> V:
+        store[key] = (time.monotonic() + self.ttl_s, value)
+        return value
 
 
-def _fresh(expiry: float) -> bool:
-    return expiry > time.monotonic()
+def _fresh(entry: tuple[float, V] | None) -> V | None:
+    """The entry's value while it has not expired."""
+    if entry is None or entry[0] <= time.monotonic():
+        return None
+    return entry[1]

@@ -8,11 +8,13 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import insert, text
 
 from memory_core import FakeClock, Yuji
+from memory_core.recall.chat_cache import ChatCache
 from memory_core.recall.vector_port import VECTOR_LABEL, VectorAsk, VectorGuess
 from memory_core.settings import VectorMode
+from memory_core.storage.schema import aliases
 from memory_core.types import EvidenceRef, NewExperience
 
 G1, G2 = "group:1", "group:2"
@@ -249,3 +251,25 @@ async def test_a_write_is_seen_by_the_next_question_despite_the_chat_cache(core:
     hamster = await write(core, G1, "阿杰养的仓鼠叫豆包", subject="阿杰")
     got = await core.recall.recall(G1, "阿杰养的仓鼠叫什么")
     assert [r.memory.id for r in got.items] == [hamster]
+
+
+async def test_a_write_by_another_process_shows_once_the_chat_cache_expires(core: Yuji) -> None:
+    """Another process (the CLI) writes without telling this one: what recall cached
+    about the chat is reused for its TTL, then read again."""
+    long, none = ChatCache(ttl_s=3600), ChatCache(ttl_s=0)
+    await write(core, G1, "小明在学吉他")
+    async with core.db.read() as conn:
+        before = await long.names(conn, G1)
+        await none.names(conn, G1)
+        ids = await long.visible_ids(conn, G1, core.clock.now(), False)
+        # The same object while fresh: the vector index keys its selection on it.
+        assert await long.visible_ids(conn, G1, core.clock.now(), False) is ids
+    async with core.db.write() as conn:  # straight into the table: nobody invalidates
+        await conn.execute(
+            insert(aliases).values(
+                scope=G1, alias="明仔", canonical="小明", created_at=core.clock.now()
+            )
+        )
+    async with core.db.read() as conn:
+        assert await long.names(conn, G1) == before
+        assert (await none.names(conn, G1))[2] == {"明仔": "小明"}
