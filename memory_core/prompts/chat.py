@@ -20,16 +20,8 @@ from memory_core.llm.base import ChatMessage
 from memory_core.recall.vector_port import VECTOR_LABEL
 
 from .budget import estimate_tokens, take_within, truncate_to
+from .nightly import CARD_LABELS
 
-CARD_TITLES: dict[str, str] = {
-    "preferences": "偏好",
-    "interaction_patterns": "相处模式",
-    "recent_status": "近况",
-    "goals": "目标",
-    "relationships": "关系",
-    "key_events": "关键事件",
-    "interaction_rules": "相处规则",
-}
 STAGE_TAGS: dict[str, str] = {
     "lexical": "字面命中",
     "near": "近义命中",
@@ -52,7 +44,7 @@ def stage_label(stage: str, reason: str = "") -> str:
 def card_lines(cards: Sequence[tuple[str, str]]) -> list[str]:
     """`【偏好】…`, one line per card that has text (the prompt's block and `/cards`)."""
     return [
-        f"【{CARD_TITLES.get(kind, kind)}】{text.strip()}" for kind, text in cards if text.strip()
+        f"【{CARD_LABELS.get(kind, kind)}】{text.strip()}" for kind, text in cards if text.strip()
     ]
 
 
