@@ -72,13 +72,12 @@ def analyse(
     extra = {t for name in alias_names for t in bigram_tokens(name)}
     name_tokens |= extra
     straddling = name_straddling(text, [*names, *alias_names])
-    singles = one_char_words(_without(text, [*names, *alias_names]))
+    unnamed = _without(text, [*names, *alias_names])
+    singles = one_char_words(unnamed)
     terms = {t for t in bigram_tokens(text) if not is_stop(t) and t not in straddling}
     terms |= extra | singles
     words = tuple(
-        w
-        for w in lexicon().words_in(_without(text, [*names, *alias_names]))
-        if not all(is_stop(t) for t in bigram_tokens(w))
+        w for w in lexicon().words_in(unnamed) if not all(is_stop(t) for t in bigram_tokens(w))
     )
     return Query(
         text=normalise(text),

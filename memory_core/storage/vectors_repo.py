@@ -83,15 +83,6 @@ async def scope_aliases(conn: AsyncConnection, scope: str) -> dict[str, str]:
     return {str(alias): str(canonical) for alias, canonical in rows}
 
 
-async def contents(conn: AsyncConnection, ids: Iterable[int]) -> dict[int, str]:
-    wanted = sorted(set(ids))
-    if not wanted:
-        return {}
-    query = select(memories.c.id, memories.c.content).where(memories.c.id.in_(wanted))
-    rows = (await conn.execute(query)).all()
-    return {int(r[0]): str(r[1]) for r in rows}
-
-
 async def current_texts(conn: AsyncConnection, ids: Iterable[int]) -> dict[int, tuple[str, int]]:
     """id -> (content, version) of the given memories."""
     wanted = sorted(set(ids))

@@ -299,9 +299,9 @@ class VectorSide:
         """A question naming several people asks about them together: when some
         memories involve all of them, only those compete."""
         rows = [index.rows[int(p)] for p in positions]
-        contents = await vectors_repo.contents(conn, [r.memory_id for r in rows])
+        current = await vectors_repo.current_texts(conn, [r.memory_id for r in rows])
         together = [
-            bool(involves_all(r.subject, contents.get(r.memory_id, ""), subjects, names))
+            bool(involves_all(r.subject, current.get(r.memory_id, ("", 0))[0], subjects, names))
             for r in rows
         ]
         return positions[np.asarray(together, dtype=bool)] if any(together) else positions

@@ -22,7 +22,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,9 +113,6 @@ class VectorIndex:
         """The subjects of this scope's indexed memories."""
         return self._subjects.get(scope, frozenset())
 
-    def position(self, memory_id: int) -> int | None:
-        return self._by_id.get(memory_id)
-
     def version_of(self, memory_id: int) -> int | None:
         """The version of the memory its vector was computed from (None: not indexed)."""
         at = self._by_id.get(memory_id)
@@ -151,10 +148,10 @@ class VectorIndex:
             return _NONE
         return positions[np.isin(self._subject_codes[positions], codes)]
 
-    def ids_at(self, positions: Sequence[int] | Positions) -> npt.NDArray[np.int64]:
+    def ids_at(self, positions: Positions) -> npt.NDArray[np.int64]:
         return self._ids[np.asarray(positions, dtype=np.int64)]
 
-    def scores(self, positions: Sequence[int] | Positions, query: Matrix) -> Matrix:
+    def scores(self, positions: Positions, query: Matrix) -> Matrix:
         """Cosine of the (unit) query vector with each selected row."""
         if not len(positions):
             return np.zeros(0, dtype=np.float32)
