@@ -9,13 +9,16 @@ fill the slots, and keep contradicting memories next to each other.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import TypeVar
 
 from memory_core.types import Memory, Stage
 
 from .tokenize import numbers, token_set
+
+T = TypeVar("T")
 
 STAGE_ORDER: dict[Stage, int] = {"lexical": 0, "near": 1, "graph": 2, "vector": 3}
 RECENCY_HALF_LIFE_DAYS = 30.0
@@ -39,6 +42,21 @@ def restates(a: Said, b: Said) -> bool:
     """Whether two memory texts say the same thing twice (near-identical wording and
     the same numbers): such memories count once, wherever recall compares them."""
     return dice(a.tokens, b.tokens) >= SAME_MEMORY_DICE and a.numbers == b.numbers
+
+
+def restatement_groups(best_first: Sequence[T], said: Callable[[T], Said]) -> list[list[T]]:
+    """Items grouped by what they say: each joins the first group whose head (its
+    best) it restates, so groups come in the order of their best."""
+    groups: list[list[T]] = []
+    for item in best_first:
+        mine = said(item)
+        for group in groups:
+            if restates(mine, said(group[0])):
+                group.append(item)
+                break
+        else:
+            groups.append([item])
+    return groups
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,14 +153,10 @@ def _collapse_restatements(
     is represented by its earliest memory (the first statement; later ones add nothing
     and an update would be a supersede), ranked by the group's best score."""
     said = {mid: Said(tokens[mid], numbers(c.memory.content)) for mid, c in scored.items()}
-    groups: list[list[Candidate]] = []
-    for c in sorted(scored.values(), key=lambda c: (STAGE_ORDER[c.stage], -c.score, c.memory.id)):
-        for group in groups:
-            if restates(said[c.memory.id], said[group[0].memory.id]):
-                group.append(c)
-                break
-        else:
-            groups.append([c])
+    best_first = sorted(
+        scored.values(), key=lambda c: (STAGE_ORDER[c.stage], -c.score, c.memory.id)
+    )
+    groups = restatement_groups(best_first, lambda c: said[c.memory.id])
     out: dict[int, Candidate] = {}
     for group in groups:
         first = min(group, key=lambda c: (c.memory.created_at, c.memory.id))

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from memory_core.recall.ranking import Said, restates
+from memory_core.recall import ranking
 from memory_core.recall.vector_port import VectorGuess
 
 from .embedder import Calibration
@@ -94,16 +94,8 @@ class GateDecision:
 def restatement_groups(ranked: Sequence[Scored], texts: Mapping[int, str]) -> list[list[Scored]]:
     """`ranked` (best first) grouped by recall's same-memory test, each group best
     first, groups in the order of their best."""
-    said = {s.memory_id: Said.of(texts.get(s.memory_id, "")) for s in ranked}
-    groups: list[list[Scored]] = []
-    for s in ranked:
-        for group in groups:
-            if restates(said[group[0].memory_id], said[s.memory_id]):
-                group.append(s)
-                break
-        else:
-            groups.append([s])
-    return groups
+    said = {s.memory_id: ranking.Said.of(texts.get(s.memory_id, "")) for s in ranked}
+    return ranking.restatement_groups(ranked, lambda s: said[s.memory_id])
 
 
 def one_per_restatement(groups: Sequence[Sequence[Scored]]) -> list[Scored]:
