@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from dataclasses import asdict
 from typing import Any
 
 from memory_core.cli.common import load_settings, opened_core
@@ -51,7 +52,7 @@ async def run(args: argparse.Namespace) -> int:
         checks, _ = await asyncio.to_thread(verify_backup, path)
         ok = all(c.ok for c in checks)
         if args.json:
-            print(json.dumps({"file": str(path), "ok": ok, "checks": [c.__dict__ for c in checks]}))
+            print(json.dumps({"file": str(path), "ok": ok, "checks": [asdict(c) for c in checks]}))
         else:
             print(f"{path}: {'verified' if ok else 'FAILED'}\n{render_checks(checks)}")
         return 0 if ok else 1

@@ -161,3 +161,17 @@ def test_cli_backup_list_verify_and_restore(
     assert "FAILED" in capsys.readouterr().out
     assert main(["restore", made["file"], "--to", str(tmp_path / "other.db"), "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["written"] is False
+
+
+def test_cli_backup_verify_json_prints_every_check(
+    cli_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["backup", "--json"]) == 0
+    made = json.loads(capsys.readouterr().out)
+
+    assert main(["backup", "--verify", "latest", "--json"]) == 0
+    verified = json.loads(capsys.readouterr().out)
+    assert verified["ok"] is True
+    assert verified["file"].endswith(made["file"])
+    assert [c["name"] for c in verified["checks"]] == ["sha256", "integrity", "counts", "drill"]
+    assert all(c["ok"] is True and isinstance(c["detail"], str) for c in verified["checks"])
