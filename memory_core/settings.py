@@ -107,6 +107,8 @@ class Settings:
     backup_keep_latest: int = 20
     backup_keep_daily: int = 30
     backup_keep_weekly: int = 12
+    backup_orphan_after_s: int = 6 * 3600
+    """Files a killed backup left without a manifest are removed once this old."""
     capacity_limit_bytes: int = 5 * 1024**3
     log_retention_days: int = 7
     telegram_bot_token: str = field(default="", repr=False)
@@ -178,6 +180,7 @@ _AT_LEAST_ONE = (
     "nightly_catchup_days",
     "backup_interval_s",
     "backup_keep_latest",
+    "backup_orphan_after_s",
     "capacity_limit_bytes",
     "log_retention_days",
     "attachment_retention_days",

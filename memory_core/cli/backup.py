@@ -20,6 +20,7 @@ from memory_core.errors import NotFound
 from memory_core.ops.backup import verify_backup
 from memory_core.ops.capacity import human_bytes
 from memory_core.ops.manifest import BackupManifest, Check, list_manifests
+from memory_core.ops.orphans import Orphan, find_orphans
 from memory_core.ops.restore import find_backup
 
 
@@ -40,8 +41,11 @@ async def run(args: argparse.Namespace) -> int:
         manifests = list_manifests(settings.backups_dir)
         if args.json:
             print(json.dumps([json.loads(m.to_json()) for m in manifests], ensure_ascii=False))
-        else:
-            print(render_list(manifests) if manifests else f"no backups in {settings.backups_dir}")
+            return 0
+        print(render_list(manifests) if manifests else f"no backups in {settings.backups_dir}")
+        orphans = find_orphans(settings.backups_dir)
+        if orphans:
+            print(render_orphans(orphans, settings.backup_orphan_after_s))
         return 0
     if args.verify:
         try:
@@ -87,3 +91,12 @@ def render_list(manifests: list[BackupManifest]) -> str:
         + ("" if m.ok else "  (" + ", ".join(c.name for c in m.failed_checks) + ")")
         for m in manifests
     )
+
+
+def render_orphans(orphans: list[Orphan], after_s: int) -> str:
+    head = (
+        f"left by killed backups (no manifest; removed after the next backup once "
+        f"{after_s / 3600:g} h old):"
+    )
+    rows = [f"  {human_bytes(o.size_bytes):>9}  {o.age_s / 3600:5.1f} h  {o.name}" for o in orphans]
+    return "\n".join([head, *rows])

@@ -29,6 +29,7 @@ from memory_core.storage import ops_repo
 from memory_core.storage.schema import TRUTH_TABLES
 
 from .manifest import BackupManifest, Check, backup_name, read_manifest, sha256_file
+from .orphans import DRILL_PREFIX
 
 Snapshot = Callable[[Path, Path, Sequence[str]], dict[str, int]]
 """(live file, new target file, tables) -> live counts at the snapshot."""
@@ -135,7 +136,10 @@ def restore_drill(
     Passes when the copy is byte-identical (if `sha256` is given), opens, passes
     `quick_check`, carries a schema revision, and every truth table counts as
     `expected` (if given)."""
-    with tempfile.TemporaryDirectory(prefix="yuji-drill-") as tmp:
+    # Beside the backup (not in /tmp, often memory): a kill leaves it where the orphan
+    # sweep finds it.
+    beside = path.parent if os.access(path.parent, os.W_OK) else None
+    with tempfile.TemporaryDirectory(prefix=DRILL_PREFIX, dir=beside) as tmp:
         copy = Path(tmp) / "restored.db"
         try:
             shutil.copyfile(path, copy)

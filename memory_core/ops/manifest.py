@@ -23,6 +23,8 @@ log = logging.getLogger("yuji.ops")
 
 PREFIX = "yuji-"
 MANIFEST_VERSION = 1
+TEMP_PREFIX = ".part-"
+"""A manifest being written (renamed into place when complete)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +136,7 @@ def sha256_file(path: Path) -> str:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".part-")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)

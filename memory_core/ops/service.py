@@ -34,6 +34,7 @@ from .capacity import (
     over_limit,
 )
 from .manifest import BackupManifest, list_manifests, write_manifest
+from .orphans import sweep_orphans
 from .pruning import mirror, prune
 from .retention import RetentionPolicy
 from .status import BackupStatus, OpsStatus, status_lines
@@ -154,6 +155,9 @@ class OpsService:
             removed += prune(mirror_dir, now=now, policy=self.policy, zone=self.zone)
         if removed:
             log.info("backup retention removed %s", ", ".join(removed))
+        for folder in (self.folder, mirror_dir):
+            if folder is not None:
+                sweep_orphans(folder, older_than_s=self.settings.backup_orphan_after_s)
         return manifest, mirrored
 
     def _report(self, manifest: BackupManifest, mirrored: bool | None) -> None:

@@ -4,7 +4,10 @@ retention on disk, the mirror, and the manifest."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import threading
+import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from datetime import timedelta
@@ -17,6 +20,7 @@ from memory_core.errors import StorageError
 from memory_core.ops.alerts import RecordingAlertSink
 from memory_core.ops.backup import count_shortfalls, restore_drill, verify_backup
 from memory_core.ops.manifest import BackupManifest, list_manifests, sha256_file
+from memory_core.ops.orphans import find_orphans
 from memory_core.ops.service import OpsService, backup_due
 from memory_core.storage import ops_repo
 from memory_core.storage.schema import TRUTH_TABLES
@@ -286,3 +290,53 @@ async def test_backups_refuse_a_non_sqlite_database(clock: FakeClock, tmp_path: 
         assert await ops.backup_if_due() is None
     finally:
         await core.close()
+
+
+def _age(path: Path, *, hours: float) -> Path:
+    when = time.time() - hours * 3600
+    os.utime(path, (when, when))
+    return path
+
+
+def _write_aged(path: Path, data: bytes, *, hours: float) -> Path:
+    path.write_bytes(data)
+    return _age(path, hours=hours)
+
+
+async def test_a_killed_backups_files_are_swept_once_older_than_a_running_one_can_be(
+    tmp_path: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = Settings(data_dir=tmp_path / "data", backup_orphan_after_s=3600)
+    folder = settings.backups_dir
+    (folder / ".drill-xyz").mkdir(parents=True)
+    # What kills leave: a renamed copy with no manifest, a half-written copy, a
+    # manifest's temporary file and a drill folder, all hours old...
+    old = [
+        _write_aged(folder / "yuji-20261101T000000Z.db", b"x" * 1000, hours=5),
+        _write_aged(folder / "yuji-20261102T000000Z.db.partial", b"x" * 1000, hours=5),
+        _write_aged(folder / ".part-abc123", b"x" * 1000, hours=5),
+        _write_aged(folder / ".drill-xyz" / "restored.db", b"y" * 500, hours=5),
+    ]
+    _age(folder / ".drill-xyz", hours=5)
+    # ...one that may belong to a backup still running, and a file yuji never writes.
+    young = _write_aged(folder / "yuji-20261120T115900Z.db.partial", b"z", hours=0.1)
+    notes = _write_aged(folder / "notes.txt", b"an operator's notes", hours=5)
+
+    listed = find_orphans(folder)
+    expected = [p.name for p in old[:3]]
+    assert sorted(o.name for o in listed) == sorted([*expected, ".drill-xyz", young.name])
+    caplog.set_level(logging.INFO, logger="yuji.ops")
+    core = await Yuji.open(settings, clock=clock, alert_sink=RecordingAlertSink())
+    try:
+        manifest = await core.ops.backup()
+    finally:
+        await core.close()
+
+    assert manifest.ok
+    left = sorted(p.name for p in folder.iterdir())
+    assert left == sorted([manifest.file, f"{manifest.name}.json", young.name, notes.name])
+    assert not any(p.exists() for p in old)
+    swept = [r.getMessage() for r in caplog.records if "orphan" in r.getMessage()]
+    assert len(swept) == 1
+    assert "4 orphaned backup files (3.4 KB)" in swept[0]
+    assert "yuji-20261101T000000Z.db" in swept[0]

@@ -175,3 +175,18 @@ def test_cli_backup_verify_json_prints_every_check(
     assert verified["file"].endswith(made["file"])
     assert [c["name"] for c in verified["checks"]] == ["sha256", "integrity", "counts", "drill"]
     assert all(c["ok"] is True and isinstance(c["detail"], str) for c in verified["checks"])
+
+
+def test_cli_backup_list_shows_what_killed_backups_left(
+    cli_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = cli_env / "backups"
+    folder.mkdir(parents=True)
+    (folder / "yuji-20261101T000000Z.db").write_bytes(b"x" * 2048)
+
+    assert main(["backup", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "no backups" in out
+    assert "left by killed backups" in out
+    assert "2.0 KB  " in out
+    assert "yuji-20261101T000000Z.db" in out
