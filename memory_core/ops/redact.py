@@ -8,13 +8,18 @@ see its URLs, and the plugin's log setup redacts every line it writes.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable
+from urllib.parse import unquote, unquote_plus
 
 MASK = "***"
 MIN_SECRET = 6
 """Shorter values are not treated as secrets (masking "1" would wreck every line)."""
 
 URL_LOGGERS = ("httpx", "telegram.Bot", "telegram.BaseRequest", "telegram.HTTPXRequest")
+
+_URL_ENCODED = re.compile(r"[\w.~!*'()/+%:=-]*%[0-9A-Fa-f]{2}[\w.~!*'()/+%:=-]*")
+"""A run of URL characters holding at least one %XX escape (a query value, a path)."""
 
 
 def secret_parts(value: str) -> list[str]:
@@ -36,7 +41,19 @@ class Redactor:
         for secret in self.secrets:
             if secret in text:
                 text = text.replace(secret, MASK)
+        if "%" in text and self.secrets:
+            # URL-encoded (a token in a query string, as a client sent it): however it
+            # was encoded, a run that decodes to something holding a secret is masked.
+            text = _URL_ENCODED.sub(self._encoded, text)
         return text
+
+    def _encoded(self, match: re.Match[str]) -> str:
+        run = match.group()
+        decoded = (unquote(run), unquote_plus(run))
+        if not any(s in d for s in self.secrets for d in decoded):
+            return run
+        key, sep, _ = run.partition("=")
+        return f"{key}={MASK}" if sep and not any(s in key for s in self.secrets) else MASK
 
     def __bool__(self) -> bool:
         return bool(self.secrets)
