@@ -4,17 +4,33 @@ NoneBot reads `.env`, but lets an environment variable override only the keys th
 file names. Operators deploy with plain environment variables (systemd, Docker), so
 every `YUJI_*` and `ONEBOT_*` variable is handed to `nonebot.init` explicitly, where
 it wins over any file.
+
+Secrets are masked in every log line before `nonebot.init` (which logs its whole
+configuration at DEBUG), so no level ever shows the OneBot token, the LLM key or the
+Telegram token.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import nonebot
+from dotenv import dotenv_values
 from nonebot.adapters.onebot.v11 import Adapter as OneBotV11Adapter
+from nonebot.log import default_filter, default_format, logger
+from nonebot.log import logger_id as console_handler_id
+
+from memory_core.ops import Redactor
+
+if TYPE_CHECKING:
+    from loguru import Record
 
 ENV_PREFIXES = ("YUJI_", "ONEBOT_")
+SECRET_KEYS = ("ONEBOT_ACCESS_TOKEN", "YUJI_LLM_API_KEY", "YUJI_TELEGRAM_BOT_TOKEN")
 
 
 def env_overrides(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
@@ -23,7 +39,38 @@ def env_overrides(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
     }
 
 
+def configured_secrets(environ: Mapping[str, str] = os.environ, cwd: Path = Path()) -> list[str]:
+    """The secrets as NoneBot will read them: `.env`, then `.env.<ENVIRONMENT>`, then the
+    environment (each later source wins; every value is masked either way)."""
+    sources: list[Mapping[str, str | None]] = [dotenv_values(cwd / ".env")]
+    environment = environ.get("ENVIRONMENT") or sources[0].get("ENVIRONMENT") or "prod"
+    sources += [dotenv_values(cwd / f".env.{environment}"), environ]
+    found: list[str] = []
+    for source in sources:
+        upper = {key.upper(): value for key, value in source.items()}
+        found += [v for k in SECRET_KEYS if (v := upper.get(k))]
+    return found
+
+
+def mask_secrets(secrets: list[str]) -> None:
+    """Mask `secrets` in every line NoneBot's console handler writes, from before
+    `nonebot.init` on. (A loguru patcher would not do: `init` replaces the patcher
+    with its own before it logs the configuration; the plugin adds its masking patcher
+    for every sink at start-up.)"""
+    redactor = Redactor(secrets)
+    if not redactor:
+        return
+
+    def masked(record: Record) -> bool:
+        record["message"] = redactor(record["message"])
+        return default_filter(record)
+
+    logger.remove(console_handler_id)
+    logger.add(sys.stdout, level=0, diagnose=False, filter=masked, format=default_format)
+
+
 def main() -> None:
+    mask_secrets(configured_secrets())
     # NoneBot's own defaults (driver ~fastapi, 127.0.0.1:8080) apply unless set.
     nonebot.init(**env_overrides())
     nonebot.get_driver().register_adapter(OneBotV11Adapter)
