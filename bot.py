@@ -12,6 +12,7 @@ Telegram token.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import sys
 from collections.abc import Mapping
@@ -25,6 +26,7 @@ from nonebot.log import default_filter, default_format, logger
 from nonebot.log import logger_id as console_handler_id
 
 from memory_core.ops import Redactor
+from memory_core.settings import parse_bool
 
 if TYPE_CHECKING:
     from loguru import Record
@@ -69,10 +71,55 @@ def mask_secrets(secrets: list[str]) -> None:
     logger.add(sys.stdout, level=0, diagnose=False, filter=masked, format=default_format)
 
 
+def exposure(host: str, port: int, token: object, allow_open: bool) -> tuple[str, str] | None:
+    """Pure: (level, line) to log for an empty access token, or None when one is set.
+
+    Level "refuse" means do not start: anyone reaching a non-loopback address could
+    inject messages as the QQ client."""
+    if token is not None and str(token) != "":
+        return None
+    if not _is_loopback(host) and not allow_open:
+        return "refuse", (
+            f"refusing to listen on {host} without ONEBOT_ACCESS_TOKEN: anyone who can reach "
+            f"port {port} could send messages as the QQ client. Set the same token here and in "
+            "the client, or YUJI_ALLOW_UNAUTHENTICATED_ONEBOT=true to accept anyone"
+        )
+    return "warn", (
+        f"ONEBOT_ACCESS_TOKEN is empty: anyone who can reach {host}:{port} can send "
+        "messages as the QQ client; set the same token here and in the client"
+    )
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def check_exposure() -> None:
+    """Warn about an empty token; exit 2 on a non-loopback HOST without one."""
+    config = nonebot.get_driver().config
+    verdict = exposure(
+        str(config.host),
+        config.port,
+        getattr(config, "onebot_access_token", None),
+        parse_bool(getattr(config, "yuji_allow_unauthenticated_onebot", False)),
+    )
+    if verdict is None:
+        return
+    level, line = verdict
+    if level == "refuse":
+        logger.error(line)
+        raise SystemExit(2)
+    logger.warning(line)
+
+
 def main() -> None:
     mask_secrets(configured_secrets())
     # NoneBot's own defaults (driver ~fastapi, 127.0.0.1:8080) apply unless set.
     nonebot.init(**env_overrides())
+    check_exposure()
     nonebot.get_driver().register_adapter(OneBotV11Adapter)
     nonebot.load_plugins("plugins")
     nonebot.run()

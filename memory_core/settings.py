@@ -101,6 +101,10 @@ class Settings:
     gc_keep_importance: float = 0.9
     """Memories at least this important never go cold."""
 
+    # exposure
+    allow_unauthenticated_onebot: bool = False
+    """Listen on a non-loopback HOST with an empty ONEBOT_ACCESS_TOKEN (refused otherwise)."""
+
     # operations
     backup_interval_s: int = 3 * 3600
     backup_mirror: str = ""
@@ -242,12 +246,17 @@ def settings_from_mapping(values: dict[str, Any]) -> Settings:
     return Settings(**kwargs)
 
 
+def parse_bool(raw: object) -> bool:
+    """A yes/no setting as text (or already parsed): 1, true, yes and on are yes."""
+    return str(raw).strip().lower() in {"1", "true", "yes", "on"}
+
+
 def _coerce(name: str, raw: Any) -> Any:
     default = getattr(Settings(), name)
     if not isinstance(raw, str):
         return Path(raw) if isinstance(default, Path) else raw
     if isinstance(default, bool):
-        return raw.strip().lower() in {"1", "true", "yes", "on"}
+        return parse_bool(raw)
     if isinstance(default, int):
         return int(raw)
     if isinstance(default, float):

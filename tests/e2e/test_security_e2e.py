@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 import pytest
 
-from .harness import OnebotPeer, count_rows, running_bot, wait_until
+from .harness import BotProcess, OnebotPeer, count_rows, running_bot, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -40,3 +40,26 @@ async def test_no_secret_reaches_the_log_at_debug_nor_from_a_query_string(
     assert "access_token=***" in log  # uvicorn's line for the connection
     for secret in (TOKEN, quote(TOKEN, safe=""), LLM_KEY, "e2e-telegram-secret"):
         assert secret not in log
+
+
+async def test_an_empty_token_is_warned_about_on_loopback(tmp_path: Path) -> None:
+    async with running_bot(tmp_path, access_token="") as bot:
+        async with bot.peer() as peer:
+            await peer.send_event(peer.group_message("在吗", group_id=3, message_id=1))
+            await wait_until(lambda: count_rows(bot.data_dir, "experiences") == 1)
+        log = bot.log_text()
+    [line] = [x for x in log.splitlines() if "ONEBOT_ACCESS_TOKEN is empty" in x]
+    assert "[WARNING]" in line
+    assert f"127.0.0.1:{bot.port}" in line
+
+
+async def test_a_non_loopback_host_without_a_token_is_refused(tmp_path: Path) -> None:
+    bot = BotProcess(tmp_path, env={"HOST": "0.0.0.0"}, access_token="")
+    try:
+        with pytest.raises(RuntimeError, match="bot exited with 2") as refused:
+            await bot.start()
+    finally:
+        await bot.stop()
+    assert "refusing to listen on 0.0.0.0 without ONEBOT_ACCESS_TOKEN" in str(refused.value)
+    assert "YUJI_ALLOW_UNAUTHENTICATED_ONEBOT" in str(refused.value)
+    assert not (tmp_path / "data" / "yuji.db").exists()  # nothing started

@@ -23,3 +23,25 @@ def test_configured_secrets_come_from_every_source_nonebot_reads(tmp_path: Path)
 
 def test_no_secret_configured_finds_none(tmp_path: Path) -> None:
     assert bot.configured_secrets({"HOST": "127.0.0.1"}, tmp_path) == []
+
+
+def test_an_access_token_means_nothing_to_say() -> None:
+    assert bot.exposure("0.0.0.0", 8080, "a-token", allow_open=False) is None
+    assert bot.exposure("0.0.0.0", 8080, 123456, allow_open=False) is None
+
+
+def test_no_token_warns_on_loopback_and_refuses_elsewhere_unless_allowed() -> None:
+    for host in ("127.0.0.1", "::1", "127.0.0.2", "localhost"):
+        verdict = bot.exposure(host, 8080, None, allow_open=False)
+        assert verdict is not None
+        assert verdict[0] == "warn"
+    for host in ("0.0.0.0", "192.168.1.5", "::"):
+        assert bot.exposure(host, 8080, "", allow_open=False) == (
+            "refuse",
+            f"refusing to listen on {host} without ONEBOT_ACCESS_TOKEN: anyone who can reach "
+            "port 8080 could send messages as the QQ client. Set the same token here and in "
+            "the client, or YUJI_ALLOW_UNAUTHENTICATED_ONEBOT=true to accept anyone",
+        )
+        verdict = bot.exposure(host, 8080, "", allow_open=True)
+        assert verdict is not None
+        assert verdict[0] == "warn"
