@@ -11,6 +11,7 @@
     ├── AttachmentError        a fetch was refused (size, type, timeout, transport)
     ├── LLMError               the model could not be reached or answered garbage
     │   ├── LLMUnavailable         no model configured, or transport failure after retries
+    │   │   └── LLMToolsUnsupported    the model refuses requests that carry tools
     │   ├── LLMTimeout             the hard per-call timeout expired
     │   ├── LLMRateLimited         429 after every retry
     │   └── LLMBadResponse         unparseable or schema-violating output
@@ -66,6 +67,10 @@ class LLMError(YujiError):
 
 class LLMUnavailable(LLMError):
     pass
+
+
+class LLMToolsUnsupported(LLMUnavailable):
+    """The provider answered a request with `tools` by refusing tool calling itself."""
 
 
 class LLMTimeout(LLMError):

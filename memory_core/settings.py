@@ -65,6 +65,9 @@ class Settings:
     llm_timeout_s: float = 60.0
     llm_max_retries: int = 3
     llm_temperature: float = 0.7
+    llm_json_mode: str = "auto"
+    """How JSON replies are asked for: auto (json_schema, then json_object, then the
+    prompt alone, learnt per base URL and model), or one of those three, forced."""
 
     # chat
     persona_file: str = ""
@@ -213,6 +216,8 @@ def validate(settings: Settings) -> list[str]:
         problems.append("YUJI_REPLY_MAX_CHARS must be at least 20")
     if settings.vector_mode not in ("off", "shadow", "candidate"):
         problems.append("YUJI_VECTOR_MODE must be off, shadow or candidate")
+    if settings.llm_json_mode not in ("auto", "json_schema", "json_object", "prompt"):
+        problems.append("YUJI_LLM_JSON_MODE must be auto, json_schema, json_object or prompt")
     if not _CLOCK_TIME.fullmatch(settings.nightly_time):
         problems.append("YUJI_NIGHTLY_TIME must be HH:MM (24-hour)")
     try:

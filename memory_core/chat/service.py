@@ -22,6 +22,7 @@ from typing import Literal
 from memory_core.clock import Clock
 from memory_core.errors import LLMError
 from memory_core.llm.base import ChatMessage, LLMClient
+from memory_core.llm.wire import strip_think
 from memory_core.prompts.chat import (
     ChatPrompt,
     ChatPromptInput,
@@ -199,7 +200,7 @@ class ChatService:
                 blocks=self.blocks,
             )
             prompt = build_chat_prompt(self._prompt_input(incoming, view, recalled, now))
-            kind, text = await self._generate(llm, prompt.messages)
+            kind, text = await self._generate(llm, prompt.messages, incoming.scope)
         except LLMError as exc:
             log.warning("yuji: model unavailable for %s: %s", incoming.scope, exc)
             kind, text = "failure", self.settings.failure_line
@@ -237,27 +238,31 @@ class ChatService:
         )
 
     async def _generate(
-        self, llm: LLMClient, messages: list[ChatMessage]
+        self, llm: LLMClient, messages: list[ChatMessage], scope: str
     ) -> tuple[Literal["reply", "fallback"], str]:
         """One answer, one silent retry if it is out of character, then the fallback."""
         for attempt in (1, 2):
-            answer = await self._ask(llm, messages)
+            answer = await self._ask(llm, messages, scope)
             verdict = self.guard.check(strip_citations(answer, ()).text)
             if verdict.ok:
                 return "reply", answer
             log.info("yuji: out-of-character reply (attempt %d): %s", attempt, verdict.why)
         return "fallback", self.settings.fallback_line
 
-    async def _ask(self, llm: LLMClient, messages: list[ChatMessage]) -> str:
+    async def _ask(self, llm: LLMClient, messages: list[ChatMessage], scope: str) -> str:
         timeout = self.settings.llm_timeout_s
         try:
             async with asyncio.timeout(timeout + self.deadline_grace_s):
                 response = await llm.chat(
-                    messages, temperature=self.settings.llm_temperature, timeout_s=timeout
+                    messages,
+                    temperature=self.settings.llm_temperature,
+                    timeout_s=timeout,
+                    scope=scope,
                 )
         except TimeoutError as exc:
             raise LLMError(f"no answer within {timeout + self.deadline_grace_s:.1f}s") from exc
-        return response.message.content or ""
+        # The client already cut a reasoning model's thinking; any client may not have.
+        return strip_think(response.message.content or "")
 
     async def _send_all(self, parts: Sequence[str], send: Send, scope: str) -> list[str]:
         sent: list[str] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
+from memory_core.consolidation.runner import lacks_tools
 from memory_core.consolidation.service import ConsolidationService
 from memory_core.settings import Settings
 from memory_core.storage import memory_repo
@@ -58,6 +59,8 @@ class ChatStatusSource:
         state = await self.repo.state(scope)
         batch = consolidation.last_batch
         extra: dict[str, str] = {}
+        if batch is not None and batch.state == "failed" and lacks_tools(batch.error):
+            extra["整理"] = "已停止：模型不支持工具调用（聊天照常）"
         for source in self.extras:
             extra.update(await source(scope))
         return ScopeStatus(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import tzinfo
 
 from memory_core.clock import Clock
-from memory_core.errors import BatchError, LLMError
+from memory_core.errors import BatchError, LLMError, LLMToolsUnsupported
 from memory_core.llm.base import ChatMessage, LLMClient
 from memory_core.prompts.consolidation import Line, batch_prompt, system_prompt, tool_specs
 from memory_core.storage.consolidation_repo import Batch, ConsolidationRepo, Failed
@@ -26,6 +26,8 @@ from .tools import BatchTools
 log = logging.getLogger("yuji.consolidation")
 
 TEMPERATURE = 0.3
+LACKS_TOOLS = "the model lacks tool calling"
+"""Opens a batch's error when the provider refused `tools`: consolidation stops."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +58,10 @@ class BatchReport:
     consecutive_failures: int = 0
     tool_results: tuple[str, ...] = ()
     """What each tool call answered, in order (the model's view of refusals)."""
+
+    @property
+    def lacks_tools(self) -> bool:
+        return lacks_tools(self.error)
 
     def describe(self) -> str:
         head = (
@@ -118,7 +124,11 @@ class BatchRunner:
                     break
                 started = time.perf_counter()
                 response = await self.llm.chat(
-                    messages, tools=specs, temperature=TEMPERATURE, timeout_s=self.timeout_s
+                    messages,
+                    tools=specs,
+                    temperature=TEMPERATURE,
+                    timeout_s=self.timeout_s,
+                    scope=batch.scope,
                 )
                 model_s += time.perf_counter() - started
                 turns += 1
@@ -133,6 +143,8 @@ class BatchRunner:
                     messages.append(ChatMessage(role="tool", content=result, tool_call_id=call.id))
                 if tools.acknowledged is None and tools.ended is not None:
                     error = f"batch ended without acknowledgement: {tools.ended}"
+        except LLMToolsUnsupported as exc:
+            error = f"{LACKS_TOOLS}: {exc}"
         except LLMError as exc:
             error = f"model error: {type(exc).__name__}: {exc}"
         except BatchError as exc:
@@ -161,6 +173,11 @@ class BatchRunner:
         failed = await self.repo.fail(batch.id, error, self.clock.now())
         log.warning("batch %d (%s) failed: %s", batch.id, batch.scope, error)
         return failed
+
+
+def lacks_tools(error: str | None) -> bool:
+    """Whether a batch failed because the provider refused tool calling."""
+    return bool(error and error.startswith(LACKS_TOOLS))
 
 
 def batch_report(

@@ -6,6 +6,9 @@
 - `watchdog()`: fail open batches without progress for `batch_watchdog_s`.
 - `remember(...)`: the immediate write `/remember` uses (evidence: one experience).
 Three failed batches in a row in one chat fire an alert; the next success recovers it.
+A model that refuses tool calling stops consolidation for the life of the process
+(the batch that found out is failed, nothing is lost): the log, one alert and
+`lacks_tools` say so; chat does not need tools and keeps working.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from memory_core.types import EvidenceRef, Experience, MemoryType
 
 from . import selection
 from .ports import MemoryStore, WriteOutcomeLike
-from .runner import BatchReport, BatchRunner, batch_report
+from .runner import LACKS_TOOLS, BatchReport, BatchRunner, batch_report
 from .tools import BatchTools, BatchView
 
 log = logging.getLogger("yuji.consolidation")
@@ -85,6 +88,8 @@ class ConsolidationService:
             hourly_cap=settings.consolidation_hourly_cap,
         )
         self.last_skip = ""
+        self.lacks_tools: str | None = None
+        """Why consolidation stopped: the model refused tool calling (None: it did not)."""
         self._running: dict[int, asyncio.Task[BatchReport]] = {}
         self._lock = asyncio.Lock()
 
@@ -96,6 +101,8 @@ class ConsolidationService:
         llm = self._llm()
         if llm is None:
             raise LLMUnavailable("no model configured: consolidation waits (YUJI_LLM_*)")
+        if self.lacks_tools is not None:
+            return self._skip(self.lacks_tools)
         if self._lock.locked():
             return self._skip("a batch is already running in this process")
         async with self._lock:
@@ -207,6 +214,11 @@ class ConsolidationService:
         return lines, BatchView(frozenset(e.id for e in experiences), frozenset(bot_sourced))
 
     def _after(self, report: BatchReport, previous_failures: int) -> None:
+        if report.lacks_tools:
+            self.lacks_tools = f"{LACKS_TOOLS}; consolidation stopped (chat still works)"
+            log.error("consolidation: %s: %s", self.lacks_tools, report.error)
+            self._alerts().fire("consolidation:tools", f"{self.lacks_tools}: {report.error}")
+            return
         if report.state != "done":
             self._streak(report.scope, report.consecutive_failures, report.error)
         elif previous_failures >= self.settings.batch_failures_before_alert:

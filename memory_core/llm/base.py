@@ -27,6 +27,8 @@ class ChatMessage:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    images: tuple[str, ...] = ()
+    """Image URLs (usually `data:` URLs) sent beside `content` to a vision model."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,10 +40,24 @@ class ToolSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class ResponseSchema:
+    """The JSON Schema a reply must fit, sent as a structured-output request.
+
+    `memory_core.prompts.structured.response_schema` builds one from a prompt's
+    pydantic response model. The caller still validates the reply itself: a provider
+    may only support a weaker mode (see `memory_core.llm.modes`).
+    """
+
+    name: str
+    schema: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class ChatResponse:
     message: ChatMessage
     finish_reason: str | None = None
     usage: dict[str, int] = field(default_factory=dict[str, int])
+    """Integer `usage` fields; `cached_tokens` is lifted from `prompt_tokens_details`."""
 
 
 class LLMClient(Protocol):
@@ -52,6 +68,12 @@ class LLMClient(Protocol):
         tools: list[ToolSpec] | None = None,
         temperature: float | None = None,
         timeout_s: float | None = None,
+        schema: ResponseSchema | None = None,
+        scope: str | None = None,
     ) -> ChatResponse:
-        """One completion. Raises only subclasses of `memory_core.errors.LLMError`."""
+        """One completion. Raises only subclasses of `memory_core.errors.LLMError`.
+
+        `schema` asks for a JSON reply of that shape; `scope` names the chat the call
+        is for (token accounting), None for work spanning chats.
+        """
         ...

@@ -18,7 +18,7 @@ from typing import Any
 
 from memory_core.errors import LLMUnavailable
 
-from .base import ChatMessage, ChatResponse, ToolCall, ToolSpec
+from .base import ChatMessage, ChatResponse, ResponseSchema, ToolCall, ToolSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +27,8 @@ class LLMRequest:
     tools: tuple[ToolSpec, ...]
     temperature: float | None
     timeout_s: float | None
+    schema: ResponseSchema | None = None
+    scope: str | None = None
 
 
 Responder = Callable[[LLMRequest], ChatResponse | Awaitable[ChatResponse]]
@@ -75,8 +77,12 @@ class ScriptedLLM:
         tools: list[ToolSpec] | None = None,
         temperature: float | None = None,
         timeout_s: float | None = None,
+        schema: ResponseSchema | None = None,
+        scope: str | None = None,
     ) -> ChatResponse:
-        request = LLMRequest(tuple(messages), tuple(tools or ()), temperature, timeout_s)
+        request = LLMRequest(
+            tuple(messages), tuple(tools or ()), temperature, timeout_s, schema, scope
+        )
         self.requests.append(request)
         if self._queue:
             item = self._queue.popleft()

@@ -1,7 +1,16 @@
 """`OpenAICompatibleClient`: chat completions with tool calling over httpx.
 
 Speaks the dialect every provider yuji targets shares (DeepSeek, Qwen, SiliconFlow,
-Ollama's `/v1`, ...): `POST {base_url}/chat/completions` with a bearer key.
+Ollama's `/v1`, ...): `POST {base_url}/chat/completions` with a bearer key. The wire
+format is `wire.py`; this module is transport and failure policy.
+
+Provider differences handled here:
+- a call with a `schema` is sent in the structured-output mode `modes.JsonModes`
+  holds for this base URL and model; a 400 naming the response format moves it one
+  mode weaker and the same call is sent again at once (no retry spent);
+- a 400 naming tools on a request with tools is `LLMToolsUnsupported`;
+- a server that streams server-sent events anyway is read as a stream;
+- thinking (`reasoning_content`, `<think>…</think>`) never leaves `wire.py`.
 
 Failure policy (SPEC §9, principle 9):
 - 429, 5xx and transport errors are retried with exponential backoff (with jitter,
@@ -15,24 +24,37 @@ Failure policy (SPEC §9, principle 9):
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
+import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
 
-from memory_core.errors import LLMBadResponse, LLMError, LLMRateLimited, LLMTimeout, LLMUnavailable
+from memory_core.errors import (
+    LLMBadResponse,
+    LLMError,
+    LLMRateLimited,
+    LLMTimeout,
+    LLMToolsUnsupported,
+    LLMUnavailable,
+)
 from memory_core.settings import Settings
 
-from .base import ChatMessage, ChatResponse, ToolCall, ToolSpec
+from .base import ChatMessage, ChatResponse, ResponseSchema, ToolSpec
+from .modes import JsonModes
+from .wire import JsonMode, is_event_stream, parse_response, parse_stream, request_body
 
 log = logging.getLogger("yuji.llm")
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 MAX_RETRY_AFTER_S = 30.0
+REFUSAL_STATUSES = frozenset({400, 422})
+"""What a provider answers a request it does not support (a mode, tools)."""
+_NAMES_FORMAT = re.compile(r"response_format|json|schema", re.I)
+_NAMES_TOOLS = re.compile(r"tool|function", re.I)
 
 
 class OpenAICompatibleClient:
@@ -45,6 +67,7 @@ class OpenAICompatibleClient:
         transport: httpx.AsyncBaseTransport | None = None,
         backoff_base_s: float = 0.5,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        modes: JsonModes | None = None,
     ) -> None:
         if not settings.llm_base_url or not settings.llm_model:
             raise LLMUnavailable("no model configured (YUJI_LLM_BASE_URL / YUJI_LLM_MODEL)")
@@ -58,6 +81,7 @@ class OpenAICompatibleClient:
         self._backoff_base_s = backoff_base_s
         self._sleep = sleep
         self._http: httpx.AsyncClient | None = None
+        self.modes = modes or JsonModes(forced_mode(settings.llm_json_mode))
 
     def __repr__(self) -> str:
         return f"OpenAICompatibleClient(base_url={self.base_url!r}, model={self.model!r})"
@@ -92,17 +116,31 @@ class OpenAICompatibleClient:
         tools: list[ToolSpec] | None = None,
         temperature: float | None = None,
         timeout_s: float | None = None,
+        schema: ResponseSchema | None = None,
+        scope: str | None = None,
     ) -> ChatResponse:
-        body = request_body(
-            self.model,
-            messages,
-            tools=tools,
-            temperature=self.default_temperature if temperature is None else temperature,
-        )
+        temperature = self.default_temperature if temperature is None else temperature
         budget = self.default_timeout_s if timeout_s is None else timeout_s
         try:
             async with asyncio.timeout(budget):
-                return await self._with_retries(body, time.monotonic() + budget)
+                deadline = time.monotonic() + budget
+                mode = self.modes.current(self.base_url, self.model)
+                while True:
+                    body = request_body(
+                        self.model,
+                        messages,
+                        tools=tools,
+                        temperature=temperature,
+                        schema=schema,
+                        mode=mode,
+                    )
+                    try:
+                        return await self._with_retries(body, deadline)
+                    except _FormatRefused as exc:
+                        weaker = self.modes.refused(self.base_url, self.model, mode)
+                        if weaker is None:
+                            raise LLMUnavailable(exc.detail) from None
+                        mode = weaker
         except TimeoutError as exc:
             raise LLMTimeout(f"model call exceeded {budget:g}s") from exc
 
@@ -140,9 +178,15 @@ class OpenAICompatibleClient:
                 retry_after_s=_retry_after(resp.headers.get("retry-after")),
             )
         if resp.status_code >= 400:
-            raise LLMUnavailable(
-                f"HTTP {resp.status_code} from model: {_snippet(self._mask(resp.text))}"
-            )
+            detail = f"HTTP {resp.status_code} from model: {_snippet(self._mask(resp.text))}"
+            refusal = resp.status_code in REFUSAL_STATUSES
+            if refusal and "response_format" in body and _NAMES_FORMAT.search(resp.text):
+                raise _FormatRefused(detail)
+            if refusal and "tools" in body and _NAMES_TOOLS.search(resp.text):
+                raise LLMToolsUnsupported(f"{self.model} lacks tool calling: {detail}")
+            raise LLMUnavailable(detail)
+        if is_event_stream(resp.headers.get("content-type", ""), resp.text):
+            return parse_stream(resp.text)
         try:
             payload = resp.json()
         except ValueError:
@@ -150,6 +194,19 @@ class OpenAICompatibleClient:
                 f"response is not JSON: {_snippet(self._mask(resp.text))}"
             ) from None
         return parse_response(payload)
+
+
+def forced_mode(setting: str) -> JsonMode | None:
+    """`YUJI_LLM_JSON_MODE`: `auto` learns; any other value is used as is."""
+    if setting == "json_schema" or setting == "json_object" or setting == "prompt":
+        return setting
+    return None
+
+
+class _FormatRefused(Exception):
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
 
 
 class _Retryable(Exception):
@@ -177,104 +234,3 @@ def _retry_after(value: str | None) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         return None
-
-
-# --- wire format (pure) -------------------------------------------------------------
-
-
-def request_body(
-    model: str,
-    messages: list[ChatMessage],
-    *,
-    tools: list[ToolSpec] | None,
-    temperature: float | None,
-) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": model, "messages": [_message(m) for m in messages]}
-    if tools:
-        body["tools"] = [
-            {
-                "type": "function",
-                "function": {
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.parameters or {"type": "object", "properties": {}},
-                },
-            }
-            for t in tools
-        ]
-        body["tool_choice"] = "auto"
-    if temperature is not None:
-        body["temperature"] = temperature
-    return body
-
-
-def _message(m: ChatMessage) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": m.role, "content": m.content}
-    if m.tool_calls:
-        out["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for c in m.tool_calls
-        ]
-    if m.tool_call_id is not None:
-        out["tool_call_id"] = m.tool_call_id
-    if m.name is not None:
-        out["name"] = m.name
-    return out
-
-
-def parse_response(payload: Any) -> ChatResponse:
-    """An OpenAI-shaped completion -> ChatResponse, or LLMBadResponse."""
-    if not isinstance(payload, dict):
-        raise LLMBadResponse("response is not a JSON object")
-    data: dict[str, Any] = payload  # pyright: ignore[reportUnknownVariableType]
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        error = data.get("error")
-        raise LLMBadResponse(f"response has no choices{f': {error!r}' if error else ''}")
-    choice: dict[str, Any] = choices[0]
-    message = choice.get("message")
-    if not isinstance(message, dict):
-        raise LLMBadResponse("choice has no message")
-    msg: dict[str, Any] = message
-    content = msg.get("content")
-    if content is not None and not isinstance(content, str):
-        raise LLMBadResponse("message content is not text")
-    calls: list[ToolCall] = []
-    raw_calls = msg.get("tool_calls") or []
-    if not isinstance(raw_calls, list):
-        raise LLMBadResponse("tool_calls is not a list")
-    for index, raw in enumerate(raw_calls):
-        calls.append(_tool_call(raw, index))
-    usage_raw = data.get("usage")
-    usage: dict[str, int] = {}
-    if isinstance(usage_raw, dict):
-        usage = {str(k): v for k, v in usage_raw.items() if isinstance(v, int)}
-    finish = choice.get("finish_reason")
-    return ChatResponse(
-        message=ChatMessage(role="assistant", content=content, tool_calls=tuple(calls)),
-        finish_reason=finish if isinstance(finish, str) else None,
-        usage=usage,
-    )
-
-
-def _tool_call(raw: Any, index: int) -> ToolCall:
-    if not isinstance(raw, dict):
-        raise LLMBadResponse("a tool call is not an object")
-    call: dict[str, Any] = raw
-    function = call.get("function")
-    if not isinstance(function, dict):
-        raise LLMBadResponse("a tool call has no function")
-    fn: dict[str, Any] = function
-    name = fn.get("name")
-    if not isinstance(name, str) or not name:
-        raise LLMBadResponse("a tool call has no name")
-    arguments = fn.get("arguments", "")
-    if not isinstance(arguments, str):
-        # Some servers (Ollama) send the arguments object itself.
-        arguments = json.dumps(arguments, ensure_ascii=False)
-    call_id = call.get("id")
-    return ToolCall(
-        id=call_id if isinstance(call_id, str) and call_id else f"call_{index}",
-        name=name,
-        arguments=arguments,
-    )

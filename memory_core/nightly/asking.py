@@ -1,6 +1,7 @@
 """One validated model call: JSON in the paired schema, in character, or retried cooler.
 
-A reply that is not JSON, does not fit the prompt's response model, fails the
+The prompt's response model goes along as a structured-output schema (the client
+picks the mode the provider accepts). A reply that is not JSON, does not fit the prompt's response model, fails the
 caller's own check (ids it was not given, quotes it made up), or reads like a refusal
 ("作为一个AI…") is thrown away and the same prompt is asked again at a lower
 temperature, up to `retries` more times. Transport errors are the client's business
@@ -22,6 +23,7 @@ from pydantic import ValidationError as PydanticValidationError
 from memory_core.errors import ConfigError, LLMBadResponse
 from memory_core.llm.base import LLMClient
 from memory_core.prompts.nightly import Prompt
+from memory_core.prompts.structured import response_schema
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -134,12 +136,16 @@ async def ask(
     retries: int,
     ooc_patterns: tuple[str, ...],
     check: Check[T] | None = None,
+    scope: str | None = None,
 ) -> Asked[T]:
     """Ask until a reply passes `judge`, cooling down each time; else InvalidReply."""
     reasons: list[str] = []
+    schema = response_schema(prompt.response)
     for attempt, temperature in enumerate(temperatures(base_temperature, retries), start=1):
         try:
-            reply = await llm.chat(list(prompt.messages), temperature=temperature)
+            reply = await llm.chat(
+                list(prompt.messages), temperature=temperature, schema=schema, scope=scope
+            )
         except LLMBadResponse as exc:
             reasons.append(f"bad response: {exc}")
             continue

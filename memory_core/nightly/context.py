@@ -128,6 +128,7 @@ class DayRun:
                 retries=settings.nightly_llm_retries,
                 ooc_patterns=settings.ooc_patterns,
                 check=check,
+                scope=self.scope,
             )
         except InvalidReply as exc:
             self.asks += len(exc.reasons)

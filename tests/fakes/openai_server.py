@@ -12,6 +12,16 @@ the prompt the model received.
     server.push(Reply.tool("remember", {"x": 1}), Reply.error(429), Reply.slow(5, "late"))
 
 An exhausted queue with no handler answers `server.default` (HTTP 500 unless set).
+
+Provider behaviours, set on the server (checked before the script is consulted):
+
+- `response_formats`: the `response_format` types accepted (default both);
+  another type is answered HTTP 400 naming the response format, like DeepSeek;
+- `tools_supported=False`: a request carrying `tools` is answered HTTP 400
+  "does not support tools", like Ollama for a model without tool calling;
+- `stream=True`: every completion goes out as server-sent events;
+- `Reply(reasoning=...)` adds `reasoning_content` beside `content`, and
+  `Reply(usage=...)` replaces the default `usage` object.
 """
 
 from __future__ import annotations
@@ -41,6 +51,9 @@ class Reply:
     raw_body: bytes | None = None
     """Sent verbatim instead of a completion (garbage, error bodies)."""
     headers: tuple[tuple[str, str], ...] = ()
+    reasoning: str | None = None
+    """Sent as `reasoning_content` (a reasoning model's thinking)."""
+    usage: dict[str, Any] | None = None
 
     @staticmethod
     def text(content: str, *, delay_s: float = 0.0) -> Reply:
@@ -103,6 +116,9 @@ class FakeOpenAIServer:
         default_factory=lambda: Reply.error(500, '{"error": "script exhausted"}')
     )
     handler: Handler | None = None
+    response_formats: frozenset[str] = frozenset({"json_schema", "json_object"})
+    tools_supported: bool = True
+    stream: bool = False
     requests: list[RecordedRequest] = field(default_factory=list[RecordedRequest])
     _queue: deque[Reply | str] = field(default_factory=deque[Reply | str])
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -131,22 +147,29 @@ class FakeOpenAIServer:
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, b'{"error": "not found"}', ())
                     return
-                reply = server._next_reply(body)
+                refusal = server.refusal(body)
+                reply = refusal or server._next_reply(body)
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
-                payload = (
-                    reply.raw_body
-                    if reply.raw_body is not None
-                    else json.dumps(server.completion(reply), ensure_ascii=False).encode()
-                )
-                self._send(reply.status, payload, reply.headers)
+                if reply.raw_body is not None:
+                    self._send(reply.status, reply.raw_body, reply.headers)
+                elif server.stream:
+                    payload = server.events(server.completion(reply))
+                    self._send(reply.status, payload, reply.headers, "text/event-stream")
+                else:
+                    payload = json.dumps(server.completion(reply), ensure_ascii=False).encode()
+                    self._send(reply.status, payload, reply.headers)
 
             def _send(
-                self, status: int, payload: bytes, headers: tuple[tuple[str, str], ...]
+                self,
+                status: int,
+                payload: bytes,
+                headers: tuple[tuple[str, str], ...],
+                content_type: str = "application/json",
             ) -> None:
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", content_type)
                     self.send_header("Content-Length", str(len(payload)))
                     for key, value in headers:
                         self.send_header(key, value)
@@ -223,8 +246,70 @@ class FakeOpenAIServer:
             item = self._queue.popleft() if self._queue else self.default
         return Reply.text(item) if isinstance(item, str) else item
 
+    def refusal(self, body: dict[str, Any]) -> Reply | None:
+        """What a provider lacking a feature the request uses answers, or None."""
+        kind = (body.get("response_format") or {}).get("type")
+        if kind is not None and kind not in self.response_formats:
+            return Reply.error(
+                400,
+                json.dumps({"error": {"message": f"response_format type {kind} is unavailable"}}),
+            )
+        if body.get("tools") and not self.tools_supported:
+            message = f"registry.ollama.ai/library/{self.model} does not support tools"
+            return Reply.error(400, json.dumps({"error": {"message": message}}))
+        return None
+
+    def events(self, completion: dict[str, Any]) -> bytes:
+        """`completion` as server-sent chunks: the content in pieces, each tool call's
+        arguments in two halves, usage on the last chunk, then `[DONE]`."""
+        message = completion["choices"][0]["message"]
+        chunks: list[dict[str, Any]] = [{"role": "assistant"}]
+        if message.get("reasoning_content"):
+            chunks.append({"reasoning_content": message["reasoning_content"]})
+        content = message.get("content") or ""
+        chunks += [{"content": content[i : i + 3]} for i in range(0, len(content), 3)]
+        for index, call in enumerate(message.get("tool_calls") or []):
+            args = call["function"]["arguments"]
+            half = len(args) // 2
+            chunks.append(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {
+                                "name": call["function"]["name"],
+                                "arguments": args[:half],
+                            },
+                        }
+                    ]
+                }
+            )
+            chunks.append(
+                {"tool_calls": [{"index": index, "function": {"arguments": args[half:]}}]}
+            )
+        finish = completion["choices"][0]["finish_reason"]
+        lines: list[str] = []
+        for i, delta in enumerate(chunks):
+            last = i == len(chunks) - 1
+            event: dict[str, Any] = {
+                "id": completion["id"],
+                "object": "chat.completion.chunk",
+                "choices": [
+                    {"index": 0, "delta": delta, "finish_reason": finish if last else None}
+                ],
+            }
+            if last:
+                event["usage"] = completion["usage"]
+            lines.append(f"data: {json.dumps(event, ensure_ascii=False)}\n\n")
+        lines.append("data: [DONE]\n\n")
+        return "".join(lines).encode()
+
     def completion(self, reply: Reply) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.reasoning is not None:
+            message["reasoning_content"] = reply.reasoning
         if reply.tool_calls:
             message["tool_calls"] = [
                 {
@@ -246,7 +331,7 @@ class FakeOpenAIServer:
                     "finish_reason": "tool_calls" if reply.tool_calls else "stop",
                 }
             ],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            "usage": reply.usage or {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
         }
 
 
