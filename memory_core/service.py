@@ -7,6 +7,7 @@ exposes each concept's service as an attribute. Opening it applies migrations.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from zoneinfo import ZoneInfo
 
 from .archive.fetcher import AttachmentFetcher
 from .archive.service import ArchiveService
@@ -16,7 +17,9 @@ from .chat.sources import ChatContextSource, ChatStatusSource, vector_mode_line
 from .clock import Clock, SystemClock
 from .consolidation.service import ConsolidationService
 from .llm.base import LLMClient
+from .llm.metered import MeteredLLM
 from .llm.openai_client import OpenAICompatibleClient
+from .llm.usage import UsageReport
 from .memories.service import Memories
 from .nightly.service import NightlyService
 from .ops.alerts import AlertGate, AlertSink
@@ -27,6 +30,7 @@ from .settings import Settings
 from .storage import migrate
 from .storage.chat_repo import ChatRepo
 from .storage.engine import Database
+from .storage.usage_repo import UsageRepo
 from .vectors.embedder import Embedder
 from .vectors.side_path import VectorSide
 
@@ -58,6 +62,10 @@ class Yuji:
     """What each slash command does, answered as one Chinese text."""
     vectors: VectorSide | None
     """The vector side path; None when YUJI_VECTOR_MODE=off (the model is never loaded)."""
+    usage: UsageReport
+    """Tokens per job (today, 7 days) and the cache-hit share, from one row per call."""
+    metered: tuple[MeteredLLM, ...] = ()
+    """Each job's client with usage recording (what the services were given)."""
 
     @classmethod
     async def open(
@@ -76,6 +84,17 @@ class Yuji:
         if llm is None and settings.llm_configured:
             llm = OpenAICompatibleClient(settings)
         clock = clock or SystemClock()
+        usage_repo = UsageRepo(db)
+
+        def metered(job: str, client: LLMClient | None) -> MeteredLLM | None:
+            if client is None:
+                return None
+            model = client.model if isinstance(client, OpenAICompatibleClient) else "injected"
+            return MeteredLLM(client, job=job, model=model, sink=usage_repo, clock=clock)
+
+        chat_llm = metered("chat", llm)
+        consolidation_llm = metered("consolidation", llm)
+        nightly_llm = metered("nightly", llm)
         archive = ArchiveService(db, settings, clock, fetcher=fetcher)
         alerts = AlertGate(alert_sink or make_alert_sink(settings), clock, settings.alert_dedup_s)
         ops = OpsService(db, settings, clock, alerts)
@@ -87,21 +106,27 @@ class Yuji:
             clock,
             archive=archive,
             memories=memories,
-            llm=lambda: llm,
+            llm=lambda: consolidation_llm,
             alerts=lambda: alerts,
         )
         nightly = NightlyService(
-            db, settings, clock, memories=memories, archive=archive, llm=llm, alerts=alerts
+            db, settings, clock, memories=memories, archive=archive, llm=nightly_llm, alerts=alerts
         )
         vectors = (
             VectorSide(settings, db, embedder=embedder) if settings.vector_mode != "off" else None
         )
         recall.vector = vectors
         chat_state = ChatRepo(db)
+        usage = UsageReport(usage_repo, clock, ZoneInfo(settings.timezone))
         chat_status = ChatStatusSource(
             consolidation,
             chat_state,
-            extras=(nightly.status_lines, ops.status_lines, vector_mode_line(settings)),
+            extras=(
+                nightly.status_lines,
+                ops.status_lines,
+                vector_mode_line(settings),
+                usage.status_lines,
+            ),
         )
         chat = ChatService(
             settings=settings,
@@ -111,7 +136,7 @@ class Yuji:
             recall=recall,
             memories=memories,
             context=ChatContextSource(db, consolidation),
-            llm=llm,
+            llm=chat_llm,
             blocks=nightly,
         )
         chat_commands = ChatCommands(
@@ -141,9 +166,13 @@ class Yuji:
             chat=chat,
             chat_commands=chat_commands,
             vectors=vectors,
+            usage=usage,
+            metered=tuple(m for m in (chat_llm, consolidation_llm, nightly_llm) if m is not None),
         )
 
     async def close(self) -> None:
+        for client in self.metered:
+            await client.drain()
         await self.archive.close()
         if isinstance(self.llm, OpenAICompatibleClient):
             await self.llm.aclose()

@@ -20,7 +20,13 @@ from memory_core.cli.common import opened_core
 from memory_core.service import Yuji
 
 Section = Callable[[Yuji], Awaitable[Mapping[str, Any] | None]]
-SECTIONS: dict[str, Section] = {}
+
+
+async def _llm_usage(core: Yuji) -> Mapping[str, Any]:
+    return await core.usage.summary()
+
+
+SECTIONS: dict[str, Section] = {"llm_usage": _llm_usage}
 """Top-level JSON keys beside "scopes", filled by other areas (nightly, backups)."""
 
 

@@ -372,6 +372,38 @@ injections = Table(
 )
 Index("ix_injections_scope_id", injections.c.scope, injections.c.id)
 
+# --- model usage ------------------------------------------------------------------
+
+LLM_JOBS = ("chat", "consolidation", "nightly", "vision")
+LLM_OUTCOMES = (
+    "ok",
+    "timeout",
+    "rate_limited",
+    "unavailable",
+    "no_tools",
+    "bad_response",
+    "cancelled",
+    "error",
+)
+
+llm_usage = Table(
+    "llm_usage",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("at", UTCDateTime, nullable=False),
+    Column("job", String(16), nullable=False),
+    Column("model", String(200), nullable=False),
+    Column("scope", String(64)),
+    Column("prompt_tokens", Integer, nullable=False, server_default="0"),
+    Column("completion_tokens", Integer, nullable=False, server_default="0"),
+    Column("cached_tokens", Integer, nullable=False, server_default="0"),
+    Column("latency_ms", Integer, nullable=False),
+    Column("outcome", String(16), nullable=False),
+    CheckConstraint(_in("job", LLM_JOBS), name="job"),
+    CheckConstraint(_in("outcome", LLM_OUTCOMES), name="outcome"),
+)
+Index("ix_llm_usage_at", llm_usage.c.at)
+
 # Truth tables: backups compare their row counts; gc never deletes from them.
 TRUTH_TABLES = (
     "experiences",

@@ -135,7 +135,8 @@ async def test_timeout_bounds_retries_too(openai_server: FakeOpenAIServer) -> No
     client = make_client(openai_server, retries=4)
     try:
         with pytest.raises(LLMTimeout):
-            await client.chat([ChatMessage(role="user", content="hi")], timeout_s=0.3)
+            # 1s: long enough for the first request on a loaded machine, far below 30s.
+            await client.chat([ChatMessage(role="user", content="hi")], timeout_s=1.0)
     finally:
         await client.aclose()
     assert len(openai_server.requests) == 1
