@@ -25,6 +25,7 @@ from .nightly.service import NightlyService
 from .ops.alerts import AlertGate, AlertSink
 from .ops.service import OpsService
 from .ops.telegram import make_alert_sink
+from .porting.service import Porting
 from .recall.engine import Recall
 from .settings import Settings
 from .storage import migrate
@@ -64,6 +65,8 @@ class Yuji:
     """The vector side path; None when YUJI_VECTOR_MODE=off (the model is never loaded)."""
     usage: UsageReport
     """Tokens per job (today, 7 days) and the cache-hit share, from one row per call."""
+    porting: Porting
+    """Imports (QQ exports, chatrecorder, facts, packs), exports, forgetting a person."""
     metered: tuple[MeteredLLM, ...] = ()
     """Each job's client with usage recording (what the services were given)."""
 
@@ -149,6 +152,7 @@ class Yuji:
             status=chat_status,
             cards=nightly,
         )
+        porting = Porting(db, settings, clock, archive=archive, memories=memories)
         return cls(
             settings=settings,
             db=db,
@@ -167,6 +171,7 @@ class Yuji:
             chat_commands=chat_commands,
             vectors=vectors,
             usage=usage,
+            porting=porting,
             metered=tuple(m for m in (chat_llm, consolidation_llm, nightly_llm) if m is not None),
         )
 

@@ -9,6 +9,7 @@ import argparse
 import asyncio
 import importlib
 import inspect
+import keyword
 import sys
 from collections.abc import Sequence
 
@@ -25,6 +26,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "eval",
     "recall",
     "reindex",
+    "import",
 )
 
 
@@ -32,7 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="yuji", description="鱼记: memory for a QQ group persona")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in SUBCOMMANDS:
-        importlib.import_module(f"{__name__}.{name}").register(sub)
+        # A subcommand named like a keyword (`import`) lives in `import_.py`.
+        module = f"{name}_" if keyword.iskeyword(name) else name
+        importlib.import_module(f"{__name__}.{module}").register(sub)
     return parser
 
 

@@ -404,6 +404,72 @@ llm_usage = Table(
 )
 Index("ix_llm_usage_at", llm_usage.c.at)
 
+# --- porting: imports, and forgetting a person ----------------------------------
+
+IMPORT_KEY_SOURCES = ("facts", "pack")
+FORGET_STATES = ("running", "done")
+
+# What an import already wrote, by the key of its source: a typed fact's
+# (subject, key), a pack's memory id. A rerun finds its memory here instead of
+# writing a second one.
+import_keys = Table(
+    "import_keys",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("scope", String(64), nullable=False),
+    Column("source", String(64), nullable=False),
+    Column("key", Text, nullable=False),
+    Column("memory_id", ForeignKey("memories.id"), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("scope", "source", "key"),
+)
+
+# How far an import of one file into one chat got (a resumed run starts there).
+import_checkpoints = Table(
+    "import_checkpoints",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("kind", String(32), nullable=False),
+    Column("source_key", Text, nullable=False),
+    Column("scope", String(64), nullable=False),
+    Column("position", Integer, nullable=False, server_default="0"),
+    Column("counts", JSONText, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("finished_at", UTCDateTime),
+    UniqueConstraint("kind", "source_key", "scope"),
+)
+
+# A person's request to be forgotten in one chat, and what was done for it.
+forget_requests = Table(
+    "forget_requests",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("scope", String(64), nullable=False),
+    Column("user_id", String(64), nullable=False),
+    Column("requested_by", String(64), nullable=False),
+    Column("names", JSONText, nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("report", JSONText),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("finished_at", UTCDateTime),
+    Column("cards_done_at", UTCDateTime),
+    CheckConstraint(_in("state", FORGET_STATES), name="state"),
+)
+Index("ix_forget_requests_scope_user", forget_requests.c.scope, forget_requests.c.user_id)
+
+# The audit of the one exception to the append-only archive: an experience listed
+# here may have its text replaced by the tombstone (the trigger checks this table),
+# and nothing else may change it. Append-only itself.
+redactions = Table(
+    "redactions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("request_id", ForeignKey("forget_requests.id"), nullable=False),
+    Column("scope", String(64), nullable=False),
+    Column("experience_id", ForeignKey("experiences.id"), nullable=False, unique=True),
+    Column("redacted_at", UTCDateTime, nullable=False),
+)
+
 # Truth tables: backups compare their row counts; gc never deletes from them.
 TRUTH_TABLES = (
     "experiences",

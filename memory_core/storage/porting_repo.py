@@ -1,0 +1,137 @@
+"""SQL of imports: how far an import got (checkpoints) and what it already wrote
+(import keys). Every function takes the database handle and runs one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import insert, select, update
+
+from .engine import Database
+from .schema import experiences, import_checkpoints, import_keys, memories, memory_evidence
+
+FINGERPRINT_CHUNK = 900
+
+
+class PortingRepo:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # --- checkpoints -----------------------------------------------------------------
+
+    async def checkpoint(
+        self, kind: str, source_key: str, scope: str
+    ) -> tuple[int, dict[str, Any], bool] | None:
+        """(position, counts, finished) of an earlier run, or None."""
+        c = import_checkpoints.c
+        async with self.db.read() as conn:
+            row = (
+                await conn.execute(
+                    select(c.position, c.counts, c.finished_at).where(
+                        c.kind == kind, c.source_key == source_key, c.scope == scope
+                    )
+                )
+            ).first()
+        if row is None:
+            return None
+        return int(row.position), dict(row.counts), row.finished_at is not None
+
+    async def save_checkpoint(
+        self,
+        kind: str,
+        source_key: str,
+        scope: str,
+        *,
+        position: int,
+        counts: dict[str, Any],
+        at: datetime,
+        finished: bool = False,
+    ) -> None:
+        c = import_checkpoints.c
+        values: dict[str, Any] = {
+            "position": position,
+            "counts": counts,
+            "updated_at": at,
+            "finished_at": at if finished else None,
+        }
+        async with self.db.write() as conn:
+            done = await conn.execute(
+                update(import_checkpoints)
+                .where(c.kind == kind, c.source_key == source_key, c.scope == scope)
+                .values(**values)
+            )
+            if not done.rowcount:
+                await conn.execute(
+                    insert(import_checkpoints).values(
+                        kind=kind, source_key=source_key, scope=scope, **values
+                    )
+                )
+
+    # --- archive reads the import needs -----------------------------------------------
+
+    async def existing_fingerprints(self, scope: str, fingerprints: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        e = experiences.c
+        async with self.db.read() as conn:
+            for start in range(0, len(fingerprints), FINGERPRINT_CHUNK):
+                chunk = list(fingerprints[start : start + FINGERPRINT_CHUNK])
+                rows = await conn.execute(
+                    select(e.fingerprint).where(e.scope == scope, e.fingerprint.in_(chunk))
+                )
+                found.update(str(r[0]) for r in rows)
+        return found
+
+    # --- import keys ------------------------------------------------------------------
+
+    async def keyed_memory(self, scope: str, source: str, key: str) -> int | None:
+        k = import_keys.c
+        async with self.db.read() as conn:
+            value = await conn.scalar(
+                select(k.memory_id).where(k.scope == scope, k.source == source, k.key == key)
+            )
+        return None if value is None else int(value)
+
+    async def keyed_memories(self, scope: str, source: str) -> dict[str, int]:
+        k = import_keys.c
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(k.key, k.memory_id).where(k.scope == scope, k.source == source)
+            )
+            return {str(key): int(mid) for key, mid in rows}
+
+    async def set_key(
+        self, scope: str, source: str, key: str, memory_id: int, at: datetime
+    ) -> None:
+        k = import_keys.c
+        async with self.db.write() as conn:
+            done = await conn.execute(
+                update(import_keys)
+                .where(k.scope == scope, k.source == source, k.key == key)
+                .values(memory_id=memory_id)
+            )
+            if not done.rowcount:
+                await conn.execute(
+                    insert(import_keys).values(
+                        scope=scope, source=source, key=key, memory_id=memory_id, created_at=at
+                    )
+                )
+
+    async def memory_citing(self, scope: str, experience_id: int, origin: str) -> int | None:
+        """The newest memory of this origin resting on the experience (a run cut off
+        between writing a memory and recording its key finds it here)."""
+        e = memory_evidence.c
+        async with self.db.read() as conn:
+            value = await conn.scalar(
+                select(memories.c.id)
+                .join(memory_evidence, e.memory_id == memories.c.id)
+                .where(
+                    memories.c.scope == scope,
+                    memories.c.origin == origin,
+                    e.experience_id == experience_id,
+                )
+                .order_by(memories.c.id.desc())
+                .limit(1)
+            )
+        return None if value is None else int(value)
