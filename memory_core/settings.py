@@ -125,6 +125,10 @@ class Settings:
     alert_timeout_s: float = 10.0
     """Hard limit on one Telegram send; alerts are sent in the background either way."""
 
+    # console
+    console_token: str = field(default="", repr=False)
+    """Empty keeps the web console at /yuji/ off; else the token that opens it."""
+
     def __post_init__(self) -> None:
         problems = validate(self)
         if problems:

@@ -369,6 +369,8 @@ injections = Table(
     Column("query", Text, nullable=False),
     Column("items", JSONText, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
+    # The prompt's blocks as [name, tokens, text] (the console's "this turn"); NULL before 0006.
+    Column("blocks", JSONText),
 )
 Index("ix_injections_scope_id", injections.c.scope, injections.c.id)
 
@@ -468,6 +470,31 @@ redactions = Table(
     Column("scope", String(64), nullable=False),
     Column("experience_id", ForeignKey("experiences.id"), nullable=False, unique=True),
     Column("redacted_at", UTCDateTime, nullable=False),
+)
+
+# --- console ------------------------------------------------------------------------
+
+# Every change made through the web console: what, on which object, when, from where.
+console_audit = Table(
+    "console_audit",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("at", UTCDateTime, nullable=False),
+    Column("address", String(64), nullable=False),
+    Column("via", String(16), nullable=False),
+    Column("action", String(32), nullable=False),
+    Column("target", String(128), nullable=False),
+    Column("detail", Text, nullable=False, server_default=""),
+)
+Index("ix_console_audit_at", console_audit.c.at)
+
+# Tunables changed live in the console; they win over defaults, .env and environment.
+console_overrides = Table(
+    "console_overrides",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("value", JSONText, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
 )
 
 # Truth tables: backups compare their row counts; gc never deletes from them.
