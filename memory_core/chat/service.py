@@ -23,6 +23,7 @@ from memory_core.clock import Clock
 from memory_core.errors import LLMError
 from memory_core.llm.base import ChatMessage, LLMClient
 from memory_core.llm.wire import strip_think
+from memory_core.prompts.budget import estimate_tokens
 from memory_core.prompts.chat import (
     ChatPrompt,
     ChatPromptInput,
@@ -31,7 +32,7 @@ from memory_core.prompts.chat import (
     build_chat_prompt,
 )
 from memory_core.settings import Settings
-from memory_core.storage.chat_repo import ChatRepo, InjectedItem
+from memory_core.storage.chat_repo import ChatRepo, InjectedBlock, InjectedItem
 from memory_core.types import Experience, Recalled, group_scope
 
 from .backfill import BackfillReport, CallApi, ParseMessage, backfill_group
@@ -218,6 +219,7 @@ class ChatService:
                 query=incoming.text,
                 items=_items(recalled, injected, used),
                 now=now,
+                blocks=[InjectedBlock(n, estimate_tokens(t), t) for n, t in prompt.blocks],
             )
         sent_ids = await self._send_all(parts, send, incoming.scope)
         if injection_id is not None and sent_ids and sent_ids[0]:

@@ -54,6 +54,15 @@ class InjectedItem:
 
 
 @dataclass(frozen=True, slots=True)
+class InjectedBlock:
+    """One block of a reply's prompt as it was sent: its name, tokens and text."""
+
+    name: str
+    tokens: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class Injection:
     id: int
     scope: str
@@ -62,6 +71,8 @@ class Injection:
     query: str
     items: tuple[InjectedItem, ...]
     created_at: datetime
+    blocks: tuple[InjectedBlock, ...] = ()
+    """Empty for replies recorded before the console existed."""
 
 
 class ChatRepo:
@@ -126,6 +137,7 @@ class ChatRepo:
         query: str,
         items: Sequence[InjectedItem],
         now: datetime,
+        blocks: Sequence[InjectedBlock] = (),
     ) -> int:
         async with self.db.write() as conn:
             result = await conn.execute(
@@ -136,6 +148,7 @@ class ChatRepo:
                     query=query,
                     items=[item.to_json() for item in items],
                     created_at=now,
+                    blocks=[[b.name, b.tokens, b.text] for b in blocks],
                 )
             )
             return _inserted_id(result.inserted_primary_key)
@@ -170,7 +183,7 @@ class ChatRepo:
     async def _one(self, query: Any) -> Injection | None:
         async with self.db.read() as conn:
             row = (await conn.execute(query)).first()
-        return _injection(row) if row is not None else None
+        return injection_of(row) if row is not None else None
 
 
 def _inserted_id(key: Any) -> int:
@@ -186,8 +199,9 @@ def _state(row: Row[Any]) -> ChatState:
     )
 
 
-def _injection(row: Row[Any]) -> Injection:
+def injection_of(row: Row[Any]) -> Injection:
     raw_items: list[dict[str, Any]] = row.items or []
+    raw_blocks: list[list[Any]] = row.blocks or []
     return Injection(
         id=row.id,
         scope=row.scope,
@@ -196,4 +210,5 @@ def _injection(row: Row[Any]) -> Injection:
         query=row.query,
         items=tuple(InjectedItem.from_json(item) for item in raw_items),
         created_at=row.created_at,
+        blocks=tuple(InjectedBlock(str(n), int(t), str(x)) for n, t, x in raw_blocks),
     )

@@ -1,0 +1,229 @@
+"""SQL the web console reads and writes beside the other aggregates' repositories:
+its audit table and live overrides, per-chat counts, hourly activity, filtered
+memory lists, a memory's relations, recent replies, diaries and the timeline.
+
+Every lookup that takes a scope filters on it: an id of another chat reads as missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, insert, or_, select
+
+from memory_core.types import Memory, MemoryStatus, MemoryType
+
+from .chat_repo import Injection, injection_of
+from .engine import Database
+from .memory_repo import m, to_memory
+from .nightly_repo import Diary, TimelineEntry
+from .schema import (
+    console_audit,
+    console_overrides,
+    diaries,
+    experiences,
+    injections,
+    memories,
+    memory_relations,
+    timeline,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    id: int
+    at: datetime
+    address: str
+    via: str
+    """`session` (the login cookie) or `bearer` (a script)."""
+    action: str
+    target: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChatCounts:
+    scope: str
+    messages: int
+    memories: int
+
+
+@dataclass(frozen=True, slots=True)
+class RelationRow:
+    src_id: int
+    dst_id: int
+    kind: str
+    reason: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    types: tuple[MemoryType, ...] = ()
+    status: MemoryStatus | None = None
+    subject: str = ""
+    limit: int = 100
+    offset: int = 0
+
+
+class ConsoleRepo:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # --- audit ---------------------------------------------------------------------
+
+    async def add_audit(
+        self, *, at: datetime, address: str, via: str, action: str, target: str, detail: str
+    ) -> int:
+        async with self.db.write() as conn:
+            result = await conn.execute(
+                insert(console_audit).values(
+                    at=at, address=address, via=via, action=action, target=target, detail=detail
+                )
+            )
+            return int(result.inserted_primary_key[0])  # pyright: ignore[reportOptionalSubscript]
+
+    async def audit(self, limit: int = 200) -> list[AuditEntry]:
+        a = console_audit.c
+        async with self.db.read() as conn:
+            rows = await conn.execute(select(console_audit).order_by(a.id.desc()).limit(limit))
+            return [
+                AuditEntry(r.id, r.at, r.address, r.via, r.action, r.target, r.detail) for r in rows
+            ]
+
+    # --- overrides -----------------------------------------------------------------
+
+    async def overrides(self) -> dict[str, Any]:
+        async with self.db.read() as conn:
+            rows = await conn.execute(select(console_overrides))
+            return {str(r.name): r.value for r in rows}
+
+    async def set_override(self, name: str, value: Any, at: datetime) -> None:
+        o = console_overrides.c
+        async with self.db.write() as conn:
+            await conn.execute(delete(console_overrides).where(o.name == name))
+            await conn.execute(
+                insert(console_overrides).values(name=name, value=value, updated_at=at)
+            )
+
+    async def drop_override(self, name: str) -> None:
+        async with self.db.write() as conn:
+            await conn.execute(delete(console_overrides).where(console_overrides.c.name == name))
+
+    # --- chats and activity ----------------------------------------------------------
+
+    async def chat_counts(self) -> list[ChatCounts]:
+        """Messages and memories per chat (every chat that has either)."""
+        async with self.db.read() as conn:
+            counts = [
+                {
+                    str(r.scope): int(r.n)
+                    for r in await conn.execute(
+                        select(table.c.scope, func.count().label("n")).group_by(table.c.scope)
+                    )
+                }
+                for table in (experiences, memories)
+            ]
+        said, kept = counts
+        return [ChatCounts(s, said.get(s, 0), kept.get(s, 0)) for s in sorted(said.keys() | kept)]
+
+    async def hourly(self, since: datetime) -> tuple[dict[str, int], dict[str, int]]:
+        """Messages and new memories since `since`, per UTC hour ("YYYY-MM-DD HH")."""
+        e = experiences.c
+        async with self.db.read() as conn:
+            result: list[dict[str, int]] = []
+            for column, table in ((e.sent_at, experiences), (m.created_at, memories)):
+                hour = func.substr(column, 1, 13).label("hour")
+                rows = await conn.execute(
+                    select(hour, func.count().label("n"))
+                    .select_from(table)
+                    .where(column >= since)
+                    .group_by(hour)
+                )
+                result.append({str(r.hour): int(r.n) for r in rows})
+        return result[0], result[1]
+
+    # --- memories ----------------------------------------------------------------------
+
+    async def memories(self, scope: str, where: MemoryFilter) -> tuple[list[Memory], int]:
+        """One page of this chat's memories, newest first, and how many match in all."""
+        clauses = [m.scope == scope]
+        if where.types:
+            clauses.append(m.type.in_(list(where.types)))
+        if where.status is not None:
+            clauses.append(m.status == where.status)
+        if where.subject:
+            clauses.append(m.subject == where.subject)
+        async with self.db.read() as conn:
+            total = int(
+                await conn.scalar(select(func.count()).select_from(memories).where(*clauses)) or 0
+            )
+            rows = await conn.execute(
+                select(memories)
+                .where(*clauses)
+                .order_by(m.id.desc())
+                .limit(where.limit)
+                .offset(where.offset)
+            )
+            return [to_memory(r) for r in rows], total
+
+    async def subjects(self, scope: str, limit: int = 200) -> list[str]:
+        """This chat's subjects, the most written about first."""
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(m.subject)
+                .where(m.scope == scope)
+                .group_by(m.subject)
+                .order_by(func.count().desc(), m.subject)
+                .limit(limit)
+            )
+            return [str(r.subject) for r in rows]
+
+    async def scope_of_memory(self, memory_id: int) -> str | None:
+        async with self.db.read() as conn:
+            return await conn.scalar(select(m.scope).where(m.id == memory_id))
+
+    async def relations_of(self, scope: str, memory_id: int) -> list[RelationRow]:
+        r = memory_relations.c
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(memory_relations)
+                .where(r.scope == scope, or_(r.src_id == memory_id, r.dst_id == memory_id))
+                .order_by(r.id)
+            )
+            return [RelationRow(x.src_id, x.dst_id, x.kind, x.reason, x.created_at) for x in rows]
+
+    # --- replies, diaries, timeline -------------------------------------------------------
+
+    async def injections(self, scope: str, limit: int) -> list[Injection]:
+        """The last `limit` replies' injections of this chat, newest first."""
+        i = injections.c
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(injections).where(i.scope == scope).order_by(i.id.desc()).limit(limit)
+            )
+            return [injection_of(r) for r in rows]
+
+    async def diaries(self, scope: str, limit: int) -> list[Diary]:
+        d = diaries.c
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(diaries).where(d.scope == scope).order_by(d.day.desc()).limit(limit)
+            )
+            return [
+                Diary(r.scope, r.day, r.content, tuple(r.fragment_ids or ()), r.created_at)
+                for r in rows
+            ]
+
+    async def timeline(self, scope: str, limit: int) -> list[TimelineEntry]:
+        t = timeline.c
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(timeline)
+                .where(t.scope == scope)
+                .order_by(t.day.desc(), t.id.desc())
+                .limit(limit)
+            )
+            return [TimelineEntry(r.scope, r.day, r.content) for r in rows]
