@@ -15,12 +15,14 @@ from .chat.commands import ChatCommands
 from .chat.service import ChatService
 from .chat.sources import ChatContextSource, ChatStatusSource, vector_mode_line
 from .clock import Clock, SystemClock
+from .console.service import ConsoleService
 from .consolidation.service import ConsolidationService
 from .llm.base import LLMClient
 from .llm.metered import MeteredLLM
 from .llm.openai_client import OpenAICompatibleClient
 from .llm.usage import UsageReport
 from .memories.service import Memories
+from .nightly.days import parse_cutoff
 from .nightly.service import NightlyService
 from .ops.alerts import AlertGate, AlertSink
 from .ops.service import OpsService
@@ -67,6 +69,8 @@ class Yuji:
     """Tokens per job (today, 7 days) and the cache-hit share, from one row per call."""
     porting: Porting
     """Imports (QQ exports, chatrecorder, facts, packs), exports, forgetting a person."""
+    console: ConsoleService
+    """The web console's reads and audited changes; its tunables retune the core live."""
     metered: tuple[MeteredLLM, ...] = ()
     """Each job's client with usage recording (what the services were given)."""
 
@@ -153,7 +157,20 @@ class Yuji:
             cards=nightly,
         )
         porting = Porting(db, settings, clock, archive=archive, memories=memories)
-        return cls(
+        console = ConsoleService(
+            db=db,
+            settings=settings,
+            clock=clock,
+            archive=archive,
+            memories=memories,
+            recall=recall,
+            consolidation=consolidation,
+            nightly=nightly,
+            ops=ops,
+            alerts=alerts,
+            chat_state=chat_state,
+        )
+        core = cls(
             settings=settings,
             db=db,
             clock=clock,
@@ -173,7 +190,33 @@ class Yuji:
             usage=usage,
             porting=porting,
             metered=tuple(m for m in (chat_llm, consolidation_llm, nightly_llm) if m is not None),
+            console=console,
         )
+        console.retune = core.retune
+        await console.load_overrides()
+        return core
+
+    def retune(self, settings: Settings) -> None:
+        """Hand every service `settings` in place of the current object (the console's
+        live tunables): each holder of the old settings object gets the new one."""
+        old = self.settings
+        if settings is old:
+            return
+        seen: set[int] = set()
+        todo: list[object] = [self]
+        while todo:
+            obj = todo.pop()
+            if id(obj) in seen or not type(obj).__module__.startswith("memory_core"):
+                continue
+            seen.add(id(obj))
+            names = getattr(obj, "__dict__", {}).keys() or _slot_names(obj)
+            for name in list(names):
+                value = getattr(obj, name, None)
+                if value is old:
+                    object.__setattr__(obj, name, settings)
+                elif value is not None and not isinstance(value, str | int | float | bool):
+                    todo.append(value)
+        self.nightly.cutoff = parse_cutoff(settings.nightly_time)
 
     async def close(self) -> None:
         for client in self.metered:
@@ -183,3 +226,7 @@ class Yuji:
             await self.llm.aclose()
         await self.alerts.aclose()
         await self.db.dispose()
+
+
+def _slot_names(obj: object) -> list[str]:
+    return [n for cls in type(obj).__mro__ for n in getattr(cls, "__slots__", ())]

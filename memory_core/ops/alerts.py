@@ -12,6 +12,7 @@ failure the sink was told about, so callers may call `recover` after every succe
 from __future__ import annotations
 
 import logging
+from collections import deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
@@ -65,6 +66,19 @@ class _KeyState:
     suppressed: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class AlertRecord:
+    """One alert or recovery this process saw (the console's last seven days)."""
+
+    at: datetime
+    key: str
+    text: str
+    recovered: bool
+
+
+HISTORY_KEPT = 500
+
+
 class AlertGate:
     """Deduplication and recovery tracking in front of a sink; what `core.alerts` is.
 
@@ -79,11 +93,13 @@ class AlertGate:
         self._clock = clock
         self._window = timedelta(seconds=window_s)
         self._keys: dict[str, _KeyState] = {}
+        self._history: deque[AlertRecord] = deque(maxlen=HISTORY_KEPT)
 
     def fire(self, key: str, text: str) -> None:
         state = self._keys.setdefault(key, _KeyState())
         state.failing = True
         now = self._clock.now()
+        self._history.append(AlertRecord(now, key, text, recovered=False))
         if state.last_sent is not None and now - state.last_sent < self._window:
             state.suppressed += 1
             log.debug("alert [%s] held back (sent less than %s ago): %s", key, self._window, text)
@@ -98,9 +114,14 @@ class AlertGate:
         if state is None or not state.failing:
             return
         state.failing = False
+        self._history.append(AlertRecord(self._clock.now(), key, text, recovered=True))
         if state.notified:
             state.notified = False
             self._call(self.sink.recover, key, text)
+
+    def history(self, since: datetime) -> list[AlertRecord]:
+        """Alerts and recoveries since `since` (this process only), newest first."""
+        return [r for r in reversed(self._history) if r.at >= since]
 
     def is_failing(self, key: str) -> bool:
         state = self._keys.get(key)

@@ -1,0 +1,309 @@
+"""`core.console`: what the web console reads and changes, through the core's services.
+
+Every change is made through the same services the commands use (`core.memories`,
+`chat_state`) and written to the audit table first-hand, with who asked and from
+where. Ids of another chat read as `NotFound`, like everywhere else.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+from zoneinfo import ZoneInfo
+
+from memory_core.archive.service import ArchiveService
+from memory_core.clock import Clock
+from memory_core.consolidation.service import ConsolidationService
+from memory_core.errors import NotFound, ValidationError
+from memory_core.memories.service import Memories
+from memory_core.nightly.service import NightlyService
+from memory_core.ops.alerts import AlertGate
+from memory_core.ops.service import OpsService
+from memory_core.prompts.nightly import CARD_LABELS
+from memory_core.recall.engine import Recall
+from memory_core.settings import Settings
+from memory_core.storage.chat_repo import ChatRepo
+from memory_core.storage.console_repo import AuditEntry, ConsoleRepo, MemoryFilter
+from memory_core.storage.engine import Database
+from memory_core.storage.nightly_repo import Diary, NightlyRepo, TimelineEntry
+from memory_core.types import EvidenceRef, Experience, Memory, RecallResult
+
+from . import tunables
+from .pure import day_buckets, line_diff
+from .views import (
+    Actor,
+    CardView,
+    ChatRow,
+    DayChart,
+    EvidenceItem,
+    MemoryDetail,
+    MemoryPage,
+    Message,
+    Overview,
+    Related,
+    Turn,
+)
+
+Action = Literal["retract", "restore", "pin", "unpin", "star", "unstar", "edit"]
+ACTIONS: tuple[Action, ...] = ("retract", "restore", "pin", "unpin", "star", "unstar", "edit")
+CHART_DAYS = 30
+ALERT_DAYS = 7
+FRAGMENT_MESSAGES_SHOWN = 40
+
+
+@dataclass
+class ConsoleService:
+    db: Database
+    settings: Settings
+    clock: Clock
+    archive: ArchiveService
+    memories: Memories
+    recall: Recall
+    consolidation: ConsolidationService
+    nightly: NightlyService
+    ops: OpsService
+    alerts: AlertGate
+    chat_state: ChatRepo
+    retune: Callable[[Settings], None] = lambda _settings: None
+    """Hands the core settings with the console's overrides applied (live)."""
+
+    def __post_init__(self) -> None:
+        self.repo = ConsoleRepo(self.db)
+        self._configured = (self.settings,)
+        """What the operator configured, before any console override (in a tuple, so
+        `Yuji.retune` never swaps it for the tuned object)."""
+        self.origins: dict[str, tunables.Origin] = {}
+        self.zone = ZoneInfo(self.settings.timezone)
+
+    # --- overview ------------------------------------------------------------------
+
+    async def chats(self) -> list[ChatRow]:
+        states = {s.scope: s for s in await self.chat_state.states()}
+        rows: list[ChatRow] = []
+        for counts in await self.repo.chat_counts():
+            status = await self.consolidation.status(counts.scope)
+            state = states.get(counts.scope)
+            rows.append(
+                ChatRow(
+                    scope=counts.scope,
+                    messages=counts.messages,
+                    memories=counts.memories,
+                    pending=status.pending,
+                    last_batch=status.last_batch,
+                    muted_until=state.muted_until if state else None,
+                    night=await self.nightly.last_run(counts.scope),
+                )
+            )
+        return rows
+
+    async def overview(self, online: bool | None = None) -> Overview:
+        now = self.clock.now()
+        today = now.astimezone(self.zone).date()
+        since = now - timedelta(days=CHART_DAYS + 1)
+        messages, written = await self.repo.hourly(since)
+        days = tuple(
+            f"{today - timedelta(days=CHART_DAYS - 1 - i):%m-%d}" for i in range(CHART_DAYS)
+        )
+        chart = DayChart(
+            days=days,
+            messages=tuple(day_buckets(messages, today, CHART_DAYS, self.zone)),
+            memories=tuple(day_buckets(written, today, CHART_DAYS, self.zone)),
+        )
+        return Overview(
+            chats=tuple(await self.chats()),
+            ops=await self.ops.status(),
+            alerts=tuple(self.alerts.history(now - timedelta(days=ALERT_DAYS))),
+            chart=chart,
+            online=online,
+        )
+
+    # --- memories --------------------------------------------------------------------
+
+    async def memory_page(self, scope: str, where: MemoryFilter) -> MemoryPage:
+        items, total = await self.repo.memories(scope, where)
+        return MemoryPage(tuple(items), total, tuple(await self.repo.subjects(scope)))
+
+    async def search(self, scope: str, question: str) -> RecallResult:
+        """Exactly what the reply path would recall for this question now."""
+        return await self.recall.recall(scope, question)
+
+    async def scope_of(self, memory_id: int) -> str:
+        scope = await self.repo.scope_of_memory(memory_id)
+        if scope is None:
+            raise NotFound(f"memory #{memory_id} not found")
+        return scope
+
+    async def memory(self, scope: str, memory_id: int) -> MemoryDetail:
+        memory = await self.memories.get(scope, memory_id)
+        versions = await self.memories.history(scope, memory_id)
+        refs = await self.memories.evidence(scope, memory_id)
+        relations = await self.repo.relations_of(scope, memory_id)
+        others = {
+            m.id: m
+            for m in await self.memories.get_many(
+                scope, [r.dst_id if r.src_id == memory_id else r.src_id for r in relations]
+            )
+        }
+        aliases = await self.memories.aliases(scope)
+        return MemoryDetail(
+            memory=memory,
+            versions=tuple(versions),
+            evidence=tuple([await self._evidence(scope, ref) for ref in refs]),
+            relations=tuple(
+                Related(
+                    relation=r,
+                    other=others.get(r.dst_id if r.src_id == memory_id else r.src_id),
+                    outgoing=r.src_id == memory_id,
+                )
+                for r in relations
+            ),
+            aliases=tuple(sorted((a, c) for a, c in aliases.items() if memory.subject in (a, c))),
+        )
+
+    async def _evidence(self, scope: str, ref: EvidenceRef) -> EvidenceItem:
+        if ref.experience_id is not None:
+            found = await self.archive.get_many(scope, [ref.experience_id])
+            if not found:
+                return EvidenceItem(ref.role, missing=f"消息 #{ref.experience_id}")
+            return EvidenceItem(ref.role, message=(await self._messages(scope, found))[0])
+        if ref.memory_id is not None:
+            memories = await self.memories.get_many(scope, [ref.memory_id])
+            if not memories:
+                return EvidenceItem(ref.role, missing=f"记忆 #{ref.memory_id}")
+            return EvidenceItem(ref.role, memory=memories[0])
+        fragment_id = ref.fragment_id or 0
+        fragments = await NightlyRepo(self.db).fragments_by_ids(scope, [fragment_id])
+        if not fragments:
+            return EvidenceItem(ref.role, missing=f"片段 #{fragment_id}")
+        fragment = fragments[0]
+        covered = await self.archive.after(scope, fragment.first_id - 1, FRAGMENT_MESSAGES_SHOWN)
+        covered = [e for e in covered if e.id <= fragment.last_id]
+        return EvidenceItem(
+            ref.role,
+            fragment=fragment,
+            fragment_messages=tuple(await self._messages(scope, covered)),
+        )
+
+    async def _messages(self, scope: str, found: Sequence[Experience]) -> list[Message]:
+        return [Message(e, tuple(await self.archive.attachments_of(scope, e.id))) for e in found]
+
+    async def act(
+        self,
+        scope: str,
+        memory_id: int,
+        action: str,
+        actor: Actor,
+        *,
+        content: str = "",
+        reason: str = "",
+    ) -> Memory:
+        """One action on a memory of this chat, audited (the audit row is written first,
+        so an edit's version can name it as its evidence)."""
+        if action not in ACTIONS:
+            raise ValidationError(f"未知操作 {action!r}")
+        await self.memories.get(scope, memory_id)  # NotFound before anything is recorded
+        why = reason.strip() or "控制台操作"
+        audit_id = await self._audit(
+            actor, action, f"{scope}#{memory_id}", content.strip() if action == "edit" else why
+        )
+        by = f"console:{actor.address}"
+        note = f"控制台审计 #{audit_id}: {why}"
+        if action == "retract":
+            return await self.memories.retract(scope, memory_id, reason=note, changed_by=by)
+        if action == "restore":
+            return await self.memories.set_status(
+                scope, memory_id, "active", reason=note, changed_by=by
+            )
+        if action == "edit":
+            return await self.memories.edit(
+                scope, memory_id, content=content, reason=note, changed_by=by
+            )
+        flag = action.removeprefix("un")
+        value = not action.startswith("un")
+        return await self.memories.set_flags(
+            scope,
+            memory_id,
+            pinned=value if flag == "pin" else None,
+            starred=value if flag == "star" else None,
+        )
+
+    async def set_muted(self, scope: str, until: datetime | None, actor: Actor) -> None:
+        await self._audit(actor, "mute" if until else "unmute", scope, f"{until or ''}")
+        await self.chat_state.set_muted(scope, until, self.clock.now())
+
+    # --- cards, diaries, timeline, turns --------------------------------------------------
+
+    async def cards(self, scope: str) -> list[CardView]:
+        views: list[CardView] = []
+        for kind, label in CARD_LABELS.items():
+            versions = await self.nightly.card_history(scope, kind)
+            diffs = tuple(
+                tuple(line_diff(a.content, b.content)) for a, b in itertools.pairwise(versions)
+            )
+            views.append(CardView(kind, label, tuple(versions), diffs))
+        return views
+
+    async def diaries(self, scope: str, limit: int = 30) -> list[Diary]:
+        return await self.repo.diaries(scope, limit)
+
+    async def timeline(self, scope: str, limit: int = 100) -> list[TimelineEntry]:
+        return await self.repo.timeline(scope, limit)
+
+    async def turns(self, scope: str, limit: int = 10) -> list[Turn]:
+        injections = await self.repo.injections(scope, limit)
+        ids = {item.memory_id for i in injections for item in i.items}
+        memories = {m.id: m for m in await self.memories.get_many(scope, sorted(ids))}
+        triggers = {
+            e.id: e
+            for e in await self.archive.get_many(
+                scope, [i.trigger_experience_id for i in injections if i.trigger_experience_id]
+            )
+        }
+        return [
+            Turn(
+                injection=i,
+                trigger=triggers.get(i.trigger_experience_id or 0),
+                memories={k: memories[k] for k in (x.memory_id for x in i.items) if k in memories},
+            )
+            for i in injections
+        ]
+
+    # --- audit and tunables ---------------------------------------------------------------
+
+    async def _audit(self, actor: Actor, action: str, target: str, detail: str) -> int:
+        return await self.repo.add_audit(
+            at=self.clock.now(),
+            address=actor.address,
+            via=actor.via,
+            action=action,
+            target=target,
+            detail=detail,
+        )
+
+    async def audit(self, limit: int = 200) -> list[AuditEntry]:
+        return await self.repo.audit(limit)
+
+    async def settings_views(self) -> list[tunables.SettingView]:
+        overrides = await self.repo.overrides()
+        return tunables.views(self.settings, overrides, self.origins)
+
+    async def load_overrides(self) -> Settings:
+        """Apply the stored overrides (at start-up, and after every change)."""
+        effective = tunables.apply(self._configured[0], await self.repo.overrides())
+        self.settings = effective
+        self.retune(effective)
+        return effective
+
+    async def set_tunable(self, name: str, raw: str, actor: Actor) -> Settings:
+        value = tunables.parse_tunable(name, raw)
+        await self._audit(actor, "tunable", name, tunables.shown(name, value))
+        await self.repo.set_override(name, value, self.clock.now())
+        return await self.load_overrides()
+
+    async def reset_tunable(self, name: str, actor: Actor) -> Settings:
+        await self._audit(actor, "tunable_reset", name, "")
+        await self.repo.drop_override(name)
+        return await self.load_overrides()

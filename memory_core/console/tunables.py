@@ -1,0 +1,89 @@
+"""Settings the console may change live, how a typed value is read, and secrets.
+
+A tunable is stored as an override in the database and wins over the default, the
+`.env` file and the environment; the other settings are shown read-only, with the
+secrets masked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+from memory_core.errors import ConfigError, ValidationError
+from memory_core.settings import Settings, settings_from_mapping
+
+Origin = Literal["default", ".env", "environment", "console"]
+
+TUNABLES: dict[str, str] = {
+    "recall_limit": "每次回复最多注入的记忆条数",
+    "recall_min_score": "记忆得分低于此值不注入（0–1）",
+    "eligible_min_pending": "待整理消息达到这么多条就整理",
+    "eligible_max_wait_s": "最早一条待整理消息等了这么多秒就整理",
+    "consolidation_hourly_cap": "每小时最多整理批次数",
+    "nightly_time": "夜间整理时间（HH:MM）",
+    "nicknames": "唤醒昵称（逗号分隔）",
+}
+SECRETS = ("llm_api_key", "telegram_bot_token", "console_token")
+
+
+@dataclass(frozen=True, slots=True)
+class SettingView:
+    name: str
+    value: str
+    origin: Origin
+    tunable: bool
+    help: str = ""
+
+
+def parse_tunable(name: str, raw: str) -> Any:
+    """The typed value of a tunable as typed in the form; refuses what Settings refuses."""
+    if name not in TUNABLES:
+        raise ValidationError(f"{name} 不能在控制台修改")
+    try:
+        value = getattr(settings_from_mapping({name: raw.strip()}), name)
+    except (ValueError, ConfigError) as exc:
+        raise ValidationError(f"{name}: {exc}") from exc
+    return list(value) if isinstance(value, tuple) else value
+
+
+def apply(base: Settings, overrides: dict[str, Any]) -> Settings:
+    """`base` with every known override applied (unknown or invalid ones are skipped)."""
+    current = base
+    for name, value in overrides.items():
+        if name not in TUNABLES:
+            continue
+        try:
+            current = current.with_changes(
+                **{name: tuple(value) if isinstance(value, list) else value}
+            )
+        except (ConfigError, TypeError):
+            continue
+    return current
+
+
+def shown(name: str, value: Any) -> str:
+    if name in SECRETS:
+        return "***" if value else "（未设置）"
+    if isinstance(value, tuple):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def views(
+    effective: Settings, overrides: dict[str, Any], origins: dict[str, Origin]
+) -> list[SettingView]:
+    """Every setting: tunables first, then the rest read-only, with where each comes from."""
+    rows = [
+        SettingView(
+            name=f.name,
+            value=shown(f.name, getattr(effective, f.name)),
+            origin="console"
+            if f.name in overrides and f.name in TUNABLES
+            else origins.get(f.name, "default"),
+            tunable=f.name in TUNABLES,
+            help=TUNABLES.get(f.name, ""),
+        )
+        for f in fields(Settings)
+    ]
+    return sorted(rows, key=lambda r: (not r.tunable, r.name))

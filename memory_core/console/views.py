@@ -1,0 +1,116 @@
+"""What each console page shows: frozen read models built by `ConsoleService`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from memory_core.nightly.types import LastRun
+from memory_core.ops.alerts import AlertRecord
+from memory_core.ops.status import OpsStatus
+from memory_core.storage.archive_repo import LinkedAttachment
+from memory_core.storage.chat_repo import Injection
+from memory_core.storage.console_repo import RelationRow
+from memory_core.storage.consolidation_repo import Batch, Fragment
+from memory_core.storage.nightly_repo import Card
+from memory_core.types import Experience, Memory
+
+Via = Literal["session", "bearer"]
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who asks for a change: the client address and how they got in."""
+
+    address: str
+    via: Via
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRow:
+    scope: str
+    messages: int
+    memories: int
+    pending: int
+    last_batch: Batch | None
+    muted_until: datetime | None
+    night: LastRun
+
+
+@dataclass(frozen=True, slots=True)
+class DayChart:
+    days: tuple[str, ...]
+    """Local days, oldest first ("MM-DD")."""
+    messages: tuple[int, ...]
+    memories: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Overview:
+    chats: tuple[ChatRow, ...]
+    ops: OpsStatus
+    alerts: tuple[AlertRecord, ...]
+    chart: DayChart
+    online: bool | None
+    """Whether the QQ account is online; None when no client is connected."""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    experience: Experience
+    images: tuple[LinkedAttachment, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceItem:
+    """One piece of evidence with what it leads to: a message, a memory, or a
+    fragment summary with the messages it covered."""
+
+    role: str
+    message: Message | None = None
+    memory: Memory | None = None
+    fragment: Fragment | None = None
+    fragment_messages: tuple[Message, ...] = ()
+    missing: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    relation: RelationRow
+    other: Memory | None
+    outgoing: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryDetail:
+    memory: Memory
+    versions: tuple[dict[str, object], ...]
+    evidence: tuple[EvidenceItem, ...]
+    relations: tuple[Related, ...]
+    aliases: tuple[tuple[str, str], ...]
+    """(alias, canonical) pairs of this chat naming the memory's subject."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPage:
+    items: tuple[Memory, ...]
+    total: int
+    subjects: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CardView:
+    kind: str
+    label: str
+    versions: tuple[Card, ...]
+    """Oldest first."""
+    diffs: tuple[tuple[tuple[str, str], ...], ...]
+    """diffs[i]: from version i to version i+1 ("+"/"-"/" ", line)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    injection: Injection
+    trigger: Experience | None
+    memories: dict[int, Memory]
