@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from memory_core.clock import Clock
 from memory_core.errors import NotFound, ValidationError
@@ -123,6 +124,18 @@ class ArchiveService:
     async def attachments_of(self, scope: str, experience_id: int) -> list[LinkedAttachment]:
         await self.get(scope, experience_id)  # scope check first
         return await self.repo.attachments_of(experience_id)
+
+    async def stored_file(self, sha256: str) -> tuple[Path, str] | None:
+        """The stored file of an attachment and its MIME type; None unless the archive
+        stored it (a failed or cleaned attachment, or any other hash, has no file)."""
+        try:
+            path = self.store.path_for(sha256)
+        except ValueError:
+            return None
+        row = await self.repo.attachment_by_sha(sha256)
+        if row is None or row.status != "stored" or not path.is_file():
+            return None
+        return path, row.mime or "application/octet-stream"
 
     async def stats(self) -> ArchiveStats:
         counts = await self.repo.counts()

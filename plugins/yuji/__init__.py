@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+
+from fastapi import FastAPI
 from nonebot import get_driver, get_plugin_config, logger, require
 from nonebot.plugin import PluginMetadata
 
@@ -12,6 +15,7 @@ from memory_core import Yuji  # noqa: E402
 from . import archive_hooks as archive_hooks  # noqa: E402
 from . import chat as chat  # noqa: E402
 from . import commands as commands  # noqa: E402
+from . import console as console  # noqa: E402
 from . import jobs_backfill as jobs_backfill  # noqa: E402
 from . import jobs_consolidation as jobs_consolidation  # noqa: E402
 from . import jobs_nightly as jobs_nightly  # noqa: E402
@@ -19,8 +23,8 @@ from . import jobs_ops as jobs_ops  # noqa: E402
 from . import jobs_vectors as jobs_vectors  # noqa: E402
 from . import ops_logs as ops_logs  # noqa: E402
 from . import ops_notices as ops_notices  # noqa: E402
-from . import runtime  # noqa: E402
-from .config import Config, to_settings  # noqa: E402
+from . import runtime as runtime  # noqa: E402
+from .config import Config, origins, to_settings  # noqa: E402
 
 __plugin_meta__ = PluginMetadata(
     name="鱼记",
@@ -31,6 +35,9 @@ __plugin_meta__ = PluginMetadata(
 )
 
 driver = get_driver()
+_app = getattr(driver, "server_app", None)
+if isinstance(_app, FastAPI):
+    console.mount(_app)
 
 
 @driver.on_startup
@@ -39,9 +46,12 @@ async def _start() -> None:
     settings = to_settings(get_plugin_config(Config), set(driver.config.nickname))
     ops_logs.start(settings)
     core = await Yuji.open(settings)
+    core.console.origins = origins(settings, os.environ)
     runtime.set_core(core)
     for jobs in (jobs_backfill, jobs_consolidation, jobs_nightly, jobs_ops, jobs_vectors):
         jobs.schedule(settings)
+    if settings.console_token:
+        logger.info(f"yuji console: http://{driver.config.host}:{driver.config.port}/yuji/")
     logger.info(
         f"yuji started: database {settings.database_path if not settings.database_url else '(external)'}"
     )

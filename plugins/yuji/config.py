@@ -8,6 +8,7 @@ NoneBot fills them from `.env` / `nonebot.init` keywords (bot.py passes every
 from __future__ import annotations
 
 import typing
+from collections.abc import Mapping
 from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, create_model, field_validator
 
 from memory_core import Settings
+from memory_core.console import Origin
 
 
 def _field_definitions() -> dict[str, Any]:
@@ -50,3 +52,18 @@ def to_settings(config: BaseModel, nicknames: set[str] | None = None) -> Setting
     if nicknames:
         values["nicknames"] = tuple(sorted(nicknames))
     return Settings(**values)
+
+
+def origins(settings: Settings, environ: Mapping[str, str]) -> dict[str, Origin]:
+    """Where each setting's value comes from, for the console: an environment variable
+    wins; a value other than the default came from `.env`; else the default."""
+    defaults = Settings()
+    found: dict[str, Origin] = {}
+    for f in fields(Settings):
+        if f"YUJI_{f.name.upper()}" in environ:
+            found[f.name] = "environment"
+        elif getattr(settings, f.name) != getattr(defaults, f.name):
+            found[f.name] = ".env"
+        else:
+            found[f.name] = "default"
+    return found

@@ -1,0 +1,213 @@
+"""The console's HTML pages (server-rendered; htmx swaps the search and list parts).
+
+Each handler authorizes, makes one or two `core.console` calls and renders a template.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Annotated, get_args
+
+from fastapi import APIRouter, Depends, Form, HTTPException, Request, Response
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
+from nonebot import get_bots
+
+from memory_core import Yuji
+from memory_core.chat.duration import parse_duration
+from memory_core.console import TUNABLES, Actor, MemoryFilter
+from memory_core.ops import bot_offline_key
+from memory_core.types import MemoryStatus, MemoryType
+
+from .. import runtime  # noqa: TID252 (plugin modules load under two names)
+from .gate import PREFIX, authorize
+from .web import HERE, ConsoleRoute, page, scope_param
+
+router = APIRouter(prefix=PREFIX, route_class=ConsoleRoute, dependencies=[Depends(authorize)])
+Authorized = Annotated[Actor, Depends(authorize)]
+STATIC = {
+    "htmx.min.js": "text/javascript",
+    "htmx-LICENSE.txt": "text/plain",
+    "console.css": "text/css",
+}
+PAGE_SIZE = 50
+
+
+def core() -> Yuji:
+    return runtime.core()
+
+
+def online(current: Yuji) -> bool | None:
+    """Whether the QQ account is online: a client is connected and its last word was
+    not "offline" (None: no client connected)."""
+    bots = get_bots()
+    if not bots:
+        return None
+    return not any(current.alerts.is_failing(bot_offline_key(i)) for i in bots)
+
+
+@router.get("/", response_class=HTMLResponse)
+async def overview(request: Request) -> Response:
+    current = core()
+    data = await current.console.overview(online=online(current))
+    return page(request, current, "overview.html", view=data)
+
+
+@router.get("/chats/{scope}", response_class=HTMLResponse)
+async def chat(request: Request, scope: str) -> Response:
+    scope = scope_param(scope)
+    current = core()
+    where = _filter(request)
+    memories = await current.console.memory_page(scope, where)
+    state = await current.chat_state.state(scope)
+    return page(
+        request,
+        current,
+        "chat.html",
+        scope=scope,
+        page_data=memories,
+        where=where,
+        muted_until=state.muted_until,
+        types=get_args(MemoryType),
+        statuses=get_args(MemoryStatus),
+    )
+
+
+@router.get("/chats/{scope}/memories", response_class=HTMLResponse)
+async def memory_list(request: Request, scope: str) -> Response:
+    """The memory table alone (htmx swaps it when a filter changes)."""
+    scope = scope_param(scope)
+    current = core()
+    where = _filter(request)
+    memories = await current.console.memory_page(scope, where)
+    return page(request, current, "_memories.html", scope=scope, page_data=memories, where=where)
+
+
+@router.get("/chats/{scope}/search", response_class=HTMLResponse)
+async def search(request: Request, scope: str, q: str = "") -> Response:
+    """What recall brings for the question, with stage, score and reason."""
+    scope = scope_param(scope)
+    current = core()
+    result = await current.console.search(scope, q) if q.strip() else None
+    return page(request, current, "_search.html", scope=scope, q=q, result=result)
+
+
+@router.get("/chats/{scope}/memories/{memory_id}", response_class=HTMLResponse)
+async def memory(request: Request, scope: str, memory_id: int) -> Response:
+    scope = scope_param(scope)
+    current = core()
+    detail = await current.console.memory(scope, memory_id)
+    return page(request, current, "memory.html", scope=scope, detail=detail)
+
+
+@router.post("/chats/{scope}/memories/{memory_id}/{action}")
+async def memory_action(
+    scope: str,
+    memory_id: int,
+    action: str,
+    actor: Authorized,
+    content: Annotated[str, Form()] = "",
+    reason: Annotated[str, Form()] = "",
+) -> Response:
+    scope = scope_param(scope)
+    await core().console.act(scope, memory_id, action, actor, content=content, reason=reason)
+    return RedirectResponse(f"{PREFIX}/chats/{scope}/memories/{memory_id}", status_code=303)
+
+
+@router.post("/chats/{scope}/mute")
+async def mute(scope: str, actor: Authorized, duration: Annotated[str, Form()] = "") -> Response:
+    """Mute for a duration ("2h"; empty = until unmuted) or unmute ("0")."""
+    scope = scope_param(scope)
+    current = core()
+    until = None
+    if duration.strip() != "0":
+        span = parse_duration(duration) if duration.strip() else None
+        until = current.clock.now() + (span or timedelta(days=36500))
+    await current.console.set_muted(scope, until, actor)
+    return RedirectResponse(f"{PREFIX}/chats/{scope}", status_code=303)
+
+
+@router.get("/chats/{scope}/cards", response_class=HTMLResponse)
+async def cards(request: Request, scope: str) -> Response:
+    scope = scope_param(scope)
+    current = core()
+    return page(
+        request,
+        current,
+        "cards.html",
+        scope=scope,
+        cards=await current.console.cards(scope),
+        diaries=await current.console.diaries(scope),
+        timeline=await current.console.timeline(scope),
+    )
+
+
+@router.get("/chats/{scope}/turns", response_class=HTMLResponse)
+async def turns(request: Request, scope: str, n: int = 10) -> Response:
+    scope = scope_param(scope)
+    current = core()
+    found = await current.console.turns(scope, max(1, min(n, 100)))
+    return page(request, current, "turns.html", scope=scope, turns=found)
+
+
+@router.get("/settings", response_class=HTMLResponse)
+async def settings(request: Request) -> Response:
+    current = core()
+    rows = await current.console.settings_views()
+    return page(request, current, "settings.html", rows=rows, tunables=TUNABLES)
+
+
+@router.post("/settings/{name}")
+async def set_setting(name: str, actor: Authorized, value: Annotated[str, Form()] = "") -> Response:
+    current = core()
+    if name not in TUNABLES:
+        raise HTTPException(404)
+    await current.console.set_tunable(name, value, actor)
+    return RedirectResponse(f"{PREFIX}/settings", status_code=303)
+
+
+@router.post("/settings/{name}/reset")
+async def reset_setting(name: str, actor: Authorized) -> Response:
+    if name not in TUNABLES:
+        raise HTTPException(404)
+    await core().console.reset_tunable(name, actor)
+    return RedirectResponse(f"{PREFIX}/settings", status_code=303)
+
+
+@router.get("/audit", response_class=HTMLResponse)
+async def audit(request: Request) -> Response:
+    current = core()
+    return page(request, current, "audit.html", entries=await current.console.audit())
+
+
+@router.get("/attachments/{sha256}")
+async def attachment(sha256: str) -> Response:
+    """An archived image by its content hash (only files the archive stored)."""
+    found = await core().archive.stored_file(sha256)
+    if found is None:
+        raise HTTPException(404)
+    return FileResponse(found[0], media_type=found[1])
+
+
+@router.get("/static/{name}")
+async def static(name: str) -> Response:
+    if name not in STATIC:
+        raise HTTPException(404)
+    return FileResponse(HERE / "static" / name, media_type=STATIC[name])
+
+
+def _filter(request: Request) -> MemoryFilter:
+    """The list filters from the query string (unknown values are ignored)."""
+    query = request.query_params
+    types = tuple(t for t in query.getlist("type") if t in get_args(MemoryType))
+    status = query.get("status", "")
+    try:
+        offset = max(int(query.get("offset", "0")), 0)
+    except ValueError:
+        offset = 0
+    return MemoryFilter(
+        types=types,  # pyright: ignore[reportArgumentType]
+        status=status if status in get_args(MemoryStatus) else None,  # pyright: ignore[reportArgumentType]
+        subject=query.get("subject", "").strip(),
+        limit=PAGE_SIZE,
+        offset=offset,
+    )

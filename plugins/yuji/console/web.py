@@ -1,0 +1,83 @@
+"""Shared pieces of the console's routes: the error-translating route class, the
+templates with their Chinese filters, and the scope path parameter."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from fastapi import HTTPException, Request, Response
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.routing import APIRoute
+from fastapi.templating import Jinja2Templates
+
+from memory_core import Yuji, human_bytes
+from memory_core.console.pure import bar_heights
+from memory_core.errors import NotFound, ScopeViolation, ValidationError
+from memory_core.types import parse_scope
+
+from .format import STAGE_LABELS, STATUS_LABELS, TYPE_LABELS, local_time, percent
+
+HERE = Path(__file__).parent
+templates = Jinja2Templates(directory=HERE / "templates")
+
+
+class ConsoleRoute(APIRoute):
+    """Turns the core's refusals into answers: an unknown id (or one of another chat)
+    is 404, input the core refuses is 400 with its reason. Pages get a page, the JSON
+    API gets `{"detail": ...}`."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def guarded(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except (NotFound, ScopeViolation):
+                return refusal(request, 404, "找不到")
+            except ValidationError as exc:
+                return refusal(request, 400, str(exc))
+
+        return guarded
+
+
+def refusal(request: Request, status: int, text: str) -> Response:
+    if request.url.path.startswith("/yuji/api/"):
+        return JSONResponse({"detail": text}, status_code=status)
+    return HTMLResponse(
+        templates.get_template("error.html").render(status=status, text=text),
+        status_code=status,
+    )
+
+
+def scope_param(scope: str) -> str:
+    try:
+        return parse_scope(scope)
+    except ValueError:
+        raise HTTPException(404, "没有这个聊天") from None
+
+
+def page(request: Request, core: Yuji, name: str, **context: Any) -> HTMLResponse:
+    zone = ZoneInfo(core.settings.timezone)
+
+    def when(instant: datetime | None) -> str:
+        return local_time(instant, zone)
+
+    return templates.TemplateResponse(
+        request,
+        name,
+        {
+            "csrf": getattr(request.state, "csrf", ""),
+            "when": when,
+            "bytes": human_bytes,
+            "percent": percent,
+            "heights": bar_heights,
+            "stage_labels": STAGE_LABELS,
+            "type_labels": TYPE_LABELS,
+            "status_labels": STATUS_LABELS,
+            **context,
+        },
+    )
