@@ -1,0 +1,187 @@
+"""core.console on a real SQLite file: the demo world, audited actions seen by the real
+recall, another chat's ids, card diffs, reply blocks and live tunables."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from memory_core import FakeClock, Yuji
+from memory_core.console import Actor, MemoryFilter
+from memory_core.console.demo import DemoReport, load_demo
+from memory_core.errors import NotFound, ValidationError
+
+GROUP = "group:900001"
+PRIVATE = "private:20002"
+ADMIN = Actor("192.0.2.7", "session")
+
+
+@pytest.fixture
+async def world(core: Yuji) -> DemoReport:
+    return await load_demo(core)
+
+
+async def recalled_ids(core: Yuji, question: str) -> list[int]:
+    return [r.memory.id for r in (await core.console.search(GROUP, question)).items]
+
+
+async def test_the_demo_world_is_labelled_and_refuses_a_used_database(
+    core: Yuji, world: DemoReport
+) -> None:
+    assert "样例" in world.label
+    assert world.scopes == (GROUP, PRIVATE)
+    assert (world.messages, world.memories) == (16, 9)
+    with pytest.raises(ValidationError):
+        await load_demo(core)
+
+
+async def test_retract_hides_from_recall_and_restore_brings_back(
+    core: Yuji, world: DemoReport
+) -> None:
+    coriander = world.memory_ids[GROUP][3]
+    assert coriander in await recalled_ids(core, "阿珍不吃香菜吗")
+    done = await core.console.act(GROUP, coriander, "retract", ADMIN, reason="测试")
+    assert done.status == "retracted"
+    assert coriander not in await recalled_ids(core, "阿珍不吃香菜吗")
+    await core.console.act(GROUP, coriander, "restore", ADMIN)
+    assert coriander in await recalled_ids(core, "阿珍不吃香菜吗")
+    audit = await core.console.audit()
+    assert [(a.action, a.target, a.address) for a in reversed(audit)] == [
+        ("retract", f"{GROUP}#{coriander}", "192.0.2.7"),
+        ("restore", f"{GROUP}#{coriander}", "192.0.2.7"),
+    ]
+    reasons = [v["reason"] for v in (await core.console.memory(GROUP, coriander)).versions]
+    assert reasons[1] == f"控制台审计 #{audit[-1].id}: 测试"
+
+
+async def test_edit_is_a_new_version_naming_its_audit_row(core: Yuji, world: DemoReport) -> None:
+    memory_id = world.memory_ids[GROUP][2]
+    await core.console.act(
+        GROUP, memory_id, "edit", ADMIN, content="大刘住在滨江区", reason="更准确"
+    )
+    detail = await core.console.memory(GROUP, memory_id)
+    assert detail.memory.content == "大刘住在滨江区"
+    assert [v["content"] for v in detail.versions] == [
+        "大刘住在滨江（从下沙搬过去）",
+        "大刘住在滨江区",
+    ]
+    audit_id = (await core.console.audit())[0].id
+    assert detail.versions[-1]["reason"] == f"控制台审计 #{audit_id}: 更准确"
+    assert str(detail.versions[-1]["changed_by"]).startswith("console:")
+
+
+async def test_pin_and_star_are_flags_not_versions(core: Yuji, world: DemoReport) -> None:
+    memory_id = world.memory_ids[GROUP][0]
+    await core.console.act(GROUP, memory_id, "pin", ADMIN)
+    await core.console.act(GROUP, memory_id, "star", ADMIN)
+    memory = await core.memories.get(GROUP, memory_id)
+    assert (memory.pinned, memory.starred, memory.version) == (True, True, 1)
+    await core.console.act(GROUP, memory_id, "unpin", ADMIN)
+    assert not (await core.memories.get(GROUP, memory_id)).pinned
+
+
+async def test_another_chats_id_is_not_found_and_nothing_is_audited(
+    core: Yuji, world: DemoReport
+) -> None:
+    private_id = world.memory_ids[PRIVATE][0]
+    with pytest.raises(NotFound):
+        await core.console.memory(GROUP, private_id)
+    with pytest.raises(NotFound):
+        await core.console.act(GROUP, private_id, "retract", ADMIN)
+    with pytest.raises(ValidationError):
+        await core.console.act(GROUP, world.memory_ids[GROUP][0], "delete", ADMIN)
+    assert await core.console.audit() == []
+    assert await core.console.scope_of(private_id) == PRIVATE
+
+
+async def test_the_evidence_chain_reaches_the_original_messages_and_images(
+    core: Yuji, world: DemoReport
+) -> None:
+    detail = await core.console.memory(GROUP, world.memory_ids[GROUP][0])
+    messages = [e.message for e in detail.evidence if e.message is not None]
+    assert [m.experience.sender_name for m in messages] == ["小林", "小林"]
+    assert "绝育" in messages[0].experience.text
+    images = [a.attachment for m in messages for a in m.images]
+    assert [a.mime for a in images] == ["image/png"]
+    assert await core.archive.stored_file(images[0].sha256 or "") is not None
+    kinds = {(r.relation.kind, r.outgoing) for r in detail.relations}
+    assert kinds == {("supports", False), ("related", False)}
+
+
+async def test_filters_page_and_subjects(core: Yuji, world: DemoReport) -> None:
+    page = await core.console.memory_page(GROUP, MemoryFilter(types=("preference",)))
+    assert {m.subject for m in page.items} == {"阿珍", "大刘"}
+    assert page.total == 2
+    by_subject = await core.console.memory_page(GROUP, MemoryFilter(subject="煤球"))
+    assert by_subject.total == 2
+    assert "小林" in page.subjects
+    one = await core.console.memory_page(GROUP, MemoryFilter(limit=3, offset=6))
+    assert (len(one.items), one.total) == (2, 8)
+
+
+async def test_cards_have_history_with_diffs_and_turns_have_blocks(
+    core: Yuji, world: DemoReport
+) -> None:
+    cards = {c.kind: c for c in await core.console.cards(GROUP)}
+    assert len(cards) == 7
+    status = cards["recent_status"]
+    assert len(status.versions) == 2
+    assert ("-", "- 大刘在下沙") in status.diffs[0]
+    assert ("+", "- 大刘搬到了滨江") in status.diffs[0]
+    turns = await core.console.turns(GROUP)
+    assert len(turns) == 1
+    assert [b.name for b in turns[0].injection.blocks][:2] == ["人设", "记忆卡片"]
+    assert all(b.tokens > 0 for b in turns[0].injection.blocks)
+    assert [i.cited for i in turns[0].injection.items] == [True]
+    assert [d.day for d in await core.console.diaries(GROUP)][0] > ""
+
+
+async def test_overview_counts_chats_and_days(
+    core: Yuji, world: DemoReport, clock: FakeClock
+) -> None:
+    core.alerts.fire("backup", "备份失败")
+    view = await core.console.overview(online=True)
+    assert [(c.scope, c.messages, c.memories) for c in view.chats] == [
+        (GROUP, 15, 8),
+        (PRIVATE, 1, 1),
+    ]
+    assert sum(view.chart.messages) == 16
+    assert sum(view.chart.memories) == 9
+    assert view.chart.memories[-1] == 9  # all written "today"
+    assert [a.key for a in view.alerts] == ["backup"]
+    clock.advance(timedelta(days=8))
+    assert (await core.console.overview()).alerts == ()
+
+
+async def test_tunables_take_effect_live_and_can_be_reset(core: Yuji, world: DemoReport) -> None:
+    await core.console.set_tunable("recall_limit", "1", ADMIN)
+    assert core.settings.recall_limit == 1
+    assert core.chat.settings.recall_limit == 1
+    assert len(await recalled_ids(core, "煤球绝育")) <= 1
+    await core.console.set_tunable("nightly_time", "05:30", ADMIN)
+    assert (core.nightly.cutoff.hour, core.nightly.cutoff.minute) == (5, 30)
+    await core.console.set_tunable("nicknames", "小鱼, 大肥鱼", ADMIN)
+    assert core.chat.settings.nicknames == ("小鱼", "大肥鱼")
+    views = {v.name: v for v in await core.console.settings_views()}
+    assert (views["recall_limit"].value, views["recall_limit"].origin) == ("1", "console")
+    assert views["llm_api_key"].tunable is False
+    with pytest.raises(ValidationError):
+        await core.console.set_tunable("recall_limit", "0", ADMIN)
+    with pytest.raises(ValidationError):
+        await core.console.set_tunable("llm_api_key", "x", ADMIN)
+    await core.console.reset_tunable("recall_limit", ADMIN)
+    assert core.settings.recall_limit == 5
+    assert core.consolidation.settings.recall_limit == 5
+
+
+async def test_overrides_survive_a_restart(core: Yuji, world: DemoReport) -> None:
+    await core.console.set_tunable("eligible_min_pending", "30", ADMIN)
+    settings = core.console._configured[0]  # pyright: ignore[reportPrivateUsage]
+    await core.close()
+    again = await Yuji.open(settings)
+    try:
+        assert again.settings.eligible_min_pending == 30
+        assert again.consolidation.settings.eligible_min_pending == 30
+    finally:
+        await again.close()

@@ -1,0 +1,208 @@
+"""Who gets into the console, on the bot's real FastAPI app (the plugin as loaded).
+
+- every /yuji route (walked from the app's route table) refuses a missing or a wrong
+  token, and answers 404 while YUJI_CONSOLE_TOKEN is unset;
+- a cookie session's change without its CSRF token is refused (Bearer needs none);
+- an id of another chat is 404 on pages and in the API;
+- failed logins are rate-limited per address.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Iterator, Sequence
+from pathlib import Path
+
+import httpx
+import nonebot
+import pytest
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from starlette.routing import BaseRoute
+
+from memory_core import Settings, Yuji
+from memory_core.console.demo import DemoReport, load_demo
+
+from .conftest import NICKNAME
+
+TOKEN = "test-console-token-0123456789"
+GROUP = "group:900001"
+PRIVATE = "private:20002"
+PUBLIC = {("GET", "/yuji/login"), ("POST", "/yuji/login")}
+
+
+@pytest.fixture
+def yuji_settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "yuji-data", nicknames=(NICKNAME,), console_token=TOKEN)
+
+
+@pytest.fixture
+async def world(yuji_core: Yuji) -> DemoReport:
+    return await load_demo(yuji_core)
+
+
+def app() -> FastAPI:
+    found = nonebot.get_app()
+    assert isinstance(found, FastAPI)
+    return found
+
+
+def client_at(address: str) -> httpx.AsyncClient:
+    transport = httpx.ASGITransport(app=app(), client=(address, 5000))
+    return httpx.AsyncClient(transport=transport, base_url="http://yuji.test")
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[httpx.AsyncClient]:
+    async with client_at("127.0.0.9") as c:
+        yield c
+
+
+def all_routes(routes: Sequence[BaseRoute]) -> Iterator[BaseRoute]:
+    """Every route, also inside included routers (newer FastAPI keeps them nested)."""
+    for route in routes:
+        nested = getattr(route, "original_router", None)
+        if nested is not None:
+            yield from all_routes(nested.routes)
+        else:
+            yield route
+
+
+def console_routes() -> list[tuple[str, str]]:
+    """(method, path with sample parameters) of every /yuji route of the app."""
+    found: list[tuple[str, str]] = []
+    for route in all_routes(app().routes):
+        if not isinstance(route, APIRoute) or not route.path.startswith("/yuji"):
+            continue
+        path = route.path.replace("{scope}", GROUP).replace("{memory_id}", "1")
+        path = re.sub(r"\{[^}]+\}", "x", path)
+        found += [(method, path) for method in sorted(route.methods)]
+    return found
+
+
+def test_the_console_is_mounted_with_pages_api_and_login() -> None:
+    paths = {path for _, path in console_routes()}
+    assert {"/yuji/", "/yuji/login", "/yuji/api/chats", "/yuji/audit"} <= paths
+    assert len(console_routes()) >= 20
+
+
+async def test_every_route_refuses_a_missing_or_wrong_token(world: DemoReport) -> None:
+    checked = 0
+    for i, (method, path) in enumerate(console_routes()):
+        if (method, path) in PUBLIC:
+            continue
+        async with client_at(f"10.0.0.{i + 1}") as client:  # one address each: no throttling
+            bare = await client.request(method, path)
+            wrong = await client.request(method, path, headers={"Authorization": "Bearer nope"})
+            client.cookies.set("yuji_console", "forged")
+            cookie = await client.request(method, path)
+        assert bare.status_code in (303, 401), (method, path, bare.status_code)
+        if bare.status_code == 303:
+            assert bare.headers["location"] == "/yuji/login"
+        assert wrong.status_code == 401, (method, path, wrong.status_code)
+        assert cookie.status_code == bare.status_code, (method, path, cookie.status_code)
+        assert "煤球" not in bare.text + wrong.text + cookie.text
+        checked += 1
+    assert checked >= 18
+
+
+async def test_the_right_bearer_token_opens_every_page(
+    client: httpx.AsyncClient, world: DemoReport
+) -> None:
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    memory_id = world.memory_ids[GROUP][0]
+    for path in (
+        "/yuji/",
+        f"/yuji/chats/{GROUP}",
+        f"/yuji/chats/{GROUP}/memories/{memory_id}",
+        f"/yuji/chats/{GROUP}/cards",
+        f"/yuji/chats/{GROUP}/turns",
+        "/yuji/settings",
+        "/yuji/audit",
+        "/yuji/static/htmx.min.js",
+        "/yuji/api/chats",
+    ):
+        response = await client.get(path, headers=bearer)
+        assert response.status_code == 200, path
+
+
+async def test_the_console_is_off_without_a_token(
+    client: httpx.AsyncClient, yuji_core: Yuji
+) -> None:
+    yuji_core.settings = yuji_core.settings.with_changes(console_token="")
+    for method, path in console_routes():
+        response = await client.request(method, path, headers={"Authorization": "Bearer "})
+        assert response.status_code == 404, (method, path)
+
+
+async def login(client: httpx.AsyncClient) -> str:
+    """Log in through the form; returns the session's CSRF token from a page."""
+    response = await client.post("/yuji/login", data={"token": TOKEN})
+    assert response.status_code == 303
+    cookie = response.headers["set-cookie"].lower()
+    assert "httponly" in cookie
+    assert "samesite=strict" in cookie
+    page = await client.get("/yuji/")
+    assert page.status_code == 200
+    match = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert match is not None
+    return match.group(1)
+
+
+async def test_a_session_change_needs_its_csrf_token(
+    client: httpx.AsyncClient, world: DemoReport, yuji_core: Yuji
+) -> None:
+    csrf = await login(client)
+    memory_id = world.memory_ids[GROUP][3]
+    action = f"/yuji/chats/{GROUP}/memories/{memory_id}/retract"
+    refused = [
+        await client.post(action),
+        await client.post(action, data={"csrf": "forged"}),
+        await client.post(action, headers={"X-CSRF-Token": "forged"}),
+        await client.post(f"/yuji/api/memories/{memory_id}/retract"),
+    ]
+    assert [r.status_code for r in refused] == [403, 403, 403, 403]
+    assert (await yuji_core.memories.get(GROUP, memory_id)).status == "active"
+    done = await client.post(action, data={"csrf": csrf})
+    assert done.status_code == 303
+    assert (await yuji_core.memories.get(GROUP, memory_id)).status == "retracted"
+    audit = await yuji_core.console.audit()
+    assert [(a.action, a.target, a.via, a.address) for a in audit] == [
+        ("retract", f"{GROUP}#{memory_id}", "session", "127.0.0.9")
+    ]
+
+
+async def test_ids_of_another_chat_are_404(
+    client: httpx.AsyncClient, world: DemoReport, yuji_core: Yuji
+) -> None:
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    private_id = world.memory_ids[PRIVATE][0]
+    for method, path in (
+        ("GET", f"/yuji/chats/{GROUP}/memories/{private_id}"),
+        ("POST", f"/yuji/chats/{GROUP}/memories/{private_id}/retract"),
+        ("GET", f"/yuji/api/memories/{private_id}?scope={GROUP}"),
+        ("POST", f"/yuji/api/memories/{private_id}/retract?scope={GROUP}"),
+        ("GET", "/yuji/api/memories/999999"),
+    ):
+        response = await client.request(method, path, headers=bearer)
+        assert response.status_code == 404, (method, path)
+        assert "生日礼物" not in response.text
+    assert (await yuji_core.memories.get(PRIVATE, private_id)).status == "active"
+    own = await client.get(f"/yuji/api/memories/{private_id}?scope={PRIVATE}", headers=bearer)
+    assert own.json()["memory"]["content"].startswith("阿珍在给小林准备生日礼物")
+
+
+async def test_failed_logins_are_rate_limited(client: httpx.AsyncClient) -> None:
+    statuses = [
+        (await client.post("/yuji/login", data={"token": f"guess-{i}"})).status_code
+        for i in range(7)
+    ]
+    assert statuses == [401] * 5 + [429] * 2
+    blocked = await client.post("/yuji/login", data={"token": TOKEN})
+    assert blocked.status_code == 429
+    assert "retry-after" in blocked.headers
+    # wrong Bearer tokens count too, and the right one is refused while blocked
+    bearer = await client.get("/yuji/api/chats", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert bearer.status_code == 429
+    async with client_at("127.0.0.10") as elsewhere:
+        assert (await elsewhere.post("/yuji/login", data={"token": TOKEN})).status_code == 303
