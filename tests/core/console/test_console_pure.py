@@ -73,7 +73,10 @@ def test_day_buckets_use_the_local_day_of_each_hour() -> None:
 
 @given(
     st.dictionaries(
-        st.datetimes(min_value=datetime(2026, 1, 1), max_value=datetime(2026, 3, 1)),
+        st.datetimes(
+            min_value=datetime(2026, 1, 1),  # noqa: DTZ001 (naive bounds: hypothesis needs them)
+            max_value=datetime(2026, 3, 1),  # noqa: DTZ001
+        ),
         st.integers(0, 50),
     )
 )

@@ -134,7 +134,9 @@ async def test_cards_have_history_with_diffs_and_turns_have_blocks(
     assert [b.name for b in turns[0].injection.blocks][:2] == ["人设", "记忆卡片"]
     assert all(b.tokens > 0 for b in turns[0].injection.blocks)
     assert [i.cited for i in turns[0].injection.items] == [True]
-    assert [d.day for d in await core.console.diaries(GROUP)][0] > ""
+    diaries = await core.console.diaries(GROUP)
+    assert [len(d.content) > 0 for d in diaries] == [True, True]
+    assert diaries[0].day > diaries[1].day  # newest first
 
 
 async def test_overview_counts_chats_and_days(
