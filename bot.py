@@ -32,7 +32,12 @@ if TYPE_CHECKING:
     from loguru import Record
 
 ENV_PREFIXES = ("YUJI_", "ONEBOT_")
-SECRET_KEYS = ("ONEBOT_ACCESS_TOKEN", "YUJI_LLM_API_KEY", "YUJI_TELEGRAM_BOT_TOKEN")
+SECRET_KEYS = (
+    "ONEBOT_ACCESS_TOKEN",
+    "YUJI_LLM_API_KEY",
+    "YUJI_TELEGRAM_BOT_TOKEN",
+    "YUJI_CONSOLE_TOKEN",
+)
 
 
 def env_overrides(environ: Mapping[str, str] = os.environ) -> dict[str, str]:

@@ -27,6 +27,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "recall",
     "reindex",
     "import",
+    "demo",
 )
 
 

@@ -52,6 +52,8 @@ ACTIONS: tuple[Action, ...] = ("retract", "restore", "pin", "unpin", "star", "un
 CHART_DAYS = 30
 ALERT_DAYS = 7
 FRAGMENT_MESSAGES_SHOWN = 40
+SAMPLE_LABEL = "sample_label"
+"""The overrides row marking a sample database (not a setting; never applied as one)."""
 
 
 @dataclass
@@ -76,6 +78,8 @@ class ConsoleService:
         """What the operator configured, before any console override (in a tuple, so
         `Yuji.retune` never swaps it for the tuned object)."""
         self.origins: dict[str, tunables.Origin] = {}
+        self.sample_label = ""
+        """Set when the database holds `yuji demo`'s sample world: every page says so."""
         self.zone = ZoneInfo(self.settings.timezone)
 
     # --- overview ------------------------------------------------------------------
@@ -292,7 +296,9 @@ class ConsoleService:
 
     async def load_overrides(self) -> Settings:
         """Apply the stored overrides (at start-up, and after every change)."""
-        effective = tunables.apply(self._configured[0], await self.repo.overrides())
+        overrides = await self.repo.overrides()
+        self.sample_label = str(overrides.get(SAMPLE_LABEL, ""))
+        effective = tunables.apply(self._configured[0], overrides)
         self.settings = effective
         self.retune(effective)
         return effective
@@ -302,6 +308,10 @@ class ConsoleService:
         await self._audit(actor, "tunable", name, tunables.shown(name, value))
         await self.repo.set_override(name, value, self.clock.now())
         return await self.load_overrides()
+
+    async def mark_sample(self, label: str) -> None:
+        await self.repo.set_override(SAMPLE_LABEL, label, self.clock.now())
+        self.sample_label = label
 
     async def reset_tunable(self, name: str, actor: Actor) -> Settings:
         await self._audit(actor, "tunable_reset", name, "")

@@ -30,7 +30,8 @@ _sink_id: int | None = None
 
 
 def secrets_of(settings: Settings, extra: Iterable[str] = ()) -> list[str]:
-    return [s for s in (settings.llm_api_key, settings.telegram_bot_token, *extra) if s]
+    secrets = (settings.llm_api_key, settings.telegram_bot_token, settings.console_token)
+    return [s for s in (*secrets, *extra) if s]
 
 
 def install(settings: Settings, secrets: Iterable[str]) -> int:

@@ -75,6 +75,7 @@ def page(request: Request, core: Yuji, name: str, **context: Any) -> HTMLRespons
             "bytes": human_bytes,
             "percent": percent,
             "heights": bar_heights,
+            "sample_label": core.console.sample_label,
             "stage_labels": STAGE_LABELS,
             "type_labels": TYPE_LABELS,
             "status_labels": STATUS_LABELS,

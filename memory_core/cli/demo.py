@@ -1,0 +1,84 @@
+"""`yuji demo [--dir DIR] [--port N] [--no-serve]`: the console on a sample world.
+
+Loads the shipped, labelled sample chat world (memory_core/console/data/demo_world.json)
+into a separate data directory (default `data-demo/`, never `data/`), then starts the
+bot on it, bound to 127.0.0.1 with no model, no Telegram and a fresh one-time console
+token printed here, so a newcomer sees cards, memories and recall without a QQ account
+or a model key. Runs from a checkout of the repository (it starts its bot.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import memory_core
+from memory_core.console.demo import load_demo
+from memory_core.errors import ValidationError
+from memory_core.service import Yuji
+from memory_core.settings import Settings
+
+ROOT = Path(memory_core.__file__).resolve().parents[1]
+QUIET = ("YUJI_LLM_BASE_URL", "YUJI_LLM_MODEL", "YUJI_LLM_API_KEY", "YUJI_TELEGRAM_BOT_TOKEN")
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "demo", help="load a sample chat world into a demo folder and open the web console on it"
+    )
+    parser.add_argument("--dir", type=Path, default=Path("data-demo"), help="demo data folder")
+    parser.add_argument("--port", type=int, default=8099, help="port on 127.0.0.1")
+    parser.add_argument(
+        "--no-serve", action="store_true", help="only load the sample world, start nothing"
+    )
+    parser.set_defaults(func=run)
+
+
+async def prepare(folder: Path) -> str:
+    """Load the sample world into `folder` (once); returns its label. Refuses a folder
+    holding real data."""
+    core = await Yuji.open(Settings(data_dir=folder))
+    try:
+        if core.console.sample_label:
+            return core.console.sample_label
+        if await core.archive.scopes():
+            raise ValidationError(f"{folder} holds data that is not the sample world")
+        return (await load_demo(core)).label
+    finally:
+        await core.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    folder: Path = args.dir.resolve()
+    label = asyncio.run(prepare(folder))
+    print(f"{label}\n样例数据目录：{folder}")
+    if args.no_serve:
+        return 0
+    bot = ROOT / "bot.py"
+    if not bot.is_file():
+        raise ValidationError("yuji demo starts the bot: run it from a checkout of the repository")
+    token = secrets.token_urlsafe(24)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("YUJI_", "ONEBOT_"))}
+    env.update(dict.fromkeys(QUIET, ""))
+    env.update(
+        YUJI_DATA_DIR=str(folder),
+        YUJI_CONSOLE_TOKEN=token,
+        ONEBOT_ACCESS_TOKEN=secrets.token_urlsafe(24),
+        HOST="127.0.0.1",
+        PORT=str(args.port),
+    )
+    print(
+        f"控制台：http://127.0.0.1:{args.port}/yuji/\n一次性令牌（本次运行有效）：{token}\n按 Ctrl+C 结束。"
+    )
+    child = subprocess.Popen([sys.executable, str(bot)], cwd=ROOT, env=env)
+    try:
+        return child.wait()
+    except KeyboardInterrupt:
+        child.terminate()
+        return child.wait()

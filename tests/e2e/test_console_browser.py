@@ -1,0 +1,183 @@
+"""The web console in a real browser: headless Chromium (Debian's `chromium`) driven by
+Playwright, against the real bot process serving the demo world.
+
+One bot and one browser for the whole module. Without Playwright or the browser the
+tests skip and say what to install. Set YUJI_CONSOLE_SCREENSHOTS=<folder> to keep the
+screenshots (docs/ holds the ones the README shows).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_core import Settings, Yuji
+from memory_core.console.demo import DemoReport, load_demo
+
+from .harness import BotProcess
+
+CHROMIUM = os.environ.get("YUJI_CHROMIUM", "/usr/bin/chromium")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+TOKEN = "browser-test-token-5a1f3c"
+GROUP = "group:900001"
+
+try:
+    from playwright.async_api import Browser, Page, async_playwright
+except ImportError:  # pragma: no cover - depends on the machine
+    async_playwright = None
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        async_playwright is None,
+        reason="browser tests need Playwright: pip install -e '.[test]'",
+    ),
+    pytest.mark.skipif(
+        not Path(CHROMIUM).is_file(),
+        reason=f"browser tests need Chromium at {CHROMIUM}: apt-get install -y chromium "
+        "(or set YUJI_CHROMIUM to its path)",
+    ),
+]
+
+
+class Shots:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.keep = os.environ.get("YUJI_CONSOLE_SCREENSHOTS")
+
+    async def take(self, page: Page, name: str) -> Path:
+        path = self.folder / name
+        await page.screenshot(path=str(path), full_page=False)
+        assert path.stat().st_size > 1000
+        if self.keep:
+            shutil.copy2(path, Path(self.keep) / name)
+        return path
+
+
+@pytest.fixture(scope="module")
+async def served(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[tuple[BotProcess, DemoReport]]:
+    tmp = tmp_path_factory.mktemp("console-browser")
+    core = await Yuji.open(Settings(data_dir=tmp / "data"))
+    try:
+        world = await load_demo(core)
+    finally:
+        await core.close()
+    bot = BotProcess(tmp, env={"YUJI_CONSOLE_TOKEN": TOKEN})
+    await bot.start()
+    try:
+        yield bot, world
+    finally:
+        await bot.stop()
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Browser]:
+    assert async_playwright is not None
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+@pytest.fixture
+async def page(browser: Browser) -> AsyncIterator[Page]:
+    context = await browser.new_context(viewport={"width": 1280, "height": 860}, locale="zh-CN")
+    opened = await context.new_page()
+    try:
+        yield opened
+    finally:
+        await context.close()
+
+
+def base(bot: BotProcess) -> str:
+    return f"http://127.0.0.1:{bot.port}/yuji"
+
+
+async def log_in(page: Page, bot: BotProcess, token: str = TOKEN) -> Any:
+    await page.goto(f"{base(bot)}/")
+    assert page.url.endswith("/yuji/login")
+    await page.fill("input[name=token]", token)
+    return await page.click("button[type=submit]")
+
+
+async def test_a_wrong_token_is_refused_in_the_browser(
+    page: Page, served: tuple[BotProcess, DemoReport]
+) -> None:
+    bot, _ = served
+    await log_in(page, bot, token="not-the-token")
+    assert await page.text_content("#login-error") == "令牌不对"
+    cookies = await page.context.cookies()
+    assert [c for c in cookies if c["name"] == "yuji_console"] == []
+
+
+async def test_log_in_search_open_evidence_retract_and_recall_no_longer_finds_it(
+    page: Page, served: tuple[BotProcess, DemoReport], tmp_path: Path
+) -> None:
+    bot, world = served
+    shots = Shots(tmp_path)
+    await log_in(page, bot)
+    await page.wait_for_selector("#chats")
+    session = next(c for c in await page.context.cookies() if c["name"] == "yuji_console")
+    assert session["httpOnly"] is True
+    assert session["sameSite"] == "Strict"
+    assert GROUP in (await page.text_content("#chats") or "")
+    await shots.take(page, "console-overview.png")
+
+    # open the chat and ask the real recall (htmx swaps the results in)
+    await page.click(f"a[href='/yuji/chats/{GROUP}']")
+    await page.wait_for_selector("#search-form")
+    await page.fill("#search-q", "阿珍不吃香菜吗")
+    await page.click("#search-form button")
+    row = page.locator("#search-results tr.recalled").first
+    await row.wait_for()
+    coriander = world.memory_ids[GROUP][3]
+    assert await row.get_attribute("data-id") == str(coriander)
+    cells = await row.locator("td").all_text_contents()
+    assert cells[1] == "原词"  # stage, then score and reason
+    assert float(cells[2]) > 0
+    assert cells[3]
+
+    # the memory's evidence leads to the original message
+    await row.locator("a").click()
+    await page.wait_for_selector("#evidence")
+    evidence = await page.locator("#evidence .original-message").all_text_contents()
+    assert "我不吃香菜，点外卖记得帮我备注" in evidence
+    await shots.take(page, "console-memory.png")
+
+    # retract it (a cookie-session form with its CSRF token)
+    await page.click("#act-retract")
+    await page.wait_for_selector("#memory-status")
+    assert await page.text_content("#memory-status") == "已撤回"
+
+    # recall no longer brings it back
+    await page.goto(f"{base(bot)}/chats/{GROUP}")
+    await page.fill("#search-q", "阿珍不吃香菜吗")
+    await page.click("#search-form button")
+    await page.wait_for_selector("#recall")
+    ids = await page.locator("#search-results tr.recalled").evaluate_all(
+        "rows => rows.map(r => r.dataset.id)"
+    )
+    assert str(coriander) not in ids
+
+    # and the change is on the audit page
+    await page.goto(f"{base(bot)}/audit")
+    audit = await page.text_content("#audit") or ""
+    assert f"{GROUP}#{coriander}" in audit
+    assert "retract" in audit
