@@ -153,13 +153,13 @@ async def test_log_in_search_open_evidence_retract_and_recall_no_longer_finds_it
     assert cells[1] == "原词"  # stage, then score and reason
     assert float(cells[2]) > 0
     assert cells[3]
+    await shots.take(page, "console-recall.png")
 
     # the memory's evidence leads to the original message
     await row.locator("a").click()
     await page.wait_for_selector("#evidence")
     evidence = await page.locator("#evidence .original-message").all_text_contents()
     assert "我不吃香菜，点外卖记得帮我备注" in evidence
-    await shots.take(page, "console-memory.png")
 
     # retract it (a cookie-session form with its CSRF token)
     await page.click("#act-retract")
