@@ -8,6 +8,7 @@ where. Ids of another chat read as `NotFound`, like everywhere else.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -26,7 +27,7 @@ from memory_core.prompts.nightly import CARD_LABELS
 from memory_core.recall.engine import Recall
 from memory_core.settings import Settings
 from memory_core.storage.chat_repo import ChatRepo
-from memory_core.storage.console_repo import AuditEntry, ConsoleRepo, MemoryFilter
+from memory_core.storage.console_repo import AuditEntry, ChatCounts, ConsoleRepo, MemoryFilter
 from memory_core.storage.engine import Database
 from memory_core.storage.nightly_repo import Diary, NightlyRepo, TimelineEntry
 from memory_core.types import EvidenceRef, Experience, Memory, RecallResult
@@ -50,6 +51,7 @@ from .views import (
 Action = Literal["retract", "restore", "pin", "unpin", "star", "unstar", "edit"]
 ACTIONS: tuple[Action, ...] = ("retract", "restore", "pin", "unpin", "star", "unstar", "edit")
 CHART_DAYS = 30
+ACTIVITY_TTL_S = 60.0
 ALERT_DAYS = 7
 FRAGMENT_MESSAGES_SHOWN = 40
 SAMPLE_LABEL = "sample_label"
@@ -81,13 +83,37 @@ class ConsoleService:
         self.sample_label = ""
         """Set when the database holds `yuji demo`'s sample world: every page says so."""
         self.zone = ZoneInfo(self.settings.timezone)
+        self._cached: tuple[float, list[ChatCounts], DayChart] | None = None
 
     # --- overview ------------------------------------------------------------------
+
+    async def _activity(self) -> tuple[list[ChatCounts], DayChart]:
+        """Per-chat counts and the 30-day chart: whole-table scans, so they are reused
+        for ACTIVITY_TTL_S (a page load never waits on them twice a minute)."""
+        now = self.clock.now()
+        if self._cached is not None and time.monotonic() - self._cached[0] < ACTIVITY_TTL_S:
+            return self._cached[1], self._cached[2]
+        today = now.astimezone(self.zone).date()
+        messages, written = await self.repo.hourly(now - timedelta(days=CHART_DAYS + 1))
+        chart = DayChart(
+            days=tuple(
+                f"{today - timedelta(days=CHART_DAYS - 1 - i):%m-%d}" for i in range(CHART_DAYS)
+            ),
+            messages=tuple(day_buckets(messages, today, CHART_DAYS, self.zone)),
+            memories=tuple(day_buckets(written, today, CHART_DAYS, self.zone)),
+        )
+        counts = await self.repo.chat_counts()
+        self._cached = (time.monotonic(), counts, chart)
+        return counts, chart
+
+    def expire_activity(self) -> None:
+        """Make the next page read counts and chart afresh (benchmarks measure this)."""
+        self._cached = None
 
     async def chats(self) -> list[ChatRow]:
         states = {s.scope: s for s in await self.chat_state.states()}
         rows: list[ChatRow] = []
-        for counts in await self.repo.chat_counts():
+        for counts in (await self._activity())[0]:
             status = await self.consolidation.status(counts.scope)
             state = states.get(counts.scope)
             rows.append(
@@ -105,22 +131,12 @@ class ConsoleService:
 
     async def overview(self, online: bool | None = None) -> Overview:
         now = self.clock.now()
-        today = now.astimezone(self.zone).date()
-        since = now - timedelta(days=CHART_DAYS + 1)
-        messages, written = await self.repo.hourly(since)
-        days = tuple(
-            f"{today - timedelta(days=CHART_DAYS - 1 - i):%m-%d}" for i in range(CHART_DAYS)
-        )
-        chart = DayChart(
-            days=days,
-            messages=tuple(day_buckets(messages, today, CHART_DAYS, self.zone)),
-            memories=tuple(day_buckets(written, today, CHART_DAYS, self.zone)),
-        )
+        chats = await self.chats()
         return Overview(
-            chats=tuple(await self.chats()),
+            chats=tuple(chats),
             ops=await self.ops.status(),
             alerts=tuple(self.alerts.history(now - timedelta(days=ALERT_DAYS))),
-            chart=chart,
+            chart=(await self._activity())[1],
             online=online,
         )
 
