@@ -143,6 +143,11 @@ async def test_log_in_search_open_evidence_retract_and_recall_no_longer_finds_it
     # open the chat and ask the real recall (htmx swaps the results in)
     await page.click(f"a[href='/yuji/chats/{GROUP}']")
     await page.wait_for_selector("#search-form")
+    # a filter swaps the memory table in place (htmx)
+    await page.check("input[name=type][value=preference]")
+    await page.wait_for_function(
+        "document.querySelector('#memory-list').textContent.includes('共 2 条')"
+    )
     await page.fill("#search-q", "阿珍不吃香菜吗")
     await page.click("#search-form button")
     row = page.locator("#search-results tr.recalled").first

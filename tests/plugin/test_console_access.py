@@ -206,3 +206,17 @@ async def test_failed_logins_are_rate_limited(client: httpx.AsyncClient) -> None
     assert bearer.status_code == 429
     async with client_at("127.0.0.10") as elsewhere:
         assert (await elsewhere.post("/yuji/login", data={"token": TOKEN})).status_code == 303
+
+
+async def test_a_filter_change_gets_only_the_memory_table(
+    client: httpx.AsyncClient, world: DemoReport
+) -> None:
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    path = f"/yuji/chats/{GROUP}?type=preference&status=active"
+    part = await client.get(path, headers={**bearer, "HX-Request": "true"})
+    whole = await client.get(path, headers=bearer)
+    assert "<header>" not in part.text
+    assert "<header>" in whole.text
+    assert "共 2 条" in part.text
+    assert "阿珍不吃香菜" in part.text
+    assert "煤球是小林养的猫" not in part.text

@@ -54,10 +54,15 @@ async def overview(request: Request) -> Response:
 
 @router.get("/chats/{scope}", response_class=HTMLResponse)
 async def chat(request: Request, scope: str) -> Response:
+    """The chat page; an htmx request (a filter changed) gets only the memory table."""
     scope = scope_param(scope)
     current = core()
     where = _filter(request)
     memories = await current.console.memory_page(scope, where)
+    if request.headers.get("hx-request") == "true":
+        return page(
+            request, current, "_memories.html", scope=scope, page_data=memories, where=where
+        )
     state = await current.chat_state.state(scope)
     return page(
         request,
@@ -70,16 +75,6 @@ async def chat(request: Request, scope: str) -> Response:
         types=get_args(MemoryType),
         statuses=get_args(MemoryStatus),
     )
-
-
-@router.get("/chats/{scope}/memories", response_class=HTMLResponse)
-async def memory_list(request: Request, scope: str) -> Response:
-    """The memory table alone (htmx swaps it when a filter changes)."""
-    scope = scope_param(scope)
-    current = core()
-    where = _filter(request)
-    memories = await current.console.memory_page(scope, where)
-    return page(request, current, "_memories.html", scope=scope, page_data=memories, where=where)
 
 
 @router.get("/chats/{scope}/search", response_class=HTMLResponse)
