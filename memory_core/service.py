@@ -156,7 +156,10 @@ class Yuji:
             status=chat_status,
             cards=nightly,
         )
-        porting = Porting(db, settings, clock, archive=archive, memories=memories)
+        porting = Porting(
+            db, settings, clock, archive=archive, memories=memories, on_change=recall.invalidate
+        )
+        nightly.after_cards = porting.forgetting.scrub_cards
         console = ConsoleService(
             db=db,
             settings=settings,

@@ -157,13 +157,16 @@ class ChatCommands:
         if injection is None:
             return texts.why_text(None, None, self.zone, now)
         ids = [item.memory_id for item in injection.items]
-        found = {m.id: m for m in await self.memories.get_many(scope, ids)}
+        # A retracted memory (taken back, or a forgotten person's) is not shown again.
+        found = {
+            m.id: m for m in await self.memories.get_many(scope, ids) if m.status != "retracted"
+        }
         items = [
             WhyItem(
                 memory_id=item.memory_id,
                 stage=item.stage,
                 score=item.score,
-                reason=item.reason,
+                reason=item.reason if item.memory_id in found else "",
                 cited=item.cited,
                 content=found[item.memory_id].content if item.memory_id in found else None,
             )

@@ -28,6 +28,8 @@ SUBCOMMANDS: tuple[str, ...] = (
     "reindex",
     "import",
     "demo",
+    "export",
+    "forget-person",
 )
 
 
@@ -36,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in SUBCOMMANDS:
         # A subcommand named like a keyword (`import`) lives in `import_.py`.
-        module = f"{name}_" if keyword.iskeyword(name) else name
+        module = name.replace("-", "_")
+        module = f"{module}_" if keyword.iskeyword(module) else module
         importlib.import_module(f"{__name__}.{module}").register(sub)
     return parser
 

@@ -257,6 +257,22 @@ class Memories:
         link: RelationKind = "supports" if kind == "supports" else "related"
         await self._link(scope, src_id, dst_id, link, reason=reason, changed_by=changed_by)
 
+    async def restore_relation(
+        self,
+        scope: str,
+        src_id: int,
+        dst_id: int,
+        kind: RelationKind,
+        *,
+        reason: str,
+        changed_by: str,
+    ) -> None:
+        """An edge as a memory pack recorded it (any kind; nothing is closed or
+        changed by it: the memories already carry their restored validity)."""
+        if kind not in get_args(RelationKind):
+            raise ValidationError(f"unknown relation kind {kind!r}")
+        await self._link(scope, src_id, dst_id, kind, reason=reason, changed_by=changed_by)
+
     async def _link(
         self,
         scope: str,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -81,6 +81,8 @@ class NightlyService:
         self._lock = asyncio.Lock()
         self.owner = uuid.uuid4().hex[:12]
         """This process's mark on the steps it runs (a lease against other processes)."""
+        self.after_cards: Callable[[str], Awaitable[int]] | None = None
+        """Run after a chat's cards are written: takes forgotten people out of them."""
 
     # --- running ---------------------------------------------------------------------
 
@@ -206,6 +208,8 @@ class NightlyService:
                 reports.append(StepReport(scope, day_text, name, "failed", error, run.asks))
                 return reports
             done_details[name] = result.detail
+            if name == "cards" and self.after_cards is not None:
+                await self.after_cards(scope)
             outcome = "skipped" if result.skipped else "done"
             reports.append(StepReport(scope, day_text, name, outcome, result.summary, run.asks))
         return reports

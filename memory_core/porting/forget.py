@@ -1,0 +1,180 @@
+"""Forgetting a person in one chat, on their own request (SPEC §2.2, §12).
+
+`forget_person(scope, user_id)`:
+1. names them: their QQ number, every display name they had in this chat, and the
+   chat's aliases leading to or from those;
+2. retracts every memory of this chat whose subject is one of those names, and every
+   memory resting only on their messages (history kept, hidden from recall, /why,
+   exports and the console's current views);
+3. replaces the text of each of their archived messages with a tombstone through the
+   one audited path (storage/redaction_repo.py: an audit row per message, which the
+   append-only trigger requires);
+4. deletes the image files only their messages link to;
+5. takes the forgotten memories out of the full-text index (vectors follow at the
+   next `yuji embed`, which skips retracted memories), removes the sentences naming
+   them from this chat's consolidation summaries and the lines naming them from the
+   chat's current cards (the nightly run repeats the card step);
+6. reports what it did and which backups still hold the old data.
+
+It touches nothing of another chat. Every step is idempotent, so a run that was
+interrupted completes when started again (the request row stays `running` until then).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from memory_core.archive.store import AttachmentStore
+from memory_core.clock import Clock
+from memory_core.memories.service import Memories
+from memory_core.ops.manifest import list_manifests
+from memory_core.settings import Settings
+from memory_core.storage.engine import Database
+from memory_core.storage.redaction_repo import RedactionRepo
+
+from .pack import FORGET_ACTOR, scrub
+
+MIN_NAME = 2
+"""Shorter names are not searched for in summaries and cards (one character would
+remove unrelated lines); they are still matched exactly as memory subjects."""
+_SENTENCE = re.compile(r"(?<=[。！？!?\n])")
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetReport:
+    request_id: int
+    scope: str
+    user_id: str
+    names: tuple[str, ...]
+    memories_retracted: int
+    memory_ids: tuple[int, ...]
+    messages_redacted: int
+    messages_total: int
+    files_deleted: int
+    summaries_rewritten: int
+    cards_rewritten: int
+    backups: tuple[str, ...]
+    """Backups made before this request: they still hold the old text."""
+
+    def to_json(self) -> dict[str, object]:
+        data = asdict(self)
+        data["names"] = list(self.names)
+        data["memory_ids"] = list(self.memory_ids)
+        data["backups"] = list(self.backups)
+        return data
+
+
+class Forgetting:
+    def __init__(
+        self,
+        db: Database,
+        settings: Settings,
+        clock: Clock,
+        memories: Memories,
+        *,
+        on_change: Callable[[str], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.memories = memories
+        self.repo = RedactionRepo(db)
+        self.store = AttachmentStore(settings.attachments_dir)
+        self.on_change = on_change
+
+    async def forget_person(self, scope: str, user_id: str, *, requested_by: str) -> ForgetReport:
+        user_id = user_id.strip()
+        if not user_id:
+            raise ValueError("whom to forget: a QQ number")
+        names = await self.repo.names_of(scope, user_id)
+        request = await self.repo.open_request(
+            scope, user_id, requested_by, sorted(names), self.clock.now()
+        )
+        names = set(request.names)
+        memory_ids = await self.repo.memories_of(scope, user_id, names)
+        retracted = 0
+        for memory in await self.memories.get_many(scope, memory_ids):
+            if memory.status != "retracted":
+                await self.memories.retract(
+                    scope,
+                    memory.id,
+                    reason="forgotten at the person's own request",
+                    changed_by=FORGET_ACTOR,
+                )
+                retracted += 1
+        redacted = 0
+        while count := await self.repo.redact_next(request.id, scope, user_id, self.clock.now()):
+            redacted += count
+        total, _ = await self.repo.messages_of(scope, user_id)
+        files = await self._delete_files(scope, user_id)
+        await self.repo.drop_index_rows(memory_ids)
+        searched = searchable(names)
+        summaries = 0
+        for fragment_id, summary in await self.repo.fragments_naming(scope, searched):
+            await self.repo.rewrite_fragment(fragment_id, scrub_sentences(summary, searched))
+            summaries += 1
+        cards = await self.scrub_cards(scope, searched)
+        report = ForgetReport(
+            request_id=request.id,
+            scope=scope,
+            user_id=user_id,
+            names=tuple(sorted(names)),
+            memories_retracted=retracted,
+            memory_ids=tuple(memory_ids),
+            messages_redacted=redacted,
+            messages_total=total,
+            files_deleted=files,
+            summaries_rewritten=summaries,
+            cards_rewritten=cards,
+            backups=tuple(self._backups()),
+        )
+        await self.repo.finish_request(request.id, report.to_json(), self.clock.now())
+        if self.on_change is not None:
+            self.on_change(scope)
+        return report
+
+    async def scrub_cards(self, scope: str, names: Sequence[str] | None = None) -> int:
+        """A new version of each current card that names a forgotten person, without
+        those lines (also run by the nightly job after it writes cards)."""
+        if names is None:
+            names = searchable(n for r in await self.repo.requests(scope) for n in r.names)
+        if not names:
+            return 0
+        rewritten = 0
+        for kind, version, content in await self.repo.latest_cards(scope):
+            cleaned = scrub(content, names)
+            if cleaned != content:
+                await self.repo.add_card_version(scope, kind, version, cleaned, self.clock.now())
+                rewritten += 1
+        return rewritten
+
+    async def _delete_files(self, scope: str, user_id: str) -> int:
+        files = await self.repo.attachments_only_theirs(scope, user_id)
+        paths = [self.store.path_for(sha) for _, sha in files]
+        await asyncio.to_thread(_unlink_all, paths)
+        await self.repo.mark_cleaned([i for i, _ in files], self.clock.now())
+        return len(files)
+
+    def _backups(self) -> list[str]:
+        folders = [self.settings.backups_dir]
+        if self.settings.backup_mirror:
+            folders.append(Path(self.settings.backup_mirror))
+        return [str(folder / m.file) for folder in folders for m in list_manifests(folder)]
+
+
+def searchable(names: Iterable[str]) -> list[str]:
+    """Names long enough to search text for, longest first."""
+    return sorted({n for n in names if len(n) >= MIN_NAME}, key=len, reverse=True)
+
+
+def scrub_sentences(text: str, names: Sequence[str]) -> str:
+    """The text without each sentence that names one of `names`."""
+    return "".join(s for s in _SENTENCE.split(text) if not any(n in s for n in names)).strip()
+
+
+def _unlink_all(paths: Sequence[Path]) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)

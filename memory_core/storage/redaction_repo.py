@@ -1,0 +1,313 @@
+"""The one audited exception to the append-only archive: forgetting a person.
+
+This repository is the only code that changes archived message content. For each
+message of the person it first records a `redactions` row (the audit, itself
+append-only), then writes the tombstone; the experiences trigger allows exactly that
+write for exactly the messages listed in `redactions`, and refuses every other update.
+It also reads what a forget request needs and keeps the request's own row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import and_, case, delete, func, insert, select, update
+
+from .engine import Database
+from .memory_repo import memory_fts
+from .schema import (
+    aliases,
+    attachments,
+    cards,
+    experience_attachments,
+    experiences,
+    forget_requests,
+    fragments,
+    injections,
+    memories,
+    memory_evidence,
+    redactions,
+)
+
+TOMBSTONE = "[此消息已应本人要求删除]"
+"""What a forgotten person's archived message says afterwards (migration 0005's trigger
+allows exactly this text)."""
+CHUNK = 500
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetRequest:
+    id: int
+    scope: str
+    user_id: str
+    names: tuple[str, ...]
+    state: str
+    report: dict[str, Any] | None
+    created_at: datetime
+    finished_at: datetime | None
+
+
+class RedactionRepo:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # --- the request ------------------------------------------------------------------
+
+    async def open_request(
+        self, scope: str, user_id: str, requested_by: str, names: Sequence[str], at: datetime
+    ) -> ForgetRequest:
+        """The unfinished request for this person here (an interrupted run), its names
+        widened by `names`; else a new one."""
+        q = forget_requests.c
+        async with self.db.write() as conn:
+            row = (
+                await conn.execute(
+                    select(forget_requests).where(
+                        q.scope == scope, q.user_id == user_id, q.state == "running"
+                    )
+                )
+            ).first()
+            earlier = await conn.execute(
+                select(q.names).where(q.scope == scope, q.user_id == user_id)
+            )
+            names = sorted({*names, *(str(n) for (got,) in earlier for n in got)})
+            if row is None:
+                result = await conn.execute(
+                    insert(forget_requests).values(
+                        scope=scope,
+                        user_id=user_id,
+                        requested_by=requested_by,
+                        names=sorted(set(names)),
+                        state="running",
+                        created_at=at,
+                    )
+                )
+                request_id = int(cast(Any, result.inserted_primary_key)[0])
+            else:
+                request_id = int(row.id)
+                merged = sorted(set(row.names) | set(names))
+                await conn.execute(
+                    update(forget_requests).where(q.id == request_id).values(names=merged)
+                )
+            found = (await conn.execute(select(forget_requests).where(q.id == request_id))).first()
+        return _request(found)
+
+    async def finish_request(self, request_id: int, report: dict[str, Any], at: datetime) -> None:
+        async with self.db.write() as conn:
+            await conn.execute(
+                update(forget_requests)
+                .where(forget_requests.c.id == request_id)
+                .values(state="done", report=report, finished_at=at, cards_done_at=at)
+            )
+
+    async def requests(self, scope: str | None = None) -> list[ForgetRequest]:
+        q = forget_requests.c
+        query = select(forget_requests).order_by(q.id)
+        if scope is not None:
+            query = query.where(q.scope == scope)
+        async with self.db.read() as conn:
+            return [_request(r) for r in await conn.execute(query)]
+
+    # --- who they are -----------------------------------------------------------------
+
+    async def names_of(self, scope: str, user_id: str) -> set[str]:
+        """The person's QQ number, every display name they had here, and every alias
+        that leads to or from one of those."""
+        e, a = experiences.c, aliases.c
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(e.sender_name)
+                .where(e.scope == scope, e.sender_id == user_id, e.sender_name != "")
+                .distinct()
+            )
+            names = {user_id, *(str(r[0]) for r in rows)}
+            pairs = [
+                (str(x), str(y))
+                for x, y in await conn.execute(select(a.alias, a.canonical).where(a.scope == scope))
+            ]
+        for _ in range(4):  # alias chains are short (canonical_subject follows four links)
+            grown = (
+                names | {x for x, y in pairs if y in names} | {y for x, y in pairs if x in names}
+            )
+            if grown == names:
+                break
+            names = grown
+        return {n.strip() for n in names if n.strip()}
+
+    async def memories_of(self, scope: str, user_id: str, names: Iterable[str]) -> list[int]:
+        """Every memory (any status) about the person, or resting only on their messages."""
+        m, ev, x = memories.c, memory_evidence.c, experiences.c
+        async with self.db.read() as conn:
+            about = {
+                int(r[0])
+                for r in await conn.execute(
+                    select(m.id).where(m.scope == scope, m.subject.in_(sorted(set(names))))
+                )
+            }
+            theirs = (
+                select(ev.memory_id)
+                .join(memories, m.id == ev.memory_id)
+                .outerjoin(experiences, x.id == ev.experience_id)
+                .where(m.scope == scope)
+                .group_by(ev.memory_id)
+                .having(func.count() == func.sum(case((x.sender_id == user_id, 1), else_=0)))
+            )
+            only = {int(r[0]) for r in await conn.execute(theirs)}
+        return sorted(about | only)
+
+    async def messages_of(self, scope: str, user_id: str) -> tuple[int, int]:
+        """(their messages, of which already tombstoned)."""
+        x = experiences.c
+        async with self.db.read() as conn:
+            total = await conn.scalar(
+                select(func.count()).where(x.scope == scope, x.sender_id == user_id)
+            )
+            done = await conn.scalar(
+                select(func.count())
+                .select_from(redactions)
+                .join(experiences, x.id == redactions.c.experience_id)
+                .where(x.scope == scope, x.sender_id == user_id)
+            )
+        return int(total or 0), int(done or 0)
+
+    # --- the redaction ----------------------------------------------------------------
+
+    async def redact_next(self, request_id: int, scope: str, user_id: str, at: datetime) -> int:
+        """Tombstone up to CHUNK of the person's messages not yet redacted, each with its
+        audit row, in one transaction; returns how many (0: all done)."""
+        x, r = experiences.c, redactions.c
+        async with self.db.write() as conn:
+            ids = [
+                int(row[0])
+                for row in await conn.execute(
+                    select(x.id)
+                    .outerjoin(redactions, r.experience_id == x.id)
+                    .where(x.scope == scope, x.sender_id == user_id, r.id.is_(None))
+                    .order_by(x.id)
+                    .limit(CHUNK)
+                )
+            ]
+            if not ids:
+                return 0
+            await conn.execute(
+                insert(redactions),
+                [
+                    {
+                        "request_id": request_id,
+                        "scope": scope,
+                        "experience_id": i,
+                        "redacted_at": at,
+                    }
+                    for i in ids
+                ],
+            )
+            await conn.execute(
+                update(experiences)
+                .where(x.id.in_(ids))
+                .values(text=TOMBSTONE, segments=[], sender_name="")
+            )
+            # What the bot was asked by them is their text too.
+            await conn.execute(
+                update(injections)
+                .where(injections.c.trigger_experience_id.in_(ids))
+                .values(query=TOMBSTONE)
+            )
+        return len(ids)
+
+    async def attachments_only_theirs(self, scope: str, user_id: str) -> list[tuple[int, str]]:
+        """(id, sha256) of stored files no message of anyone else links to."""
+        x, ea, a = experiences.c, experience_attachments.c, attachments.c
+        others = (
+            select(ea.attachment_id)
+            .join(experiences, x.id == ea.experience_id)
+            .where(~and_(x.scope == scope, x.sender_id == user_id))
+        )
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(a.id, a.sha256)
+                .join(experience_attachments, ea.attachment_id == a.id)
+                .join(experiences, x.id == ea.experience_id)
+                .where(
+                    x.scope == scope,
+                    x.sender_id == user_id,
+                    a.sha256.is_not(None),
+                    a.status == "stored",
+                    a.id.not_in(others),
+                )
+                .distinct()
+            )
+            return [(int(i), str(s)) for i, s in rows]
+
+    async def mark_cleaned(self, ids: Sequence[int], at: datetime) -> None:
+        if ids:
+            async with self.db.write() as conn:
+                await conn.execute(
+                    update(attachments)
+                    .where(attachments.c.id.in_(list(ids)))
+                    .values(status="cleaned", cleaned_at=at)
+                )
+
+    async def drop_index_rows(self, memory_ids: Sequence[int]) -> None:
+        """The forgotten memories leave the derived full-text index."""
+        async with self.db.write() as conn:
+            for start in range(0, len(memory_ids), CHUNK):
+                chunk = list(memory_ids[start : start + CHUNK])
+                await conn.execute(delete(memory_fts).where(memory_fts.c.rowid.in_(chunk)))
+
+    # --- derived text naming them ------------------------------------------------------
+
+    async def fragments_naming(self, scope: str, names: Sequence[str]) -> list[tuple[int, str]]:
+        f = fragments.c
+        async with self.db.read() as conn:
+            rows = await conn.execute(select(f.id, f.summary).where(f.scope == scope))
+            return [(int(i), str(s)) for i, s in rows if any(n in str(s) for n in names)]
+
+    async def rewrite_fragment(self, fragment_id: int, summary: str) -> None:
+        async with self.db.write() as conn:
+            await conn.execute(
+                update(fragments).where(fragments.c.id == fragment_id).values(summary=summary)
+            )
+
+    async def latest_cards(self, scope: str) -> list[tuple[str, int, str]]:
+        """(kind, version, content) of each card's current version."""
+        c = cards.c
+        newest = (
+            select(c.kind, func.max(c.version).label("version"))
+            .where(c.scope == scope)
+            .group_by(c.kind)
+            .subquery()
+        )
+        async with self.db.read() as conn:
+            rows = await conn.execute(
+                select(c.kind, c.version, c.content).join(
+                    newest,
+                    and_(c.scope == scope, c.kind == newest.c.kind, c.version == newest.c.version),
+                )
+            )
+            return [(str(k), int(v), str(t)) for k, v, t in rows]
+
+    async def add_card_version(
+        self, scope: str, kind: str, after: int, content: str, at: datetime
+    ) -> None:
+        async with self.db.write() as conn:
+            await conn.execute(
+                insert(cards).values(
+                    scope=scope, kind=kind, version=after + 1, content=content, created_at=at
+                )
+            )
+
+
+def _request(row: Any) -> ForgetRequest:
+    return ForgetRequest(
+        id=int(row.id),
+        scope=str(row.scope),
+        user_id=str(row.user_id),
+        names=tuple(str(n) for n in row.names),
+        state=str(row.state),
+        report=row.report,
+        created_at=row.created_at,
+        finished_at=row.finished_at,
+    )
