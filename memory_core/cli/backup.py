@@ -1,9 +1,10 @@
-"""`yuji backup [--list | --verify BACKUP] [--json]`: verified backups from the shell.
+"""`yuji backup [--list | --verify BACKUP | --redact] [--json]`: verified backups from the shell.
 
 With no option it makes one backup now (the online backup API, so the bot may keep
 running) with every check of the scheduled one, prunes by retention, and alerts on
 failure like the bot does. `--list` shows the backups and their checks; `--verify`
-runs the checks again on an existing backup (a path, a name, or `latest`).
+runs the checks again on an existing backup (a path, a name, or `latest`); `--redact`
+rewrites every backup without the people forgotten since (porting/backup_redact.py).
 Exit status 1 when the backup (or the verification) failed.
 """
 
@@ -31,6 +32,11 @@ def register(subparsers: Any) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--list", action="store_true", help="list backups and their checks")
     group.add_argument("--verify", metavar="BACKUP", help="check an existing backup again")
+    group.add_argument(
+        "--redact",
+        action="store_true",
+        help="rewrite existing backups without the people forgotten since they were made",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(func=run)
 
@@ -60,6 +66,14 @@ async def run(args: argparse.Namespace) -> int:
         else:
             print(f"{path}: {'verified' if ok else 'FAILED'}\n{render_checks(checks)}")
         return 0 if ok else 1
+    if args.redact:
+        async with opened_core(settings) as core:
+            results = await core.porting.redact_backups()
+        for result in results:
+            print(f"{'ok    ' if result.ok else 'FAILED'} {result.path}: {result.detail}")
+        if not results:
+            print(f"no backups in {settings.backups_dir}")
+        return 0 if all(r.ok for r in results) else 1
     async with opened_core(settings) as core:
         manifest = await core.ops.backup(reason="cli")
     print(manifest.to_json() if args.json else render_manifest(manifest, str(settings.backups_dir)))

@@ -85,7 +85,9 @@ class Forgetting:
         self.store = AttachmentStore(settings.attachments_dir)
         self.on_change = on_change
 
-    async def forget_person(self, scope: str, user_id: str, *, requested_by: str) -> ForgetReport:
+    async def forget_person(
+        self, scope: str, user_id: str, *, requested_by: str, delete_files: bool = True
+    ) -> ForgetReport:
         user_id = user_id.strip()
         if not user_id:
             raise ValueError("whom to forget: a QQ number")
@@ -109,7 +111,7 @@ class Forgetting:
         while count := await self.repo.redact_next(request.id, scope, user_id, self.clock.now()):
             redacted += count
         total, _ = await self.repo.messages_of(scope, user_id)
-        files = await self._delete_files(scope, user_id)
+        files = await self._delete_files(scope, user_id) if delete_files else 0
         await self.repo.drop_index_rows(memory_ids)
         searched = searchable(names)
         summaries = 0
@@ -132,6 +134,7 @@ class Forgetting:
             backups=tuple(self._backups()),
         )
         await self.repo.finish_request(request.id, report.to_json(), self.clock.now())
+        await self.repo.purge_log()
         if self.on_change is not None:
             self.on_change(scope)
         return report

@@ -17,6 +17,7 @@ from memory_core.storage.chatrecorder_repo import ChatrecorderReader
 from memory_core.storage.engine import Database
 from memory_core.storage.porting_repo import PortingRepo
 
+from .backup_redact import RedactedBackup, redact_backups
 from .chatrecorder import ChatrecorderSource
 from .counts import ImportCounts
 from .fact_import import FactImporter
@@ -126,3 +127,8 @@ class Porting:
         await self.archive.flush()  # the asking messages are theirs too
         report = await self.forget_person(scope, user_id, requested_by=user_id)
         return done_text(report)
+
+    async def redact_backups(self) -> list[RedactedBackup]:
+        """`yuji backup --redact`: every finished forget request applied to every backup."""
+        requests = await self.forgetting.repo.requests()
+        return await redact_backups(self.settings, self.clock, requests)

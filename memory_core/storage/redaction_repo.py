@@ -204,6 +204,8 @@ class RedactionRepo:
                     for i in ids
                 ],
             )
+            # Freed space is zeroed, so the old text does not linger in the file.
+            await conn.exec_driver_sql("PRAGMA secure_delete = ON")
             await conn.execute(
                 update(experiences)
                 .where(x.id.in_(ids))
@@ -215,7 +217,19 @@ class RedactionRepo:
                 .where(injections.c.trigger_experience_id.in_(ids))
                 .values(query=TOMBSTONE)
             )
+            await conn.exec_driver_sql("PRAGMA secure_delete = OFF")
         return len(ids)
+
+    async def purge_log(self) -> None:
+        """Fold the write-ahead log into the file and truncate it (it held the old pages)."""
+        if self.db.is_sqlite:
+            async with self.db.engine.connect() as conn:
+                await conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    async def vacuum(self) -> None:
+        """Rewrite the whole file (a backup copy): no free page keeps old text."""
+        async with self.db.engine.connect() as conn:
+            await conn.exec_driver_sql("VACUUM")
 
     async def attachments_only_theirs(self, scope: str, user_id: str) -> list[tuple[int, str]]:
         """(id, sha256) of stored files no message of anyone else links to."""

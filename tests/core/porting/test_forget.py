@@ -12,6 +12,7 @@ from sqlalchemy.exc import DBAPIError
 
 from memory_core import EvidenceRef, FakeClock, NewExperience, Yuji
 from memory_core.cli import main
+from memory_core.ops.backup import verify_backup
 from memory_core.porting.forget import Forgetting
 from memory_core.storage import pack_repo, redaction_repo
 from memory_core.storage.chat_repo import InjectedItem
@@ -228,3 +229,31 @@ async def test_the_nightly_card_step_takes_them_out_again(core: Yuji) -> None:
     cards = await core.chat_commands.cards(HERE)
     assert "明明" not in cards
     assert "阿花常来" in cards
+
+
+def _holds(path: Path, said: str) -> bool:
+    return any(
+        Path(f"{path}{suffix}").is_file() and said.encode() in Path(f"{path}{suffix}").read_bytes()
+        for suffix in ("", "-wal")
+    )
+
+
+async def test_old_backups_are_named_and_redact_rewrites_them(core: Yuji) -> None:
+    await _chat(core)
+    said = "我养了一只猫叫煤球"  # 小明's own words (no memory quotes them verbatim)
+    made = await core.ops.backup(reason="test")
+    assert made.ok
+    backup = core.settings.backups_dir / made.file
+    assert _holds(backup, said)
+
+    report = await core.porting.forget_person(HERE, "42", requested_by="42")
+    assert report.backups == (str(backup),)
+    assert not _holds(core.settings.database_path, said)  # live file and its log
+
+    results = await core.porting.redact_backups()
+    assert [(r.path, r.ok) for r in results] == [(backup, True)]
+    assert not _holds(backup, said)
+    checks, manifest = verify_backup(backup)
+    assert all(c.ok for c in checks), checks
+    assert manifest is not None
+    assert "redacted" in [c.name for c in manifest.checks]
