@@ -19,7 +19,7 @@ from memory_core.archive.service import ArchiveService
 from memory_core.clock import Clock
 from memory_core.consolidation.service import ConsolidationService
 from memory_core.errors import NotFound, ValidationError
-from memory_core.memories.service import Memories
+from memory_core.memories.service import FORGET_ACTOR, Memories
 from memory_core.nightly.service import NightlyService
 from memory_core.ops.alerts import AlertGate
 from memory_core.ops.service import OpsService
@@ -159,6 +159,8 @@ class ConsoleService:
     async def memory(self, scope: str, memory_id: int) -> MemoryDetail:
         memory = await self.memories.get(scope, memory_id)
         versions = await self.memories.history(scope, memory_id)
+        if any(v["changed_by"] == FORGET_ACTOR for v in versions):
+            raise NotFound(f"memory #{memory_id} not found")  # forgotten on request
         refs = await self.memories.evidence(scope, memory_id)
         relations = await self.repo.relations_of(scope, memory_id)
         others = {

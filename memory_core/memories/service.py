@@ -31,6 +31,11 @@ from .outcomes import NewMemory, SupersedeOutcome, WriteOutcome
 
 log = logging.getLogger(__name__)
 
+FORGET_ACTOR = "forget-person"
+"""`changed_by` of the version that retracts a memory for a person's request to be
+forgotten: every view (console, exports, /why) leaves such memories out, and no
+status change brings them back."""
+
 SearchFn = Callable[[str, str, int, datetime], Awaitable[list[Memory]]]
 
 
@@ -317,7 +322,19 @@ class Memories:
             old = await _get(conn, scope, memory_id)
             if old.status == status:
                 return old
+            if await _forgotten(conn, memory_id):
+                raise ValidationError(f"memory #{memory_id} was forgotten at a person's request")
             return await _new_version(conn, old, {"status": status}, changed_by, reason, now)
+
+    async def forget(self, scope: str, memory_id: int, *, reason: str) -> Memory:
+        """Retract for a person's request to be forgotten: a version by FORGET_ACTOR
+        (also when the memory was retracted already), after which it stays retracted."""
+        now = self._clock.now()
+        async with self._db.write() as conn:
+            old = await _get(conn, scope, memory_id)
+            if await _forgotten(conn, memory_id):
+                return old
+            return await _new_version(conn, old, {"status": "retracted"}, FORGET_ACTOR, reason, now)
 
     async def set_flags(
         self, scope: str, memory_id: int, *, pinned: bool | None = None, starred: bool | None = None
@@ -455,6 +472,10 @@ async def _get(conn: AsyncConnection, scope: str, memory_id: int) -> Memory:
     if memory is None:
         raise NotFound(f"memory #{memory_id} not found")
     return memory
+
+
+async def _forgotten(conn: AsyncConnection, memory_id: int) -> bool:
+    return any(v["changed_by"] == FORGET_ACTOR for v in await repo.history(conn, memory_id))
 
 
 async def _require_evidence_in_scope(

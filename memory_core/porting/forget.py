@@ -36,7 +36,7 @@ from memory_core.settings import Settings
 from memory_core.storage.engine import Database
 from memory_core.storage.redaction_repo import RedactionRepo
 
-from .pack import FORGET_ACTOR, scrub
+from .pack import scrub
 
 MIN_NAME = 2
 """Shorter names are not searched for in summaries and cards (one character would
@@ -99,14 +99,10 @@ class Forgetting:
         memory_ids = await self.repo.memories_of(scope, user_id, names)
         retracted = 0
         for memory in await self.memories.get_many(scope, memory_ids):
-            if memory.status != "retracted":
-                await self.memories.retract(
-                    scope,
-                    memory.id,
-                    reason="forgotten at the person's own request",
-                    changed_by=FORGET_ACTOR,
-                )
-                retracted += 1
+            retracted += memory.status != "retracted"
+            await self.memories.forget(
+                scope, memory.id, reason="forgotten at the person's own request"
+            )
         redacted = 0
         while count := await self.repo.redact_next(request.id, scope, user_id, self.clock.now()):
             redacted += count

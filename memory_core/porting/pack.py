@@ -13,12 +13,11 @@ from datetime import datetime
 from typing import Any, cast
 
 from memory_core.errors import ValidationError
+from memory_core.memories.service import FORGET_ACTOR
 from memory_core.storage.pack_repo import PackRows
 
 FORMAT = "yuji-memory-pack"
 VERSION = 1
-FORGET_ACTOR = "forget-person"
-"""`changed_by` of the version a forget request wrote (see forget.py)."""
 
 _MEMORY_FIELDS = (
     "type",

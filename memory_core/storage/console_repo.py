@@ -19,6 +19,7 @@ from .chat_repo import Injection, injection_of
 from .engine import Database
 from .memory_repo import m, to_memory
 from .nightly_repo import Diary, TimelineEntry
+from .redaction_repo import forgotten
 from .schema import (
     console_audit,
     console_overrides,
@@ -149,7 +150,7 @@ class ConsoleRepo:
 
     async def memories(self, scope: str, where: MemoryFilter) -> tuple[list[Memory], int]:
         """One page of this chat's memories, newest first, and how many match in all."""
-        clauses = [m.scope == scope]
+        clauses = [m.scope == scope, ~forgotten(m.id)]
         if where.types:
             clauses.append(m.type.in_(list(where.types)))
         if where.status is not None:

@@ -29,6 +29,7 @@ from .schema import (
     injections,
     memories,
     memory_evidence,
+    memory_versions,
     redactions,
 )
 
@@ -36,6 +37,14 @@ TOMBSTONE = "[此消息已应本人要求删除]"
 """What a forgotten person's archived message says afterwards (migration 0005's trigger
 allows exactly this text)."""
 CHUNK = 500
+FORGET_ACTOR = "forget-person"
+"""memory_core.memories.service.FORGET_ACTOR (storage may not import the domain)."""
+
+
+def forgotten(memory_id: Any) -> Any:
+    """SQL: the memory was retracted for a person's request to be forgotten."""
+    v = memory_versions.c
+    return select(v.id).where(v.memory_id == memory_id, v.changed_by == FORGET_ACTOR).exists()
 
 
 @dataclass(frozen=True, slots=True)

@@ -257,3 +257,25 @@ async def test_old_backups_are_named_and_redact_rewrites_them(core: Yuji) -> Non
     assert all(c.ok for c in checks), checks
     assert manifest is not None
     assert "redacted" in [c.name for c in manifest.checks]
+
+
+async def test_the_console_shows_nothing_of_them_and_cannot_bring_them_back(core: Yuji) -> None:
+    from memory_core.console.views import Actor
+    from memory_core.errors import NotFound, ValidationError
+    from memory_core.storage.console_repo import MemoryFilter
+
+    made = await _chat(core)
+    # Retracted by an admin before the request: forgotten all the same.
+    await core.memories.retract(HERE, int(str(made["about"])), reason="错的", changed_by="admin")
+    await core.porting.forget_person(HERE, "42", requested_by="42")
+    page = await core.console.memory_page(HERE, MemoryFilter(status=None))
+    assert {m.id for m in page.items} == {made["hers"], made["mixed"]}
+    for key in ("about", "by_alias", "only_theirs"):
+        with pytest.raises(NotFound):
+            await core.console.memory(HERE, int(str(made[key])))
+        with pytest.raises(ValidationError):
+            await core.console.act(
+                HERE, int(str(made[key])), "restore", Actor("127.0.0.1", "session")
+            )
+    exported = await core.porting.export(HERE)
+    assert {m["id"] for m in exported["memories"]} == {made["hers"], made["mixed"]}
