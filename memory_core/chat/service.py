@@ -176,6 +176,8 @@ class ChatService:
         send: Send,
         now: datetime,
     ) -> ReplyOutcome:
+        # One deadline for the whole reply, the silent retry included.
+        deadline = asyncio.get_running_loop().time() + self.settings.llm_timeout_s
         trigger: Experience | None = None
         recalled: tuple[Recalled, ...] = ()
         prompt: ChatPrompt | None = None
@@ -201,7 +203,7 @@ class ChatService:
                 blocks=self.blocks,
             )
             prompt = build_chat_prompt(self._prompt_input(incoming, view, recalled, now))
-            kind, text = await self._generate(llm, prompt.messages, incoming.scope)
+            kind, text = await self._generate(llm, prompt.messages, incoming.scope, deadline)
         except LLMError as exc:
             log.warning("yuji: model unavailable for %s: %s", incoming.scope, exc)
             kind, text = "failure", self.settings.failure_line
@@ -240,29 +242,43 @@ class ChatService:
         )
 
     async def _generate(
-        self, llm: LLMClient, messages: list[ChatMessage], scope: str
+        self, llm: LLMClient, messages: list[ChatMessage], scope: str, deadline: float
     ) -> tuple[Literal["reply", "fallback"], str]:
-        """One answer, one silent retry if it is out of character, then the fallback."""
+        """One answer, one silent retry if it is out of character, then the fallback.
+
+        Both calls share the reply's one deadline (`deadline`, event-loop time): the
+        retry gets what the first answer left, and none when nothing is left."""
         for attempt in (1, 2):
-            answer = await self._ask(llm, messages, scope)
+            try:
+                answer = await self._ask(llm, messages, scope, deadline)
+            except LLMError:
+                if attempt == 1:
+                    raise
+                break  # the model did answer, out of character: that is the fallback
             verdict = self.guard.check(strip_citations(answer, ()).text)
             if verdict.ok:
                 return "reply", answer
             log.info("yuji: out-of-character reply (attempt %d): %s", attempt, verdict.why)
         return "fallback", self.settings.fallback_line
 
-    async def _ask(self, llm: LLMClient, messages: list[ChatMessage], scope: str) -> str:
-        timeout = self.settings.llm_timeout_s
+    async def _ask(
+        self, llm: LLMClient, messages: list[ChatMessage], scope: str, deadline: float
+    ) -> str:
+        loop = asyncio.get_running_loop()
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            raise LLMError(f"no time left of the {self.settings.llm_timeout_s:.1f}s reply deadline")
         try:
-            async with asyncio.timeout(timeout + self.deadline_grace_s):
+            # The client enforces `remaining` itself; the grace only catches one that does not.
+            async with asyncio.timeout_at(deadline + self.deadline_grace_s):
                 response = await llm.chat(
                     messages,
                     temperature=self.settings.llm_temperature,
-                    timeout_s=timeout,
+                    timeout_s=remaining,
                     scope=scope,
                 )
         except TimeoutError as exc:
-            raise LLMError(f"no answer within {timeout + self.deadline_grace_s:.1f}s") from exc
+            raise LLMError(f"no answer within {remaining + self.deadline_grace_s:.1f}s") from exc
         # The client already cut a reasoning model's thinking; any client may not have.
         return strip_think(response.message.content or "")
 

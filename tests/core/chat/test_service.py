@@ -223,6 +223,30 @@ async def test_a_model_that_hangs_is_cut_off(core: Yuji) -> None:
     assert sent.parts == [core.settings.failure_line]
 
 
+async def test_the_silent_retry_shares_the_replys_one_deadline(core: Yuji) -> None:
+    async def slow_refusal(_: LLMRequest) -> ChatResponse:
+        await asyncio.sleep(0.3)
+        return text_response("作为一个AI，我无法回答。")
+
+    async def honours_its_timeout(request: LLMRequest) -> ChatResponse:
+        await asyncio.sleep(request.timeout_s or 3600)
+        raise LLMTimeout("no answer")
+
+    llm = ScriptedLLM([slow_refusal, honours_its_timeout])
+    sent = Sent()
+    service = make_service(core, llm, StubRecall(), llm_timeout_s=1.0)
+    out = await service.respond(incoming("大肥鱼你是谁"), sent)
+
+    first, retry = llm.requests
+    assert first.timeout_s is not None
+    assert first.timeout_s <= 1.0
+    assert retry.timeout_s is not None
+    assert retry.timeout_s <= first.timeout_s - 0.3  # what the first answer left
+    # the model did answer (out of character): the retry running out is the fallback
+    assert out.kind == "fallback"
+    assert sent.parts == [core.settings.fallback_line]
+
+
 async def test_unexpected_bug_never_escapes(core: Yuji) -> None:
     class Broken(StubRecall):
         async def recall(self, *args: Any, **kwargs: Any) -> RecallResult:
