@@ -6,7 +6,9 @@
     yuji consolidate --reconcile           fail open batches, pull watermarks back (only
                                            while the bot is stopped: it fails its batch)
 
-Exit status: 0 done or nothing to do, 1 the batch failed, 2 no model configured.
+Exit status: 0 done or nothing to do, 1 the batch failed, 2 no model configured,
+3 blocked: a batch of another process is still open (one whose process is gone is
+failed first, so this means it still runs, or runs on another host).
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ async def execute(core: Yuji, args: argparse.Namespace) -> int:
         print(f"no batch: {exc}")
         return 2
     if report is None:
+        if core.consolidation.blocked is not None:
+            print(f"blocked: {core.consolidation.blocked}")
+            return 3
         print(f"nothing to do: {core.consolidation.last_skip}")
         return 0
     print(render_report(report))

@@ -38,6 +38,7 @@ from memory_core.storage.engine import Database
 from memory_core.types import EvidenceRef, Experience, MemoryType
 
 from . import selection
+from .owner import Owner, owner_alive, this_process
 from .ports import MemoryStore, WriteOutcomeLike
 from .runner import LACKS_TOOLS, BatchReport, BatchRunner, batch_report
 from .tools import BatchTools, BatchView
@@ -90,6 +91,10 @@ class ConsolidationService:
         self.last_skip = ""
         self.lacks_tools: str | None = None
         """Why consolidation stopped: the model refused tool calling (None: it did not)."""
+        self.blocked: str | None = None
+        """Set when the last `run_once` could not start because a batch of another
+        process (still running, or not known to be gone) is open."""
+        self.owner = this_process()
         self._running: dict[int, asyncio.Task[BatchReport]] = {}
         self._lock = asyncio.Lock()
 
@@ -101,6 +106,7 @@ class ConsolidationService:
         llm = self._llm()
         if llm is None:
             raise LLMUnavailable("no model configured: consolidation waits (YUJI_LLM_*)")
+        self.blocked = None
         if self.lacks_tools is not None:
             return self._skip(self.lacks_tools)
         if self._lock.locked():
@@ -148,10 +154,38 @@ class ConsolidationService:
         self.last_skip = reason
         log.debug("consolidation: %s", reason)
 
+    def _block(self, batch: Batch | None) -> None:
+        if batch is None:
+            self.blocked = "another batch is still open"
+        else:
+            owner = Owner.parse(batch.owner or "")
+            whose = owner.describe() if owner is not None else "owner unknown"
+            self.blocked = f"batch {batch.id} in {batch.scope} is still open ({whose})"
+        self._skip(f"blocked: {self.blocked}")
+
+    async def _fail_dead_owners(self, batches: list[Batch], now: datetime) -> list[Batch]:
+        """Fail the open batches whose process is gone; the others stay open."""
+        still: list[Batch] = []
+        for batch in batches:
+            owner = Owner.parse(batch.owner or "")
+            if owner is None or batch.owner == self.owner or owner_alive(str(owner)) is not False:
+                still.append(batch)
+                continue
+            error = f"its process is gone ({owner.describe()})"
+            failed = await self.repo.fail(batch.id, error, now)
+            if failed is None:
+                continue
+            log.warning("consolidation: batch %d (%s) failed: %s", batch.id, batch.scope, error)
+            self._streak(batch.scope, failed.consecutive_failures, error)
+        return still
+
     async def _plan(self, scope: str | None, force: bool) -> tuple[Batch, list[Experience]] | None:
         now = self.clock.now()
-        if await self.repo.open_batches():
-            return self._skip("another batch is still open")
+        still_open = await self.repo.open_batches()
+        if still_open:
+            still_open = await self._fail_dead_owners(still_open, now)
+        if still_open:
+            return self._block(still_open[0])
         if not force:
             started = await self.repo.started_since(now - timedelta(hours=1))
             if not selection.under_hourly_cap(started, now, self.limits.hourly_cap):
@@ -173,9 +207,11 @@ class ConsolidationService:
         cut = selection.cut(items, self.limits)
         if cut is None:
             return self._skip(f"nothing pending in {chosen.scope}")
-        batch = await self.repo.create(chosen.scope, cut, secrets.token_urlsafe(12), now)
+        batch = await self.repo.create(
+            chosen.scope, cut, secrets.token_urlsafe(12), now, owner=self.owner
+        )
         if batch is None:
-            return self._skip("another batch is still open")
+            return self._block(None)
         return batch, experiences[: cut.count]
 
     async def _lines(

@@ -65,6 +65,8 @@ class Batch:
     progressed_at: datetime | None
     finished_at: datetime | None
     error: str | None
+    owner: str | None = None
+    """The process running it, `host/boot/pid/start` (None before migration 0005)."""
 
     @property
     def is_open(self) -> bool:
@@ -196,7 +198,9 @@ class ConsolidationRepo:
 
     # --- the state machine -------------------------------------------------------------
 
-    async def create(self, scope: str, cut: Cut, token: str, now: datetime) -> Batch | None:
+    async def create(
+        self, scope: str, cut: Cut, token: str, now: datetime, *, owner: str | None = None
+    ) -> Batch | None:
         """Latch `cut` as a queued batch; None when any batch is still open (serial)."""
         async with self.db.write() as conn:
             busy = await conn.scalar(
@@ -227,6 +231,7 @@ class ConsolidationRepo:
                     attempts=int(earlier or 0) + 1,
                     created_at=now,
                     progressed_at=now,
+                    owner=owner,
                 )
             )
             batch_id = result.inserted_primary_key[0] if result.inserted_primary_key else 0

@@ -237,6 +237,7 @@ consolidation_batches = Table(
     Column("progressed_at", UTCDateTime),
     Column("finished_at", UTCDateTime),
     Column("error", Text),
+    Column("owner", String(200)),
     CheckConstraint(_in("state", BATCH_STATES), name="state"),
     CheckConstraint(f"outcome IS NULL OR {_in('outcome', BATCH_OUTCOMES)}", name="outcome"),
     CheckConstraint("first_id <= last_id", name="range"),

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import socket
+import sys
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -11,6 +16,8 @@ import pytest
 
 from memory_core import Settings, Yuji
 from memory_core.cli import main
+from memory_core.consolidation.owner import Owner, owner_alive, owner_of
+from memory_core.consolidation.selection import Cut
 from memory_core.types import NewExperience
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, openai_server
 
@@ -118,8 +125,66 @@ async def test_without_a_model_exit_2(
     assert "no model configured" in out
 
 
+async def open_batch_owned_by(data_dir: Path, owner: str, ids: list[int]) -> int:
+    """A delivered batch over `ids`, as a `yuji consolidate` killed mid-batch leaves it."""
+    core = await Yuji.open(Settings(data_dir=data_dir))
+    try:
+        repo = core.consolidation.repo
+        now = datetime.now(UTC)
+        cut = Cut(first_id=ids[0], last_id=ids[-1], count=len(ids), chars=100)
+        batch = await repo.create("group:5", cut, "tok", now, owner=owner)
+        assert batch is not None
+        await repo.delivered(batch.id, now)
+        return batch.id
+    finally:
+        await core.close()
+
+
+async def test_a_killed_consolidate_blocks_loudly_until_its_owner_is_found_dead(
+    cli_env: Path, openai_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ids = await archive(cli_env, 14)
+    other = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", "import time; time.sleep(600)"
+    )
+    try:
+        stuck = await open_batch_owned_by(cli_env, str(owner_of(other.pid)), ids)
+        # Its owner runs: blocked, and the exit status says so.
+        assert await main_async(["consolidate", "--once", "--force"]) == 3
+        out = capsys.readouterr().out
+        assert f"blocked: batch {stuck} in group:5 is still open (pid {other.pid} on" in out
+    finally:
+        other.kill()
+        await other.wait()
+
+    openai_server.push("我看完了")  # the next batch runs (and fails: no acknowledgement)
+    assert await main_async(["consolidate", "--once", "--force"]) == 1
+    core = await Yuji.open(Settings(data_dir=cli_env))
+    try:
+        repo = core.consolidation.repo
+        killed = await repo.batch(stuck)
+        cursor = await repo.cursor("group:5")
+        batches = await repo.batches("group:5")
+    finally:
+        await core.close()
+    assert killed.state == "failed"
+    assert killed.error == f"its process is gone (pid {other.pid} on {socket.gethostname()})"
+    assert cursor.acked_id == 0
+    assert cursor.delivered_id == 0
+    assert [b.id for b in batches][1:] == [stuck]  # a new batch ran after it
+    assert len(openai_server.requests) == 1
+
+
+async def test_a_batch_of_another_process_in_this_boot_is_told_apart_from_a_reused_pid() -> None:
+    me = owner_of(os.getpid())
+    assert owner_alive(str(me)) is True
+    assert owner_alive(str(replace(me, start=str(int(me.start) + 1)))) is False  # pid reused
+    assert owner_alive(str(replace(me, boot="another-boot"))) is False  # rebooted since
+    assert owner_alive(str(replace(me, host="elsewhere"))) is None  # cannot tell
+    assert owner_alive("not an owner") is None
+    assert Owner.parse(str(me)) == me
+
+
 async def main_async(argv: list[str]) -> int:
     """`main` runs coroutines with asyncio.run; inside the test loop, run in a thread."""
-    import asyncio
-
     return await asyncio.to_thread(main, argv)
