@@ -31,6 +31,10 @@ class Settings:
     attachment_max_bytes: int = 10 * 1024 * 1024
     attachment_timeout_s: float = 15.0
     attachment_retention_days: int = 90
+    attachment_allow_loopback: bool = False
+    """Fetch images from loopback addresses: only when the QQ client serves them on this host."""
+    attachment_allow_private: bool = False
+    """Fetch images from private and link-local ranges (resolved addresses, redirects too)."""
     archive_flush_max: int = 500
     """Largest group commit the archive writer makes in one transaction."""
 

@@ -4,15 +4,26 @@
 timeout, the body streamed and abandoned past the size cap, and only `image/*`
 accepted. Nothing of the URL ever becomes a file name: the store names files by the
 SHA-256 of their bytes.
+
+Where it may connect: every connection (the first and each redirect's) resolves the
+host itself and checks every address before connecting, then connects to the checked
+address, so neither a redirect nor a name resolving elsewhere reaches inside.
+Loopback is refused unless the QQ client serves its images on this host
+(`attachment_allow_loopback`); link-local, private and other non-global ranges unless
+`attachment_allow_private`; multicast always.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import socket
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 from urllib.parse import urlsplit
 
+import httpcore
 import httpx
 
 from memory_core.errors import AttachmentError
@@ -32,21 +43,95 @@ class AttachmentFetcher(Protocol):
     async def aclose(self) -> None: ...
 
 
+def address_refusal(address: str, *, allow_loopback: bool, allow_private: bool) -> str | None:
+    """Pure: why a fetch may not connect to `address` (an IP), or None."""
+    ip = ipaddress.ip_address(address)
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback or ip.is_unspecified:
+        kind, allowed = "loopback", allow_loopback
+    elif ip.is_multicast:
+        kind, allowed = "multicast", False
+    elif ip.is_link_local:
+        kind, allowed = "link-local", allow_private
+    elif not ip.is_global:
+        kind, allowed = "private", allow_private
+    else:
+        return None
+    return None if allowed else f"{address} is a {kind} address"
+
+
+class _CheckedBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's network backend, resolving and checking each host before connecting."""
+
+    def __init__(self, *, allow_loopback: bool, allow_private: bool) -> None:
+        # httpcore's export is a stand-in class when anyio is missing; httpx needs anyio.
+        self.inner = cast("httpcore.AsyncNetworkBackend", httpcore.AnyIOBackend())
+        self.allow = {"allow_loopback": allow_loopback, "allow_private": allow_private}
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore's signature)
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
+        for address in addresses:
+            reason = address_refusal(address, **self.allow)
+            if reason is not None:
+                raise AttachmentError(
+                    f"refused: {reason}" + (f" ({host})" if host != address else "")
+                )
+        if not addresses:
+            raise AttachmentError(f"{host} resolves to nothing")
+        # TLS still checks the certificate against the URL's host name (httpcore passes
+        # it separately), so connecting to the checked address changes nothing else.
+        return await self.inner.connect_tcp(
+            addresses[0], port, timeout, local_address, socket_options
+        )
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore's signature)
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        raise AttachmentError("unix sockets are not fetched")
+
+    async def sleep(self, seconds: float) -> None:
+        await self.inner.sleep(seconds)
+
+
 class HttpxFetcher:
     def __init__(
         self,
         *,
         max_bytes: int,
         timeout_s: float,
+        allow_loopback: bool = False,
+        allow_private: bool = False,
         client: httpx.AsyncClient | None = None,
     ) -> None:
         self.max_bytes = max_bytes
         self.timeout_s = timeout_s
+        transport = httpx.AsyncHTTPTransport()
+        # httpx takes no network backend, so its pool is rebuilt with the checked one.
+        transport._pool = httpcore.AsyncConnectionPool(  # pyright: ignore[reportPrivateUsage]
+            ssl_context=httpx.create_ssl_context(),
+            network_backend=_CheckedBackend(
+                allow_loopback=allow_loopback, allow_private=allow_private
+            ),
+        )
         self._client = client or httpx.AsyncClient(
             timeout=httpx.Timeout(timeout_s),
             follow_redirects=True,
             max_redirects=3,
             headers={"User-Agent": "yuji-archive/1"},
+            transport=transport,
+            trust_env=False,  # a proxy would connect for us, past the address check
         )
 
     async def fetch(self, url: str) -> FetchedFile:

@@ -55,6 +55,8 @@ class ArchiveService:
             or HttpxFetcher(
                 max_bytes=settings.attachment_max_bytes,
                 timeout_s=settings.attachment_timeout_s,
+                allow_loopback=settings.attachment_allow_loopback,
+                allow_private=settings.attachment_allow_private,
             ),
             clock,
         )

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memory_core import AttachmentRef, FakeClock, HttpxFetcher, Settings, Yuji
+from memory_core.archive.fetcher import address_refusal
 from memory_core.errors import AttachmentError
 from memory_core.types import NewExperience
 from tests.fakes.file_server import FileServer, file_server
@@ -19,7 +20,8 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\1" * 100
 
 @pytest.fixture
 async def fetcher() -> AsyncIterator[HttpxFetcher]:
-    f = HttpxFetcher(max_bytes=1024, timeout_s=1.0)
+    # The file server is on loopback, as a QQ client serving its own images would be.
+    f = HttpxFetcher(max_bytes=1024, timeout_s=1.0, allow_loopback=True)
     try:
         yield f
     finally:
@@ -102,7 +104,9 @@ async def test_through_the_service_a_hostile_file_is_failed_and_the_message_kept
         file_server.add("/page.png", b"<html>", content_type="text/html"),
     ]
     core = await Yuji.open(
-        settings, clock=clock, fetcher=HttpxFetcher(max_bytes=1024, timeout_s=2.0)
+        settings,
+        clock=clock,
+        fetcher=HttpxFetcher(max_bytes=1024, timeout_s=2.0, allow_loopback=True),
     )
     try:
         experience_id = await core.archive.append(
@@ -126,3 +130,83 @@ async def test_through_the_service_a_hostile_file_is_failed_and_the_message_kept
         assert (await core.archive.get("group:1", experience_id)).text == "[图片][图片][图片]"
     finally:
         await core.close()
+
+
+# --- where a fetch may go --------------------------------------------------------------
+
+
+async def test_loopback_is_refused_unless_the_client_serves_images_on_this_host(
+    file_server: FileServer,
+) -> None:
+    url = file_server.add("/a.png", PNG)
+    fetcher = HttpxFetcher(max_bytes=1024, timeout_s=1.0)
+    try:
+        for each in (
+            url,
+            url.replace("127.0.0.1", "localhost"),  # a name: its resolved address counts
+            url.replace("127.0.0.1", "[::ffff:127.0.0.1]"),
+            url.replace("127.0.0.1", "127.0.0.2"),
+        ):
+            with pytest.raises(AttachmentError, match=r"refused: .* is a loopback address"):
+                await fetcher.fetch(each)
+    finally:
+        await fetcher.aclose()
+    assert file_server.requests == []
+
+
+@pytest.mark.parametrize(
+    ("target", "kind"),
+    [
+        ("http://169.254.169.254/latest/meta-data", "link-local"),
+        ("http://10.1.2.3/x.png", "private"),
+        ("http://192.168.1.1:8080/x.png", "private"),
+        ("http://[fe80::1]/x.png", "link-local"),
+    ],
+)
+async def test_a_redirect_into_a_private_range_is_refused(
+    fetcher: HttpxFetcher, file_server: FileServer, target: str, kind: str
+) -> None:
+    file_server.add("/a.png", PNG)
+    url = file_server.redirect("/r.png", target)
+    strict = HttpxFetcher(max_bytes=1024, timeout_s=1.0, allow_loopback=True)
+    try:
+        with pytest.raises(AttachmentError, match=rf"refused: .* is a {kind} address"):
+            await strict.fetch(url)
+    finally:
+        await strict.aclose()
+    assert file_server.requests == ["/r.png"]
+
+
+async def test_private_ranges_are_fetched_when_allowed(file_server: FileServer) -> None:
+    # 127.0.0.1 stands in for a private address here: with both allowed it is fetched.
+    url = file_server.redirect("/r.png", file_server.add("/a.png", PNG))
+    fetcher = HttpxFetcher(max_bytes=1024, timeout_s=1.0, allow_loopback=True, allow_private=True)
+    try:
+        assert (await fetcher.fetch(url)).data == PNG
+    finally:
+        await fetcher.aclose()
+
+
+@pytest.mark.parametrize(
+    ("address", "loopback", "private", "refused"),
+    [
+        ("93.184.216.34", False, False, None),
+        ("2606:2800:220:1:248:1893:25c8:1946", False, False, None),
+        ("127.0.0.1", False, False, "loopback"),
+        ("127.0.0.1", True, False, None),
+        ("::1", False, True, "loopback"),
+        ("0.0.0.0", True, False, None),
+        ("10.0.0.1", True, False, "private"),
+        ("172.16.5.4", False, False, "private"),
+        ("100.64.0.1", False, False, "private"),
+        ("fd00::1", False, False, "private"),
+        ("10.0.0.1", False, True, None),
+        ("169.254.169.254", False, False, "link-local"),
+        ("169.254.169.254", False, True, None),
+        ("::ffff:10.0.0.1", False, False, "private"),
+        ("224.0.0.1", True, True, "multicast"),
+    ],
+)
+def test_address_refusal(address: str, loopback: bool, private: bool, refused: str | None) -> None:
+    reason = address_refusal(address, allow_loopback=loopback, allow_private=private)
+    assert reason == (None if refused is None else f"{address} is a {refused} address")

@@ -5,6 +5,7 @@ a bot subprocess alike).
     server.add("/slow.png", b"...", delay_s=5)            # headers arrive late
     server.add("/drip.png", b"x" * 100, drip_s=0.5)       # body trickles in
     server.add("/huge.png", size=11 * 2**20, lie_length=True)   # no Content-Length
+    server.redirect("/r.png", "http://10.0.0.1/x.png")    # a 302 elsewhere
     url = server.url("/a.png")
 
 Unknown paths answer 404. Each request path is recorded in `server.requests`.
@@ -29,6 +30,8 @@ class Route:
     delay_s: float = 0.0
     drip_s: float = 0.0
     send_length: bool = True
+    location: str = ""
+    """With a 3xx status: where the redirect points."""
 
 
 class FileServer:
@@ -48,6 +51,8 @@ class FileServer:
                     time.sleep(route.delay_s)
                 self.send_response(route.status)
                 self.send_header("Content-Type", route.content_type)
+                if route.location:
+                    self.send_header("Location", route.location)
                 if route.send_length:
                     self.send_header("Content-Length", str(len(route.body)))
                 self.end_headers()
@@ -93,6 +98,10 @@ class FileServer:
         if size is not None:
             body = b"\0" * size
         self.routes[path] = Route(body, content_type, status, delay_s, drip_s, send_length)
+        return self.url(path)
+
+    def redirect(self, path: str, to: str, *, status: int = 302) -> str:
+        self.routes[path] = Route(b"", "text/plain", status, location=to)
         return self.url(path)
 
     def start(self) -> FileServer:
