@@ -77,8 +77,7 @@ class _CheckedBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
+        addresses = await _resolve(host, port)
         for address in addresses:
             reason = address_refusal(address, **self.allow)
             if reason is not None:
@@ -103,6 +102,18 @@ class _CheckedBackend(httpcore.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await self.inner.sleep(seconds)
+
+
+async def _resolve(host: str, port: int) -> list[str]:
+    try:
+        return [str(ipaddress.ip_address(host.strip("[]")))]  # a literal: nothing to resolve
+    except ValueError:
+        pass
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise AttachmentError(f"cannot resolve {host}: {exc}") from exc
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
 class HttpxFetcher:
