@@ -3,7 +3,8 @@
     YujiError
     ├── ConfigError            a setting is missing or malformed
     ├── StorageError           the database refused or failed an operation
-    │   └── AppendOnlyViolation    an UPDATE/DELETE on archived experience content
+    │   ├── AppendOnlyViolation    an UPDATE/DELETE on archived experience content
+    │   └── StorageBusy            another process held the write lock past the bound
     ├── NotFound               an id that does not exist *in this scope*
     ├── ScopeViolation         an id or scope that belongs to another chat
     ├── ValidationError        input that breaks a rule of the write API
@@ -39,6 +40,11 @@ class StorageError(YujiError):
 
 class AppendOnlyViolation(StorageError):
     pass
+
+
+class StorageBusy(StorageError):
+    def __str__(self) -> str:
+        return f"database busy: {super().__str__()}"
 
 
 class NotFound(YujiError):

@@ -86,7 +86,7 @@ class Yuji:
         embedder: Embedder | None = None,
     ) -> Yuji:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        db = Database(settings.sqlalchemy_url)
+        db = Database(settings.sqlalchemy_url, busy_timeout_s=settings.db_busy_timeout_s)
         await migrate.upgrade(db)
         if llm is None and settings.llm_configured:
             llm = OpenAICompatibleClient(settings)

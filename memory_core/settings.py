@@ -26,6 +26,8 @@ class Settings:
     database_url: str = ""
     """Empty means SQLite at `data_dir/yuji.db`."""
     timezone: str = "Asia/Shanghai"
+    db_busy_timeout_s: float = 30.0
+    """How long a writer waits for another process's write transaction before giving up."""
 
     # archive
     attachment_max_bytes: int = 10 * 1024 * 1024
@@ -200,7 +202,12 @@ _AT_LEAST_ONE = (
     "log_retention_days",
     "attachment_retention_days",
 )
-_POSITIVE_SECONDS = ("attachment_timeout_s", "llm_timeout_s", "alert_timeout_s")
+_POSITIVE_SECONDS = (
+    "db_busy_timeout_s",
+    "attachment_timeout_s",
+    "llm_timeout_s",
+    "alert_timeout_s",
+)
 _FRACTIONS = ("near_duplicate_threshold", "gc_keep_importance", "recall_min_score")
 _CLOCK_TIME = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")
 

@@ -19,7 +19,7 @@ from sqlalchemy import select, update
 
 from memory_core.errors import StorageError
 
-from .engine import BUSY_TIMEOUT_MS, Database
+from .engine import BUSY_TIMEOUT_S, Database
 from .schema import attachments
 
 # --- whole files (blocking) -----------------------------------------------------------
@@ -33,7 +33,7 @@ def _connect(path: Path, *, mode: str) -> sqlite3.Connection:
         conn = sqlite3.connect(
             f"{path.resolve().as_uri()}?mode={mode}",
             uri=True,
-            timeout=BUSY_TIMEOUT_MS / 1000,
+            timeout=BUSY_TIMEOUT_S,
             isolation_level=None,
             check_same_thread=False,
         )
