@@ -4,15 +4,26 @@ Reads run concurrently on pooled connections; every write goes through `write()`
 which serialises writers in this process with an asyncio lock and opens the
 transaction with `BEGIN IMMEDIATE`, so a second process (the CLI, `yuji embed`)
 waits on the busy timeout instead of failing half-way through a read-then-write.
-A writer still locked out after the busy timeout (`YUJI_DB_BUSY_TIMEOUT_S`) gets
-`StorageBusy`, one line saying so, before anything was written.
+Writers of different processes take turns: a writer waiting for the lock leaves a
+mark (`yuji.db.writers/<pid>`), and a writer about to begin yields, for at most
+`YIELD_MAX_S`, while another live process's mark is there, so a process writing
+back to back (the bot archiving a burst) lets the CLI or `/remember` in between two
+of its transactions instead of starving it (SQLite's busy handler alone is not
+fair). A writer still locked out after the busy timeout (`YUJI_DB_BUSY_TIMEOUT_S`)
+gets `StorageBusy`, one line saying so, before anything was written. A write the disk has
+no room for is rolled back and raised as `StorageFull`; `on_full` is told once when
+writes start failing so, `on_writable` once when one succeeds again (the core wires
+both to its alerts).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import sqlite3
-from collections.abc import AsyncGenerator
+import time
+from collections.abc import AsyncGenerator, Callable, Generator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -21,9 +32,12 @@ from sqlalchemy import event
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from memory_core.errors import StorageBusy
+from memory_core.errors import StorageBusy, StorageFull
 
 BUSY_TIMEOUT_S = 30.0
+YIELD_MAX_S = 2.0
+"""Longest a writer waits for another process's waiting writer before it begins."""
+YIELD_POLL_S = 0.01
 _LOCKED = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
@@ -36,6 +50,7 @@ class Database:
             path = self.sqlite_path
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
+        self._marks = _Marks(self.sqlite_path) if self.sqlite_path is not None else None
         self.engine: AsyncEngine = create_async_engine(
             url,
             connect_args={"timeout": busy_timeout_s} if self.is_sqlite else {},
@@ -48,6 +63,10 @@ class Database:
 
             event.listen(self.engine.sync_engine, "connect", on_connect)
         self._write_lock = asyncio.Lock()
+        self.on_full: Callable[[str], None] | None = None
+        self.on_writable: Callable[[], None] | None = None
+        self.full = False
+        """The last write failed for want of room."""
 
     @property
     def sqlite_path(self) -> Path | None:
@@ -77,14 +96,37 @@ class Database:
                 await self._begin_immediate(conn)
             try:
                 yield conn
+                await conn.commit()
+            except OperationalError as exc:
+                await conn.rollback()
+                if getattr(exc.orig, "sqlite_errorcode", None) != sqlite3.SQLITE_FULL:
+                    raise
+                raise self._filled(exc) from None
             except BaseException:
                 await conn.rollback()
                 raise
-            await conn.commit()
+        if self.full:
+            self.full = False
+            if self.on_writable is not None:
+                self.on_writable()
+
+    def _filled(self, exc: OperationalError) -> StorageFull:
+        detail = f"{exc.orig}; nothing of this write was kept"
+        if not self.full:
+            self.full = True
+            if self.on_full is not None:
+                self.on_full(detail)
+        return StorageFull(detail)
 
     async def _begin_immediate(self, conn: AsyncConnection) -> None:
+        marks = self._marks
+        if marks is not None:
+            deadline = time.monotonic() + YIELD_MAX_S
+            while marks.others_waiting() and time.monotonic() < deadline:  # noqa: ASYNC110
+                await asyncio.sleep(YIELD_POLL_S)
         try:
-            await conn.exec_driver_sql("BEGIN IMMEDIATE")
+            with marks.waiting() if marks is not None else contextlib.nullcontext():
+                await conn.exec_driver_sql("BEGIN IMMEDIATE")
         except OperationalError as exc:
             if getattr(exc.orig, "sqlite_errorcode", None) not in _LOCKED:
                 raise
@@ -110,3 +152,52 @@ def _sqlite_on_connect(dbapi_connection: Any, busy_ms: int) -> None:
     ):
         cursor.execute(pragma)
     cursor.close()
+
+
+class _Marks:
+    """The folder where each process waiting to write leaves a file named by its pid."""
+
+    def __init__(self, database: Path) -> None:
+        self.folder = database.with_name(database.name + ".writers")
+        self.mine = str(os.getpid())
+
+    def others_waiting(self) -> bool:
+        try:
+            names = os.listdir(self.folder)
+        except FileNotFoundError:
+            return False
+        live = False
+        for name in names:
+            if name == self.mine or not name.isdigit():
+                continue
+            if _alive(int(name)):
+                live = True
+            else:  # a process killed while waiting
+                with contextlib.suppress(OSError):
+                    os.unlink(self.folder / name)
+        return live
+
+    @contextlib.contextmanager
+    def waiting(self) -> Generator[None]:
+        mark = self.folder / self.mine
+        try:
+            self.folder.mkdir(exist_ok=True)
+            mark.touch()
+        except OSError:  # a read-only folder: take turns the old way (busy timeout only)
+            yield
+            return
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                mark.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
