@@ -4,7 +4,8 @@
     ├── ConfigError            a setting is missing or malformed
     ├── StorageError           the database refused or failed an operation
     │   ├── AppendOnlyViolation    an UPDATE/DELETE on archived experience content
-    │   └── StorageBusy            another process held the write lock past the bound
+    │   ├── StorageBusy            another process held the write lock past the bound
+    │   └── StorageFull            the disk (or the database's page limit) is full
     ├── NotFound               an id that does not exist *in this scope*
     ├── ScopeViolation         an id or scope that belongs to another chat
     ├── ValidationError        input that breaks a rule of the write API
@@ -45,6 +46,11 @@ class AppendOnlyViolation(StorageError):
 class StorageBusy(StorageError):
     def __str__(self) -> str:
         return f"database busy: {super().__str__()}"
+
+
+class StorageFull(StorageError):
+    def __str__(self) -> str:
+        return f"database full: {super().__str__()}"
 
 
 class NotFound(YujiError):

@@ -25,6 +25,7 @@ from .memories.service import Memories
 from .nightly.days import parse_cutoff
 from .nightly.service import NightlyService
 from .ops.alerts import AlertGate, AlertSink
+from .ops.capacity import STORAGE_FULL_KEY, STORAGE_WRITABLE_TEXT, storage_full_text
 from .ops.service import OpsService
 from .ops.telegram import make_alert_sink
 from .porting.service import Porting
@@ -87,7 +88,11 @@ class Yuji:
     ) -> Yuji:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         db = Database(settings.sqlalchemy_url, busy_timeout_s=settings.db_busy_timeout_s)
-        await migrate.upgrade(db)
+        try:
+            await migrate.upgrade(db)
+        except BaseException:  # busy, full, a bad file: close what was opened
+            await db.dispose()
+            raise
         if llm is None and settings.llm_configured:
             llm = OpenAICompatibleClient(settings)
         clock = clock or SystemClock()
@@ -104,6 +109,8 @@ class Yuji:
         nightly_llm = metered("nightly", llm)
         archive = ArchiveService(db, settings, clock, fetcher=fetcher)
         alerts = AlertGate(alert_sink or make_alert_sink(settings), clock, settings.alert_dedup_s)
+        db.on_full = lambda detail: alerts.fire(STORAGE_FULL_KEY, storage_full_text(detail))
+        db.on_writable = lambda: alerts.recover(STORAGE_FULL_KEY, STORAGE_WRITABLE_TEXT)
         ops = OpsService(db, settings, clock, alerts)
         recall = Recall(db, clock, settings)
         memories = Memories(db, clock, settings, search=recall.search, on_change=recall.invalidate)

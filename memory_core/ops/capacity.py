@@ -12,6 +12,13 @@ from pathlib import Path
 from memory_core.settings import Settings
 
 CAPACITY_ALERT_KEY = "capacity"
+STORAGE_FULL_KEY = "storage-full"
+STORAGE_WRITABLE_TEXT = "数据库又能写入了：消息照常存档。"
+
+
+def storage_full_text(detail: str) -> str:
+    """The alert when the disk has no room for a write (`detail`: SQLite's words)."""
+    return f"数据库写不进去了（磁盘或数据库已满）：{detail}。腾出空间后会自己恢复。"
 
 
 @dataclass(frozen=True, slots=True)
