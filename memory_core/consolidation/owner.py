@@ -17,6 +17,8 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from memory_core.storage.engine import pid_alive
+
 PROC = Path("/proc")
 
 
@@ -58,13 +60,7 @@ def owner_alive(text: str, proc: Path = PROC) -> bool | None:
         return False  # the machine rebooted since: every process of then is gone
     if owner.start and proc.is_dir():
         return start_ticks(owner.pid, proc) == owner.start
-    try:
-        os.kill(owner.pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # runs, as another user
-    return True
+    return pid_alive(owner.pid)
 
 
 def start_ticks(pid: int, proc: Path = PROC) -> str | None:

@@ -170,7 +170,7 @@ class _Marks:
         for name in names:
             if name == self.mine or not name.isdigit():
                 continue
-            if _alive(int(name)):
+            if pid_alive(int(name)):
                 live = True
             else:  # a process killed while waiting
                 with contextlib.suppress(OSError):
@@ -193,7 +193,8 @@ class _Marks:
                 mark.unlink()
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id runs on this host (as any user)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
