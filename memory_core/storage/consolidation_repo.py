@@ -66,7 +66,7 @@ class Batch:
     finished_at: datetime | None
     error: str | None
     owner: str | None = None
-    """The process running it, `host/boot/pid/start` (None before migration 0006)."""
+    """The process running it, `host/boot/pid/start` (None before migration 0007)."""
 
     @property
     def is_open(self) -> bool:

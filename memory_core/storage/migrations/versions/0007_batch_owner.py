@@ -5,8 +5,8 @@ it was, so later runs waited for the watchdog. With the owner recorded, a batch
 whose process is gone is failed at once (memory_core/consolidation/owner.py).
 Batches from before have no owner and wait for the watchdog as before.
 
-Revision ID: 0006
-Revises: 0005
+Revision ID: 0007
+Revises: 0006
 Create Date: 2026-12-01 23:00:00
 """
 
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0006"
-down_revision: str | None = "0005"
+revision: str = "0007"
+down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
