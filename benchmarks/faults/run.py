@@ -5,7 +5,7 @@
 1. `--kills` SIGKILLs at random moments across archiving, a consolidation batch (fake
    model on loopback), the nightly run and a backup; after each: integrity_check,
    acknowledged <= delivered <= archived per chat, a restart with the bot's start-up
-   reconcile, the same check, and every archived message resent (no new row);
+   reconcile, the same check, and the newest 3,000 messages resent (no new row);
 2. SQLite full (`PRAGMA max_page_count`), then room again, nothing restarted;
 3. the model hangs, answers 500 / 429, answers garbage.
 
