@@ -176,8 +176,6 @@ class ChatService:
         send: Send,
         now: datetime,
     ) -> ReplyOutcome:
-        # One deadline for the whole reply, the silent retry included.
-        deadline = asyncio.get_running_loop().time() + self.settings.llm_timeout_s
         trigger: Experience | None = None
         recalled: tuple[Recalled, ...] = ()
         prompt: ChatPrompt | None = None
@@ -203,7 +201,7 @@ class ChatService:
                 blocks=self.blocks,
             )
             prompt = build_chat_prompt(self._prompt_input(incoming, view, recalled, now))
-            kind, text = await self._generate(llm, prompt.messages, incoming.scope, deadline)
+            kind, text = await self._generate(llm, prompt.messages, incoming.scope)
         except LLMError as exc:
             log.warning("yuji: model unavailable for %s: %s", incoming.scope, exc)
             kind, text = "failure", self.settings.failure_line
@@ -242,12 +240,13 @@ class ChatService:
         )
 
     async def _generate(
-        self, llm: LLMClient, messages: list[ChatMessage], scope: str, deadline: float
+        self, llm: LLMClient, messages: list[ChatMessage], scope: str
     ) -> tuple[Literal["reply", "fallback"], str]:
         """One answer, one silent retry if it is out of character, then the fallback.
 
-        Both calls share the reply's one deadline (`deadline`, event-loop time): the
-        retry gets what the first answer left, and none when nothing is left."""
+        Both calls share one deadline, `llm_timeout_s` from the first call: the retry
+        gets what the first answer left, and none when nothing is left."""
+        deadline = asyncio.get_running_loop().time() + self.settings.llm_timeout_s
         for attempt in (1, 2):
             try:
                 answer = await self._ask(llm, messages, scope, deadline)
