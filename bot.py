@@ -8,20 +8,30 @@ it wins over any file.
 Secrets are masked in every log line before `nonebot.init` (which logs its whole
 configuration at DEBUG), so no level ever shows the OneBot token, the LLM key or the
 Telegram token.
+
+The OneBot v11 adapter registered is yuji's `IngestAdapter` (the stock one with a
+receive loop that archives first, skips malformed frames and applies backpressure);
+it is imported after the plugins are loaded because it lives in the plugin.
+
+SIGINT and SIGTERM stop the server gracefully (uvicorn stops accepting, the
+plugin's shutdown drains the archive); afterwards uvicorn re-raises the signal it
+caught, which would kill the process by it (exit -15). `main` installs a handler that
+swallows that replay, so a drained shutdown exits with status 0.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
+import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING
 
 import nonebot
 from dotenv import dotenv_values
-from nonebot.adapters.onebot.v11 import Adapter as OneBotV11Adapter
 from nonebot.log import default_filter, default_format, logger
 from nonebot.log import logger_id as console_handler_id
 
@@ -120,13 +130,21 @@ def check_exposure() -> None:
     logger.warning(line)
 
 
+def _replayed_signal(_signum: int, _frame: FrameType | None) -> None:
+    """uvicorn handled the signal already (graceful shutdown); ignore its replay."""
+
+
 def main() -> None:
     mask_secrets(configured_secrets())
     # NoneBot's own defaults (driver ~fastapi, 127.0.0.1:8080) apply unless set.
     nonebot.init(**env_overrides())
     check_exposure()
-    nonebot.get_driver().register_adapter(OneBotV11Adapter)
     nonebot.load_plugins("plugins")
+    from plugins.yuji.onebot_adapter import IngestAdapter
+
+    nonebot.get_driver().register_adapter(IngestAdapter)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _replayed_signal)
     nonebot.run()
 
 

@@ -5,7 +5,8 @@
     ├── StorageError           the database refused or failed an operation
     │   ├── AppendOnlyViolation    an UPDATE/DELETE on archived experience content
     │   ├── StorageBusy            another process held the write lock past the bound
-    │   └── StorageFull            the disk (or the database's page limit) is full
+    │   ├── StorageFull            the disk (or the database's page limit) is full
+    │   └── ArchiveClosed          the archive writer stopped (shutdown) before the row
     ├── NotFound               an id that does not exist *in this scope*
     ├── ScopeViolation         an id or scope that belongs to another chat
     ├── ValidationError        input that breaks a rule of the write API
@@ -51,6 +52,10 @@ class StorageBusy(StorageError):
 class StorageFull(StorageError):
     def __str__(self) -> str:
         return f"database full: {super().__str__()}"
+
+
+class ArchiveClosed(StorageError):
+    pass
 
 
 class NotFound(YujiError):

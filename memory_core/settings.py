@@ -39,6 +39,10 @@ class Settings:
     """Fetch images from private and link-local ranges (resolved addresses, redirects too)."""
     archive_flush_max: int = 500
     """Largest group commit the archive writer makes in one transaction."""
+    archive_queue_max: int = 10_000
+    """Messages received and not yet written; when full, reading from the client pauses."""
+    shutdown_drain_s: float = 30.0
+    """On SIGINT/SIGTERM, how long the archive may take to write what it received."""
 
     # consolidation
     batch_max_messages: int = 40
@@ -181,6 +185,7 @@ class Settings:
 _AT_LEAST_ONE = (
     "attachment_max_bytes",
     "archive_flush_max",
+    "archive_queue_max",
     "batch_max_messages",
     "batch_max_chars",
     "eligible_min_pending",
@@ -245,6 +250,7 @@ def validate(settings: Settings) -> list[str]:
         "recent_messages",
         "alert_dedup_s",
         "backfill_interval_s",
+        "shutdown_drain_s",
     ):
         if getattr(settings, n) < 0:
             problems.append(f"{env(n)} must not be negative")

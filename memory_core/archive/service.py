@@ -14,14 +14,19 @@ from pathlib import Path
 from memory_core.clock import Clock
 from memory_core.errors import NotFound, ValidationError
 from memory_core.settings import Settings
-from memory_core.storage.archive_repo import ArchiveCounts, ArchiveRepo, LinkedAttachment
+from memory_core.storage.archive_repo import (
+    Appended,
+    ArchiveCounts,
+    ArchiveRepo,
+    LinkedAttachment,
+)
 from memory_core.storage.engine import Database
 from memory_core.types import Experience, NewExperience
 
 from .attachments import AttachmentIngest
 from .fetcher import AttachmentFetcher, HttpxFetcher
 from .store import AttachmentStore
-from .writer import GroupCommitWriter
+from .writer import DrainReport, GroupCommitWriter
 
 SOURCES = ("realtime", "backfill", "migrated")
 
@@ -47,7 +52,11 @@ class ArchiveService:
         self.db = db
         self.repo = ArchiveRepo(db)
         self.store = AttachmentStore(settings.attachments_dir)
-        self.writer = GroupCommitWriter(self.repo.insert_many, max_batch=settings.archive_flush_max)
+        self.writer = GroupCommitWriter(
+            self.repo.insert_many,
+            max_batch=settings.archive_flush_max,
+            capacity=settings.archive_queue_max,
+        )
         self.attachments = AttachmentIngest(
             self.repo,
             self.store,
@@ -70,6 +79,21 @@ class ArchiveService:
             self.attachments.schedule(appended.id, exp.attachments)
         return appended.id
 
+    async def enqueue(self, exp: NewExperience) -> None:
+        """The live path: queue one message and return once it is queued (waiting only
+        while the queue is full), not once it is committed. Attachments are scheduled
+        when the row commits; a refused row is logged by the writer."""
+        _validate(exp)
+        future = await self.writer.put(exp, self.clock.now())
+
+        def committed(done: asyncio.Future[Appended]) -> None:
+            if done.cancelled() or done.exception() is not None:
+                return
+            if done.result().created and exp.attachments:
+                self.attachments.schedule(done.result().id, exp.attachments)
+
+        future.add_done_callback(committed)
+
     async def append_many(self, exps: Sequence[NewExperience]) -> list[int]:
         for exp in exps:
             _validate(exp)
@@ -86,6 +110,11 @@ class ArchiveService:
 
     async def flush(self) -> None:
         await self.writer.flush()
+
+    async def drain(self, timeout_s: float) -> DrainReport:
+        """Shutdown: write everything queued within `timeout_s`, then refuse new rows;
+        what is left is reported by chat (the next start's backfill fetches it)."""
+        return await self.writer.drain(timeout_s)
 
     async def wait_attachments(self) -> None:
         """Wait until every scheduled attachment fetch has stored or failed."""

@@ -16,6 +16,7 @@ from . import archive_hooks as archive_hooks  # noqa: E402
 from . import chat as chat  # noqa: E402
 from . import commands as commands  # noqa: E402
 from . import console as console  # noqa: E402
+from . import ingest as ingest  # noqa: E402
 from . import jobs_backfill as jobs_backfill  # noqa: E402
 from . import jobs_consolidation as jobs_consolidation  # noqa: E402
 from . import jobs_nightly as jobs_nightly  # noqa: E402
@@ -64,9 +65,21 @@ async def _start() -> None:
 
 @driver.on_shutdown
 async def _stop() -> None:
+    """Drain: the server stopped accepting and read what the clients had sent; write it
+    all within YUJI_SHUTDOWN_DRAIN_S, report what is left by chat, close the core."""
     try:
         core = runtime.core()
     except RuntimeError:
         return
+    report = await core.archive.drain(core.settings.shutdown_drain_s)
+    if report.left:
+        chats = ", ".join(f"{scope}: {n}" for scope, n in sorted(report.left.items()))
+        logger.error(
+            f"yuji: shutdown drained {report.drained} messages; {report.lost} could not be "
+            f"archived within {core.settings.shutdown_drain_s:g} s ({chats}); "
+            "the next start's backfill fetches them"
+        )
+    else:
+        logger.info(f"yuji: shutdown drained {report.drained} messages; nothing left")
     await core.close()
     runtime.set_core(None)

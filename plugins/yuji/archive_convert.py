@@ -5,19 +5,32 @@ the segments themselves as JSON, finds the message replied to, and lists the ima
 and sticker URLs to fetch. Voice, video and files stay in the segments only (a stated
 boundary). A segment of an unknown type or a malformed shape never raises: it is
 kept as it came (made JSON-safe) and rendered as a bracketed placeholder.
+
+JSON-safe also means storable: a lone UTF-16 surrogate (a client cutting an emoji in
+half) is replaced by U+FFFD, and the segment keeps its original data as ASCII JSON
+under `original` (the exact code units the client sent); data nested deeper than
+`MAX_SEGMENT_DEPTH` is cut there, so the message is kept and the row stays small.
+
+`message_experience` reads a OneBot message object (a live event or a history item,
+as plain JSON) straight into an experience: the live ingest and the backfill share it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from nonebot.adapters.onebot.v11 import Message, MessageSegment
 
-from memory_core import AttachmentRef
+from memory_core import AttachmentRef, NewExperience, group_scope, private_scope
 
+MAX_SEGMENT_DEPTH = 32
+"""Levels of nesting kept inside a segment's data; deeper values become a marker."""
 MAX_INLINE_DATA = 1024
 """Longer `base64://` payloads (our own sends) are replaced by a short marker."""
 
@@ -80,7 +93,12 @@ def normalise_segment(raw: Any) -> dict[str, Any]:
         kind = "unknown"
     if not isinstance(data, Mapping):
         data = {} if data is None else {"value": data}
-    return {"type": kind, "data": {str(k): _json_safe(v) for k, v in data.items()}}  # type: ignore[union-attr]
+    cleaned: dict[str, Any] = _json_safe(data, 0)
+    segment: dict[str, Any] = {"type": clean_text(kind), "data": cleaned}
+    if _has_surrogate(data, 0):
+        with contextlib.suppress(ValueError, TypeError, RecursionError):
+            segment["original"] = json.dumps(data, ensure_ascii=True, default=str)
+    return segment
 
 
 def render_segment(kind: str, data: Mapping[str, Any]) -> str:
@@ -118,9 +136,56 @@ def attachment_ref(index: int, kind: str, data: Mapping[str, Any]) -> Attachment
     return None
 
 
-def display_name(card: str | None, nickname: str | None) -> str:
+def display_name(card: Any, nickname: Any) -> str:
     """The name shown in the group at that moment: the group card, else the nickname."""
-    return (card or "").strip() or (nickname or "").strip()
+    return _name(card) or _name(nickname)
+
+
+def clean_text(value: str) -> str:
+    """`value` storable as UTF-8: each lone surrogate replaced by U+FFFD."""
+    return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+
+
+def message_experience(
+    item: Mapping[str, Any],
+    *,
+    self_id: str,
+    now: Callable[[], datetime],
+    source: str = "realtime",
+) -> NewExperience | None:
+    """A OneBot message object (event or history item) -> experience; None when it
+    names no chat, no message id or no sender (nothing to key or dedup it by)."""
+    message_id = item.get("message_id")
+    sender: Any = item.get("sender")
+    sender = sender if isinstance(sender, Mapping) else {}
+    user_id = item.get("user_id")
+    if not _scalar(user_id):
+        user_id = sender.get("user_id")
+    if not _scalar(message_id) or not _scalar(user_id):
+        return None
+    kind, group_id = item.get("message_type"), item.get("group_id")
+    if kind == "group" or (kind is None and group_id is not None):
+        if not _chat_id(group_id):
+            return None
+        scope = group_scope(int(group_id))
+    elif kind == "private" and _chat_id(user_id):
+        scope = private_scope(int(user_id))
+    else:
+        return None
+    converted = convert(raw_segments(item.get("message")))
+    return NewExperience(
+        scope=scope,
+        fingerprint=clean_text(str(message_id)),
+        sender_id=clean_text(str(user_id)),
+        sender_name=display_name(sender.get("card"), sender.get("nickname")),
+        is_bot=str(user_id) == self_id,
+        text=converted.text,
+        segments=converted.segments,
+        reply_to=converted.reply_to,
+        sent_at=event_instant(item.get("time")) or now(),
+        source=source,
+        attachments=converted.attachments,
+    )
 
 
 def raw_segments(message: Any, *, escaped: bool = False) -> list[Any]:
@@ -154,21 +219,55 @@ def _summary(data: Mapping[str, Any]) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+MAX_ID_CHARS = 64
+"""Longer message, user or chat ids are not ids a client sends: the message is skipped."""
+
+
 def _scalar(value: Any) -> bool:
-    return isinstance(value, str | int) and not isinstance(value, bool) and str(value) != ""
+    return (
+        isinstance(value, str | int)
+        and not isinstance(value, bool)
+        and 0 < len(str(value)) <= MAX_ID_CHARS
+    )
 
 
-def _json_safe(value: Any) -> Any:
+def _chat_id(value: Any) -> bool:
+    return _scalar(value) and str(value).isdecimal() and str(value).isascii()
+
+
+def _name(value: Any) -> str:
+    return clean_text(value).strip() if isinstance(value, str) else ""
+
+
+def _json_safe(value: Any, depth: int = 0) -> Any:
     if value is None or isinstance(value, bool | int | float):
         return value
     if isinstance(value, str):
         if value.startswith("base64://") and len(value) > MAX_INLINE_DATA:
             return f"base64://[{len(value) - 9} characters not archived]"
-        return value
+        return clean_text(value)
+    if isinstance(value, Mapping | list | tuple) and depth >= MAX_SEGMENT_DEPTH:
+        return f"[nested deeper than {MAX_SEGMENT_DEPTH} levels, not archived]"
     if isinstance(value, Mapping):
-        return {str(k): _json_safe(v) for k, v in value.items()}  # type: ignore[union-attr]
+        return {clean_text(str(k)): _json_safe(v, depth + 1) for k, v in value.items()}  # type: ignore[union-attr]
     if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]  # type: ignore[union-attr]
+        return [_json_safe(v, depth + 1) for v in value]  # type: ignore[union-attr]
     if isinstance(value, bytes | bytearray):
         return f"[{len(value)} bytes not archived]"
-    return str(value)
+    return clean_text(str(value))
+
+
+def _has_surrogate(value: Any, depth: int) -> bool:
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if depth >= MAX_SEGMENT_DEPTH:
+        return False
+    if isinstance(value, Mapping):
+        return any(
+            _has_surrogate(str(k), depth) or _has_surrogate(v, depth + 1)
+            for k, v in value.items()  # type: ignore[union-attr]
+        )
+    if isinstance(value, list | tuple):
+        return any(_has_surrogate(v, depth + 1) for v in value)  # type: ignore[union-attr]
+    return False

@@ -1,7 +1,8 @@
-"""Archive every message the bot sees, and every message it sends.
+"""Archive every message the bot sends, and convert the ones it receives.
 
-- Incoming: a priority-0, non-blocking message matcher, so the message is archived
-  before any other handler runs (mute does not stop it).
+- Incoming: `ingest.py` archives each message once, before any matcher (from the raw
+  frame with `bot.py`'s adapter, else from the parsed event); `incoming_experience`
+  is its converter for a parsed event (also used by `/remember`).
 - Outgoing: `Bot.on_called_api` for `send_group_msg` / `send_private_msg` /
   `send_msg`, archived with `is_bot=True`; the fingerprint is the returned
   `message_id`, so the echo of our own message (if the client reports one) dedups.
@@ -17,37 +18,16 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from nonebot import logger, on_message
+from nonebot import logger
 from nonebot.adapters import Bot as BaseBot
-from nonebot.adapters.onebot.v11 import Bot, Event, MessageEvent
+from nonebot.adapters.onebot.v11 import Bot, MessageEvent
 
 from memory_core import NewExperience, group_scope, private_scope
 
 from . import runtime
-from .archive_convert import convert, display_name, event_instant, raw_segments
+from .archive_convert import convert, message_experience, raw_segments
 
 SEND_APIS = frozenset({"send_group_msg", "send_private_msg", "send_msg"})
-
-archive_incoming = on_message(priority=0, block=False)
-
-
-@archive_incoming.handle()
-async def _archive_incoming(bot: Bot, event: Event) -> None:
-    if not isinstance(event, MessageEvent):
-        # The adapter could not parse it as any message event (it logs that only at
-        # DEBUG): say so once, plainly, and skip it.
-        logger.warning(f"yuji: malformed message event skipped: {_preview(event)}")
-        return
-    try:
-        core = runtime.core()
-        exp = incoming_experience(bot, event, now=core.clock.now())
-        if exp is None:
-            return
-        await core.archive.append(exp)
-    except Exception as exc:
-        logger.opt(exception=exc).error(
-            f"yuji: could not archive message {getattr(event, 'message_id', '?')}"
-        )
 
 
 @BaseBot.on_called_api
@@ -70,25 +50,19 @@ async def _archive_own_send(
 
 
 def incoming_experience(bot: Bot, event: MessageEvent, *, now: datetime) -> NewExperience | None:
-    group_id = getattr(event, "group_id", None)
-    if event.message_type == "group" and group_id is not None:
-        scope = group_scope(group_id)
-    elif event.message_type == "private":
-        scope = private_scope(event.user_id)
-    else:
-        return None
-    converted = convert(event.original_message)
-    return NewExperience(
-        scope=scope,
-        fingerprint=str(event.message_id),
-        sender_id=str(event.user_id),
-        sender_name=display_name(event.sender.card, event.sender.nickname),
-        is_bot=str(event.user_id) == str(bot.self_id),
-        text=converted.text,
-        segments=converted.segments,
-        reply_to=converted.reply_to,
-        sent_at=event_instant(event.time) or now,
-        attachments=converted.attachments,
+    """A parsed message event -> experience, through the same converter as raw frames."""
+    return message_experience(
+        {
+            "message_type": event.message_type,
+            "group_id": getattr(event, "group_id", None),
+            "user_id": event.user_id,
+            "message_id": event.message_id,
+            "time": event.time,
+            "sender": {"card": event.sender.card, "nickname": event.sender.nickname},
+            "message": list(event.original_message),
+        },
+        self_id=str(bot.self_id),
+        now=lambda: now,
     )
 
 
@@ -123,11 +97,3 @@ def outgoing_experience(
         sent_at=now,
         attachments=converted.attachments,
     )
-
-
-def _preview(event: Event) -> str:
-    try:
-        raw = repr(event.model_dump())
-    except Exception:
-        raw = repr(event)
-    return raw if len(raw) <= 300 else raw[:300] + "..."

@@ -1,6 +1,7 @@
 """History items of `get_group_msg_history` -> experiences, through the archive's own
-converter, so a backfilled message is stored exactly as if it had been heard live
-(same fingerprint = message id, same text rendering, same attachments)."""
+converter (`message_experience`, which the live ingest uses too), so a backfilled
+message is stored exactly as if it had been heard live (same fingerprint = message
+id, same text rendering, same attachments)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 from memory_core import NewExperience, group_scope
 
-from .archive_convert import convert, display_name, event_instant, raw_segments
+from .archive_convert import message_experience
 
 
 def history_parser(
@@ -19,29 +20,16 @@ def history_parser(
     scope = group_scope(group_id)
 
     def parse(item: Mapping[str, Any]) -> NewExperience | None:
-        message_id = item.get("message_id")
-        if message_id in (None, ""):
-            return None
         raw_group = item.get("group_id")
         if raw_group not in (None, "") and str(raw_group) != str(group_id):
             return None
-        sender: Mapping[str, Any] = item.get("sender") or {}
-        user_id = sender.get("user_id", item.get("user_id"))
-        if user_id in (None, ""):
-            return None
-        converted = convert(raw_segments(item.get("message")))
-        return NewExperience(
-            scope=scope,
-            fingerprint=str(message_id),
-            sender_id=str(user_id),
-            sender_name=display_name(sender.get("card"), sender.get("nickname")),
-            is_bot=str(user_id) == self_id,
-            text=converted.text,
-            segments=converted.segments,
-            reply_to=converted.reply_to,
-            sent_at=event_instant(item.get("time")) or now(),
+        # History items may omit the message type and the group: they are this group's.
+        exp = message_experience(
+            {**item, "message_type": "group", "group_id": group_id},
+            self_id=self_id,
+            now=now,
             source="backfill",
-            attachments=converted.attachments,
         )
+        return exp if exp is not None and exp.scope == scope else None
 
     return parse

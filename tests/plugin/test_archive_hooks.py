@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -142,3 +143,30 @@ async def test_a_malformed_message_event_is_skipped(app: App, yuji_core: Yuji) -
         ctx.receive_event(bot, group_message("之后的消息照常存档", message_id=2))
     rows = await yuji_core.archive.after("group:100", 0, 10)
     assert [r.text for r in rows] == ["之后的消息照常存档"]
+
+
+async def test_a_lone_surrogate_keeps_the_message_with_the_broken_half_replaced(
+    app: App, yuji_core: Yuji
+) -> None:
+    # Defect 1: a client cut an emoji in half (`\ud83d` alone) in the text, the card,
+    # the nickname and a segment key; the row used to never exist.
+    event = group_message(
+        [
+            {"type": "text", "data": {"text": "半个表情\ud83d在这"}},
+            {"type": "weird", "data": {"k\udc00ey": "v\ud83d"}},
+        ],
+        message_id=31,
+        card="阿\ud83d鱼",
+        nickname="fi\udcffsh",
+    )
+    async with app.test_matcher() as ctx:
+        bot = ctx.create_bot(base=Bot, self_id=BOT_ID)
+        ctx.receive_event(bot, event)
+    got = await yuji_core.archive.by_fingerprint("group:100", "31")
+    assert got is not None
+    assert got.text == "半个表情\ufffd在这[weird]"
+    assert got.sender_name == "阿\ufffd鱼"
+    assert got.segments[0]["data"]["text"] == "半个表情\ufffd在这"
+    assert got.segments[1]["data"]["k\ufffdey"] == "v\ufffd"
+    # The original code units stay recoverable from the stored segment.
+    assert json.loads(got.segments[0]["original"]) == {"text": "半个表情\ud83d在这"}

@@ -1,0 +1,128 @@
+"""The OneBot v11 adapter with yuji's receive loop (`bot.py` registers it).
+
+The stock adapter reads a reverse-WebSocket frame, `json.loads` it, builds a pydantic
+event and starts one unbounded task per event through every matcher. Under a flood
+that is where the time and the memory go, and one non-JSON frame closes the socket.
+This subclass keeps everything else (API calls, HTTP, forward WebSocket, the event
+models) and replaces only that loop:
+
+1. a frame that is not a JSON object is logged (throttled) and skipped; the socket
+   stays open;
+2. a message is archived from the raw JSON (`ingest.archive_frame`) before NoneBot
+   parses it, so an event NoneBot cannot parse is still kept; when the archive queue
+   is full, this waits, and so the client's socket is not read (backpressure);
+3. an event is handed to NoneBot's matchers only when a handler may act on it
+   (`ingest.needs_handlers`), in at most `MAX_HANDLER_TASKS` concurrent tasks; above
+   that, the event is archived but not handled, and a line a minute says how many.
+
+API answers (frames without `post_type`) go to the adapter's result store as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any, cast
+
+from nonebot.adapters.onebot.v11 import Adapter as OneBotV11Adapter
+from nonebot.adapters.onebot.v11 import Bot, Event
+from nonebot.drivers import WebSocket
+from nonebot.exception import WebSocketClosed
+from nonebot.utils import escape_tag
+
+from memory_core.log_throttle import LogThrottle, repeats
+
+from . import ingest
+
+MAX_HANDLER_TASKS = 256
+"""Events in NoneBot's matchers at once; beyond that they are archived, not handled."""
+REPORT_S = 60.0
+
+
+class IngestAdapter(OneBotV11Adapter):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._handler_tasks: set[asyncio.Task[None]] = set()
+        self._throttle = LogThrottle(REPORT_S)
+        self.unhandled = 0
+        """Events archived but not handed to matchers because too many were running."""
+
+    async def _handle_ws(self, websocket: WebSocket) -> None:
+        self_id = websocket.request.headers.get("x-self-id")
+        if not self_id:
+            ingest.log.warning("OneBot connection without X-Self-ID refused")
+            await websocket.close(1008, "Missing X-Self-ID Header")
+            return
+        if self_id in self.bots:
+            ingest.log.warning(f"there is already a bot {self_id}: second connection refused")
+            await websocket.close(1008, "Duplicate X-Self-ID")
+            return
+        response = self._check_access_token(websocket.request)
+        if response is not None:
+            await websocket.close(1008, cast(str, response.content))
+            return
+
+        await websocket.accept()
+        bot = Bot(self, self_id)
+        self.bot_connect(bot)
+        self.connections[self_id] = websocket
+        ingest.log.info(f"Bot {escape_tag(self_id)} connected")
+        try:
+            while True:
+                await self.receive_frame(bot, await websocket.receive())
+        except WebSocketClosed:
+            ingest.log.warning(f"WebSocket for bot {escape_tag(self_id)} closed by peer")
+        except Exception as exc:
+            ingest.log.opt(exception=exc).error(
+                f"WebSocket for bot {escape_tag(self_id)} failed; the client will reconnect"
+            )
+        finally:
+            with contextlib.suppress(Exception):
+                await websocket.close()
+            self.connections.pop(self_id, None)
+            self.bot_disconnect(bot)
+
+    async def receive_frame(self, bot: Bot, frame: str | bytes) -> None:
+        """One frame from the client: archive, then maybe handle. Never raises."""
+        try:
+            data: Any = json.loads(frame)
+        except (ValueError, RecursionError) as exc:
+            self._skip("not JSON", f"{type(exc).__name__}: {exc}", frame)
+            return
+        if not isinstance(data, dict):
+            self._skip("not a JSON object", type(data).__name__, frame)
+            return
+        payload = cast(dict[str, Any], data)
+        await ingest.archive_frame(bot.self_id, payload)
+        try:
+            event = self.json_to_event(payload)
+        except Exception as exc:
+            self._skip("unreadable", f"{type(exc).__name__}: {exc}", frame)
+            return
+        if event is None or not ingest.needs_handlers(bot, event):
+            return
+        if len(self._handler_tasks) >= MAX_HANDLER_TASKS:
+            self.unhandled += 1
+            held = self._throttle.allow("busy")
+            if held is not None:
+                ingest.log.warning(
+                    f"{MAX_HANDLER_TASKS} events already in handlers: this one is archived "
+                    f"but not handled; {self.unhandled} so far{repeats(held)}"
+                )
+            return
+        task = asyncio.create_task(self._handle(bot, event))
+        self._handler_tasks.add(task)
+        task.add_done_callback(self._handler_tasks.discard)
+
+    async def _handle(self, bot: Bot, event: Event) -> None:
+        await bot.handle_event(event)
+
+    def _skip(self, what: str, detail: str, frame: str | bytes) -> None:
+        held = self._throttle.allow(("skip", what))
+        if held is not None:
+            preview = frame[:200] if isinstance(frame, str) else repr(frame[:200])
+            ingest.log.warning(
+                f"frame skipped ({what}: {escape_tag(detail[:200])}): "
+                f"{escape_tag(preview)}{repeats(held)}"
+            )
