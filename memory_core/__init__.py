@@ -21,6 +21,8 @@ from .errors import YujiError as YujiError
 from .llm import LLMClient as LLMClient
 from .llm import OpenAICompatibleClient as OpenAICompatibleClient
 from .llm import ScriptedLLM as ScriptedLLM
+from .log_throttle import LogThrottle as LogThrottle
+from .log_throttle import repeats as repeats
 from .memories import Memories as Memories
 from .memories import NewMemory as NewMemory
 from .memories import SupersedeOutcome as SupersedeOutcome
@@ -73,6 +75,7 @@ __all__ = [
     "Incoming",
     "LLMClient",
     "LastRun",
+    "LogThrottle",
     "Memories",
     "Memory",
     "NewExperience",
@@ -103,5 +106,6 @@ __all__ = [
     "needs_embedding",
     "parse_cutoff",
     "private_scope",
+    "repeats",
     "run_embed_process",
 ]

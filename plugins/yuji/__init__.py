@@ -25,6 +25,7 @@ from . import jobs_vectors as jobs_vectors  # noqa: E402
 from . import ops_logs as ops_logs  # noqa: E402
 from . import ops_notices as ops_notices  # noqa: E402
 from . import runtime as runtime  # noqa: E402
+from . import shutdown as shutdown  # noqa: E402
 from .config import Config, origins, to_settings  # noqa: E402
 
 __plugin_meta__ = PluginMetadata(
@@ -49,6 +50,7 @@ async def _start() -> None:
     core = await Yuji.open(settings)
     core.console.origins = origins(settings, os.environ)
     runtime.set_core(core)
+    shutdown.install(settings.shutdown_drain_s)
     for jobs in (jobs_backfill, jobs_consolidation, jobs_nightly, jobs_ops, jobs_vectors):
         jobs.schedule(settings)
     if settings.console_token:

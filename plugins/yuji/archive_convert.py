@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from nonebot.adapters.onebot.v11 import Message, MessageSegment
 
@@ -151,7 +151,7 @@ def message_experience(
     *,
     self_id: str,
     now: Callable[[], datetime],
-    source: str = "realtime",
+    source: Literal["realtime", "backfill"] = "realtime",
 ) -> NewExperience | None:
     """A OneBot message object (event or history item) -> experience; None when it
     names no chat, no message id or no sender (nothing to key or dedup it by)."""
@@ -167,9 +167,9 @@ def message_experience(
     if kind == "group" or (kind is None and group_id is not None):
         if not _chat_id(group_id):
             return None
-        scope = group_scope(int(group_id))
+        scope = group_scope(int(str(group_id)))
     elif kind == "private" and _chat_id(user_id):
-        scope = private_scope(int(user_id))
+        scope = private_scope(int(str(user_id)))
     else:
         return None
     converted = convert(raw_segments(item.get("message")))

@@ -26,7 +26,7 @@ from nonebot.adapters.onebot.v11 import Bot, Event, GroupMessageEvent, MessageEv
 from nonebot.matcher import matchers
 from nonebot.message import event_preprocessor
 
-from memory_core.log_throttle import LogThrottle, repeats
+from memory_core import LogThrottle, repeats
 
 from . import runtime
 from .archive_convert import message_experience

@@ -15,7 +15,13 @@ models) and replaces only that loop:
    (`ingest.needs_handlers`), in at most `MAX_HANDLER_TASKS` concurrent tasks; above
    that, the event is archived but not handled, and a line a minute says how many.
 
-API answers (frames without `post_type`) go to the adapter's result store as before.
+API answers (frames without `post_type`) go to the adapter's result store as before;
+an event shape NoneBot cannot parse is logged throttled and without its (possibly
+huge) raw text, where the stock adapter logs the whole frame every time.
+
+For a graceful stop (`shutdown.py`), `quiesce` refuses new connections and waits
+until every open socket has been read empty, so what a client sent before the
+signal is archived, not cut off in a socket buffer when the server closes.
 """
 
 from __future__ import annotations
@@ -23,21 +29,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from typing import Any, cast
 
 from nonebot.adapters.onebot.v11 import Adapter as OneBotV11Adapter
 from nonebot.adapters.onebot.v11 import Bot, Event
+from nonebot.compat import type_validate_python
 from nonebot.drivers import WebSocket
 from nonebot.exception import WebSocketClosed
 from nonebot.utils import escape_tag
 
-from memory_core.log_throttle import LogThrottle, repeats
+from memory_core import LogThrottle, repeats
 
 from . import ingest
 
 MAX_HANDLER_TASKS = 256
 """Events in NoneBot's matchers at once; beyond that they are archived, not handled."""
 REPORT_S = 60.0
+QUIET_S = 0.3
+"""A socket counts as read empty after this long with no frame and none in hand."""
 
 
 class IngestAdapter(OneBotV11Adapter):
@@ -47,6 +57,9 @@ class IngestAdapter(OneBotV11Adapter):
         self._throttle = LogThrottle(REPORT_S)
         self.unhandled = 0
         """Events archived but not handed to matchers because too many were running."""
+        self.closing = False
+        self._in_hand = 0
+        self._last_frame = time.monotonic()
 
     async def _handle_ws(self, websocket: WebSocket) -> None:
         self_id = websocket.request.headers.get("x-self-id")
@@ -62,6 +75,9 @@ class IngestAdapter(OneBotV11Adapter):
         if response is not None:
             await websocket.close(1008, cast(str, response.content))
             return
+        if self.closing:
+            await websocket.close(1012, "Shutting down")
+            return
 
         await websocket.accept()
         bot = Bot(self, self_id)
@@ -70,9 +86,15 @@ class IngestAdapter(OneBotV11Adapter):
         ingest.log.info(f"Bot {escape_tag(self_id)} connected")
         try:
             while True:
-                await self.receive_frame(bot, await websocket.receive())
+                frame = await websocket.receive()
+                self._in_hand += 1
+                try:
+                    await self.receive_frame(bot, frame)
+                finally:
+                    self._in_hand -= 1
+                    self._last_frame = time.monotonic()
         except WebSocketClosed:
-            ingest.log.warning(f"WebSocket for bot {escape_tag(self_id)} closed by peer")
+            ingest.log.warning(f"WebSocket for bot {escape_tag(self_id)} closed")
         except Exception as exc:
             ingest.log.opt(exception=exc).error(
                 f"WebSocket for bot {escape_tag(self_id)} failed; the client will reconnect"
@@ -114,6 +136,40 @@ class IngestAdapter(OneBotV11Adapter):
         task = asyncio.create_task(self._handle(bot, event))
         self._handler_tasks.add(task)
         task.add_done_callback(self._handler_tasks.discard)
+
+    async def quiesce(self, timeout_s: float) -> bool:
+        """Refuse new connections; wait until the open ones are read empty (True) or
+        `timeout_s` passes (False)."""
+        self.closing = True
+        deadline = time.monotonic() + timeout_s
+        while self.connections and (self._in_hand or time.monotonic() - self._last_frame < QUIET_S):
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.05)
+        return True
+
+    @classmethod
+    def json_to_event(cls, json_data: Any) -> Event | None:
+        """The stock parser, minus its unthrottled logging of whole raw frames."""
+        if not isinstance(json_data, dict):
+            return None
+        data = cast(dict[str, Any], json_data)
+        if "post_type" not in data:
+            cls._result_store.add_result(data)
+            return None
+        for model in cls.get_event_model(data):
+            try:
+                return type_validate_python(model, data)
+            except Exception:
+                continue
+        try:
+            return type_validate_python(Event, data)
+        except Exception as exc:
+            ingest.complain(
+                ("event", type(exc).__name__),
+                f"event NoneBot cannot parse skipped ({type(exc).__name__})",
+            )
+            return None
 
     async def _handle(self, bot: Bot, event: Event) -> None:
         await bot.handle_event(event)
