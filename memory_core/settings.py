@@ -97,6 +97,8 @@ class Settings:
     recent_messages: int = 20
     backfill_interval_s: int = 1800
     backfill_max: int = 200
+    backfill_catchup_max: int = 1000
+    """After a start or reconnect, at most this many messages are paged back per group."""
 
     # nightly
     nightly_time: str = "04:00"
@@ -197,6 +199,7 @@ _AT_LEAST_ONE = (
     "recall_limit",
     "near_duplicate_window",
     "backfill_max",
+    "backfill_catchup_max",
     "nightly_retry_after_s",
     "nightly_max_failures",
     "nightly_catchup_days",

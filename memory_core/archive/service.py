@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from memory_core.clock import Clock
@@ -145,6 +146,9 @@ class ArchiveService:
 
     async def by_fingerprint(self, scope: str, fingerprint: str) -> Experience | None:
         return await self.repo.by_fingerprint(scope, fingerprint)
+
+    async def newest_received_before(self, scope: str, before: datetime) -> Experience | None:
+        return await self.repo.newest_received_before(scope, before)
 
     async def scopes(self) -> list[str]:
         return await self.repo.scopes()

@@ -10,7 +10,9 @@ the core never touches a bot. Implementations disagree on its parameters:
 
 Each parameter style is tried in that order until one answers with a message list;
 the one that worked pages backwards (the oldest message of a page anchors the next)
-until `limit` messages, an empty page, or a page with nothing unseen. Errors and
+until `limit` messages, an empty page, or a page with nothing unseen. A catch-up
+run (`until`, the last message archived before a reconnect) pages on until a page
+reaches that message, within `MAX_CATCHUP`; the report says whether it got there. Errors and
 empty answers end the run with what was fetched so far, never with an exception.
 Every message is deduplicated by fingerprint through the archive and stored with
 source `backfill`.
@@ -34,6 +36,7 @@ ParseMessage = Callable[[Mapping[str, Any]], NewExperience | None]
 MAX_BACKFILL = 200
 PAGE_SIZE = 50
 MAX_PAGES = 40
+MAX_CATCHUP = PAGE_SIZE * MAX_PAGES
 HISTORY_API = "get_group_msg_history"
 
 
@@ -54,6 +57,8 @@ class BackfillReport:
     pages: int = 0
     error: str | None = None
     """Why fetching stopped early (the counts are still what was stored)."""
+    caught_up: bool = True
+    """A catch-up run reached the last known message (False: the bound stopped it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,9 +100,15 @@ async def backfill_group(
     parse: ParseMessage,
     archive: BackfillArchive,
     limit: int,
+    until: Experience | None = None,
 ) -> BackfillReport:
-    limit = max(0, min(limit, MAX_BACKFILL))
-    items, pages, error = await fetch_history(group_id, call_api=call_api, limit=limit)
+    limit = _bound(limit, until)
+    items, pages, error = await fetch_history(
+        group_id, call_api=call_api, limit=limit, until=until
+    )
+    caught_up = until is None or any(_reaches(item, until) for item in items)
+    if not caught_up and error is None:
+        error = f"stopped at {limit} messages before reaching the last one archived"
     exps: list[NewExperience] = []
     skipped = 0
     for item in items:
@@ -122,6 +133,7 @@ async def backfill_group(
         skipped=skipped,
         pages=pages,
         error=error,
+        caught_up=caught_up,
     )
     log.info(
         "backfill %s: fetched %d, new %d, duplicates %d, skipped %d, pages %d%s",
@@ -137,18 +149,27 @@ async def backfill_group(
 
 
 async def fetch_history(
-    group_id: int, *, call_api: CallApi, limit: int
+    group_id: int, *, call_api: CallApi, limit: int, until: Experience | None = None
 ) -> tuple[list[Mapping[str, Any]], int, str | None]:
     """Pages of history, newest page first; (items, pages fetched, error or None)."""
-    limit = max(0, min(limit, MAX_BACKFILL))
+    limit = _bound(limit, until)
     if limit <= 0:
         return [], 0, None
-    items, pages, error = await _pages(group_id, call_api, limit)
+    items, pages, error = await _pages(group_id, call_api, limit, until)
     return sorted(items, key=_order)[-limit:], pages, error
 
 
+def _bound(limit: int, until: Experience | None) -> int:
+    return max(0, min(limit, MAX_BACKFILL if until is None else MAX_CATCHUP))
+
+
+def _reaches(item: Mapping[str, Any], known: Experience) -> bool:
+    """The item is the known message, or older than it."""
+    return _key(item) == known.fingerprint or _number(item.get("time")) < known.sent_at.timestamp()
+
+
 async def _pages(
-    group_id: int, call_api: CallApi, limit: int
+    group_id: int, call_api: CallApi, limit: int, until: Experience | None
 ) -> tuple[list[Mapping[str, Any]], int, str | None]:
     styles = list(STYLES)
     seen: set[str] = set()
@@ -167,6 +188,8 @@ async def _pages(
         collected.extend(fresh)
         anchor = styles[0].anchor_of(min(page, key=_order))
         if len(collected) >= limit or anchor is None or pages >= MAX_PAGES:
+            return collected, pages, None
+        if until is not None and any(_reaches(item, until) for item in fresh):
             return collected, pages, None
 
 

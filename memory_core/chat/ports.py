@@ -24,6 +24,8 @@ class ArchivePort(Protocol):
 
     async def by_fingerprint(self, scope: str, fingerprint: str) -> Experience | None: ...
 
+    async def newest_received_before(self, scope: str, before: datetime) -> Experience | None: ...
+
 
 class RecallPort(Protocol):
     async def recall(

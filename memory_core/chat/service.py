@@ -162,6 +162,26 @@ class ChatService:
             limit=self.settings.backfill_max if limit is None else limit,
         )
 
+    async def catch_up(
+        self, group_id: int, *, call_api: CallApi, parse: ParseMessage, heard_before: datetime
+    ) -> BackfillReport:
+        """After a (re)connect or a start: page back through the group's history until
+        the last message archived before `heard_before`, within
+        `backfill_catchup_max` messages; a group never heard gets `/backfill`'s run."""
+        scope = group_scope(group_id)
+        known = await self.archive.newest_received_before(scope, heard_before)
+        if known is None:
+            return await self.backfill(group_id, call_api=call_api, parse=parse)
+        return await backfill_group(
+            group_id,
+            scope=scope,
+            call_api=call_api,
+            parse=parse,
+            archive=self.archive,
+            limit=self.settings.backfill_catchup_max,
+            until=known,
+        )
+
     async def _quotes_bot(self, incoming: Incoming) -> bool:
         if not incoming.reply_to:
             return False

@@ -182,6 +182,18 @@ class ArchiveRepo:
             rows = await conn.execute(query.order_by(experiences.c.id.desc()).limit(limit))
             return [_experience(r) for r in reversed(rows.all())]
 
+    async def newest_received_before(self, scope: str, before: datetime) -> Experience | None:
+        """The last message of `scope` the archive had at `before` (by arrival)."""
+        query = (
+            select(experiences)
+            .where(experiences.c.scope == scope, experiences.c.received_at < before)
+            .order_by(experiences.c.id.desc())
+            .limit(1)
+        )
+        async with self.db.read() as conn:
+            row = (await conn.execute(query)).first()
+            return None if row is None else _experience(row)
+
     async def by_fingerprint(self, scope: str, fingerprint: str) -> Experience | None:
         async with self.db.read() as conn:
             row = (

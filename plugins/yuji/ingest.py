@@ -6,9 +6,12 @@ dependency solving. Anywhere else (another adapter registration, nonebug tests) 
 event preprocessor archives the parsed event instead, once per event, before any
 matcher runs (mute does not stop it).
 
-`needs_handlers` is the adapter's fast path: a group message no yuji handler acts on
-(no command, no @, no reply, no nickname) skips NoneBot's matchers, unless another
-plugin has message matchers of its own, in which case every event goes through.
+`needs_handlers` is the adapter's fast path. yuji's handlers act on commands, on
+messages that may wake the persona (private, @, reply, nickname), on the
+`bot_offline` notice and on heartbeats; any other event (a plain group message, most
+notices, requests) skips NoneBot's matchers, which would only find nothing to do
+after solving their dependencies and log the whole event. When another plugin has
+matchers of its own, every event goes through.
 
 Nothing here raises: a message that cannot be archived is logged, the same complaint
 at most once a minute with a count.
@@ -22,7 +25,7 @@ from typing import Any
 from nonebot import get_driver, logger
 from nonebot.adapters import Bot as BaseBot
 from nonebot.adapters import Event as BaseEvent
-from nonebot.adapters.onebot.v11 import Bot, Event, GroupMessageEvent, MessageEvent
+from nonebot.adapters.onebot.v11 import Bot, Event, MessageEvent
 from nonebot.matcher import matchers
 from nonebot.message import event_preprocessor
 
@@ -31,9 +34,13 @@ from memory_core import LogThrottle, repeats
 from . import runtime
 from .archive_convert import message_experience
 from .archive_hooks import incoming_experience
+from .ops_notices import OFFLINE_NOTICE
 
 log = logger
 MESSAGE_POSTS = frozenset({"message", "message_sent"})
+MAX_HANDLED_SEGMENTS = 1000
+"""A message of more segments is archived but not parsed for handlers (NoneBot builds
+a pydantic validator per segment: 20,000 segments hold the event loop for seconds)."""
 REPORT_S = 60.0
 PLUGIN = "yuji"
 
@@ -91,22 +98,60 @@ async def _archive_parsed(bot: BaseBot, event: BaseEvent) -> None:
         )
 
 
-def needs_handlers(bot: Bot, event: Event) -> bool:
-    """False only for a group message that no handler of this bot can act on."""
-    if not isinstance(event, GroupMessageEvent) or _other_message_matchers():
+def needs_handlers(data: Mapping[str, Any]) -> bool:
+    """False for an event no handler of this bot acts on (see the module docstring),
+    decided on the raw JSON, so such an event is never even parsed by NoneBot."""
+    if _other_matchers():
         return True
+    post = data.get("post_type")
+    if post == "notice":
+        return data.get("notice_type") == OFFLINE_NOTICE
+    if post == "meta_event":
+        return data.get("meta_event_type") == "heartbeat"
+    if post not in MESSAGE_POSTS or data.get("message_type") not in ("group", "private"):
+        return False  # requests, unknown types, message types yuji does not answer
+    message = data.get("message")
+    if isinstance(message, list) and len(message) > MAX_HANDLED_SEGMENTS:  # pyright: ignore[reportUnknownArgumentType]
+        complain(
+            "segments", f"message of over {MAX_HANDLED_SEGMENTS} segments archived, not handled"
+        )
+        return False
+    if data.get("message_type") == "private":
+        return True
+    text = _plain_text(message).lstrip()
     config = get_driver().config
-    text = event.get_plaintext().lstrip()
     starts = tuple(s for s in config.command_start if s)
-    if starts and text.startswith(starts):
-        return True
-    if event.to_me or event.reply is not None:
-        return True
-    if any(s.type in ("at", "reply") for s in event.original_message):
+    if (starts and text.startswith(starts)) or _mentions_or_quotes(message):
         return True
     folded = text.casefold()
     names = (*config.nickname, *_core_nicknames())
     return any(n.strip() and n.strip().casefold() in folded for n in names)
+
+
+def _plain_text(message: Any) -> str:
+    if isinstance(message, str):
+        return message
+    if not isinstance(message, list):
+        return ""
+    parts: list[str] = []
+    for segment in message:  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(segment, Mapping) and segment.get("type") == "text":  # pyright: ignore[reportUnknownMemberType]
+            data: Any = segment.get("data")  # pyright: ignore[reportUnknownMemberType]
+            value = data.get("text") if isinstance(data, Mapping) else None  # pyright: ignore[reportUnknownMemberType]
+            if isinstance(value, str):
+                parts.append(value)
+    return "".join(parts)
+
+
+def _mentions_or_quotes(message: Any) -> bool:
+    if isinstance(message, str):
+        return "[CQ:at," in message or "[CQ:reply," in message
+    if not isinstance(message, list):
+        return False
+    return any(
+        isinstance(s, Mapping) and s.get("type") in ("at", "reply")  # pyright: ignore[reportUnknownMemberType]
+        for s in message  # pyright: ignore[reportUnknownVariableType]
+    )
 
 
 def _core_nicknames() -> tuple[str, ...]:
@@ -119,12 +164,12 @@ def _core_nicknames() -> tuple[str, ...]:
 _others: bool | None = None
 
 
-def _other_message_matchers() -> bool:
-    """Whether a plugin other than yuji handles messages (then nothing skips them)."""
+def _other_matchers() -> bool:
+    """Whether a plugin other than yuji has matchers (then nothing skips them)."""
     global _others
     if _others is None:
         _others = any(
-            m.type in ("message", "") and (m.plugin_id or "").split(":")[0] != PLUGIN
+            (m.plugin_id or "").split(":")[0] != PLUGIN
             for priority in matchers.values()
             for m in priority
         )

@@ -1,4 +1,12 @@
-"""Backfill every group every `YUJI_BACKFILL_INTERVAL_S` seconds (default 30 min).
+"""Backfill: every group at each (re)connect of a bot, and every
+`YUJI_BACKFILL_INTERVAL_S` seconds (default 30 min).
+
+On connect (the first one after a start, and every reconnect) each group's history
+is paged back until the last message archived before that moment
+(`core.chat.catch_up`, within `YUJI_BACKFILL_CATCHUP_MAX`), so a kill, a dropped
+socket or a full shutdown drain loses nothing the client still has. It runs in the
+background; the connection does not wait for it. `YUJI_BACKFILL_INTERVAL_S=0` turns
+every automatic backfill off, this one included.
 
 Groups come from each connected bot's `get_group_list`, else from the archive.
 A failure in one group is logged and the next group goes on.
@@ -6,9 +14,11 @@ A failure in one group is logged and the next group goes on.
 
 from __future__ import annotations
 
+import asyncio
+from datetime import datetime
 from typing import Any
 
-from nonebot import get_bots, logger, require
+from nonebot import get_bots, get_driver, logger, require
 from nonebot.adapters.onebot.v11 import Bot
 
 require("nonebot_plugin_apscheduler")
@@ -54,6 +64,44 @@ async def backfill_all() -> None:
                 )
             except Exception as exc:
                 logger.opt(exception=exc).error(f"yuji backfill of group {group_id} failed")
+
+
+async def catch_up_bot(bot: Bot, heard_before: datetime) -> None:
+    """Page each group of `bot` back to the last message archived before `heard_before`."""
+    try:
+        core = runtime.core()
+    except RuntimeError:
+        return
+    for group_id in await group_ids(bot):
+        try:
+            report = await core.chat.catch_up(
+                group_id,
+                call_api=bot.call_api,
+                parse=history_parser(group_id, str(bot.self_id), core.clock.now),
+                heard_before=heard_before,
+            )
+        except Exception as exc:
+            logger.opt(exception=exc).error(f"yuji catch-up of group {group_id} failed")
+            continue
+        if not report.caught_up:
+            logger.warning(f"yuji catch-up of group {group_id}: {report.error}")
+
+
+_catch_ups: set[asyncio.Task[None]] = set()
+
+
+@get_driver().on_bot_connect
+async def _on_connect(bot: Bot) -> None:
+    try:
+        core = runtime.core()
+    except RuntimeError:
+        return
+    if core.settings.backfill_interval_s <= 0:
+        return  # automatic backfill is off: only /backfill
+    heard_before = core.clock.now()
+    task = asyncio.create_task(catch_up_bot(bot, heard_before), name="yuji-catch-up")
+    _catch_ups.add(task)
+    task.add_done_callback(_catch_ups.discard)
 
 
 def schedule(settings: Settings) -> None:

@@ -11,9 +11,10 @@ models) and replaces only that loop:
 2. a message is archived from the raw JSON (`ingest.archive_frame`) before NoneBot
    parses it, so an event NoneBot cannot parse is still kept; when the archive queue
    is full, this waits, and so the client's socket is not read (backpressure);
-3. an event is handed to NoneBot's matchers only when a handler may act on it
-   (`ingest.needs_handlers`), in at most `MAX_HANDLER_TASKS` concurrent tasks; above
-   that, the event is archived but not handled, and a line a minute says how many.
+3. an event is parsed and handed to NoneBot's matchers only when a handler may act
+   on it (`ingest.needs_handlers`, decided on the JSON), in at most
+   `MAX_HANDLER_TASKS` concurrent tasks; above that, the event is archived but not
+   handled, and a line a minute says how many.
 
 API answers (frames without `post_type`) go to the adapter's result store as before;
 an event shape NoneBot cannot parse is logged throttled and without its (possibly
@@ -33,7 +34,7 @@ import time
 from typing import Any, cast
 
 from nonebot.adapters.onebot.v11 import Adapter as OneBotV11Adapter
-from nonebot.adapters.onebot.v11 import Bot, Event
+from nonebot.adapters.onebot.v11 import Bot, Event, MessageEvent
 from nonebot.compat import type_validate_python
 from nonebot.drivers import WebSocket
 from nonebot.exception import WebSocketClosed
@@ -118,11 +119,16 @@ class IngestAdapter(OneBotV11Adapter):
         payload = cast(dict[str, Any], data)
         await ingest.archive_frame(bot.self_id, payload)
         try:
+            if "post_type" in payload and not ingest.needs_handlers(payload):
+                return
             event = self.json_to_event(payload)
+            if event is None or (
+                payload.get("post_type") in ingest.MESSAGE_POSTS
+                and not isinstance(event, MessageEvent)
+            ):
+                return  # a message NoneBot could only read as a bare event: no handler acts
         except Exception as exc:
             self._skip("unreadable", f"{type(exc).__name__}: {exc}", frame)
-            return
-        if event is None or not ingest.needs_handlers(bot, event):
             return
         if len(self._handler_tasks) >= MAX_HANDLER_TASKS:
             self.unhandled += 1

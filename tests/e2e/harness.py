@@ -168,13 +168,20 @@ class BotProcess:
     def running(self) -> bool:
         return self._proc is not None and self._proc.returncode is None
 
-    async def stop(self, timeout_s: float = 20.0) -> int | None:
-        """SIGINT (graceful: shutdown hooks run), SIGKILL after `timeout_s`; the exit code."""
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    async def stop(
+        self, sig: signal.Signals = signal.SIGINT, timeout_s: float = 20.0
+    ) -> int | None:
+        """`sig` (SIGINT or SIGTERM: graceful, shutdown hooks run), SIGKILL after
+        `timeout_s`; the exit code."""
         proc, self._proc = self._proc, None
         if proc is None:
             return None
         if proc.returncode is None:
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(sig)
             try:
                 await asyncio.wait_for(proc.wait(), timeout_s)
             except TimeoutError:

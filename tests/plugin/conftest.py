@@ -64,7 +64,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 @pytest.fixture
 def yuji_settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path / "yuji-data", nicknames=(NICKNAME,))
+    # No automatic backfill: its catch-up on each bot connect would make API calls
+    # the tests' scripted call lists do not expect.
+    return Settings(data_dir=tmp_path / "yuji-data", nicknames=(NICKNAME,), backfill_interval_s=0)
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -185,3 +185,65 @@ async def test_malformed_items_and_other_groups_are_skipped(core: Yuji) -> None:
         GROUP, scope=SCOPE, call_api=api, parse=strict, archive=core.archive, limit=200
     )
     assert (report.fetched, report.new, report.skipped) == (3, 3, 2)
+
+
+async def heard_live(core: Yuji, items: list[dict[str, Any]]) -> None:
+    for item in items:
+        exp = parse(item)
+        assert exp is not None
+        await core.archive.append(exp)
+
+
+async def test_catch_up_pages_back_to_the_last_message_heard_before_the_gap(core: Yuji) -> None:
+    # Defect 7: a kill lost 225 of 353 messages; the newest-200 backfill left 25 behind.
+    msgs = history(353)
+    await heard_live(core, msgs[:128])
+    peer = NapCat(msgs, page_cap=50)
+    report = await core.chat.catch_up(
+        GROUP, call_api=peer, parse=parse, heard_before=core.clock.now() + timedelta(seconds=1)
+    )
+    stored = {e.fingerprint for e in await core.archive.recent(SCOPE, 1000)}
+    assert stored == {str(i) for i in range(1, 354)}
+    assert report.new == 225
+    assert report.caught_up
+    # It stopped at the page holding message 128 instead of paging the whole history.
+    assert len(peer.calls) <= 6
+
+
+async def test_catch_up_ignores_what_was_heard_after_the_reconnect(core: Yuji) -> None:
+    msgs = history(300)
+    await heard_live(core, msgs[:100])
+    reconnected = core.clock.now() + timedelta(seconds=1)
+    core.clock.advance(timedelta(seconds=5))  # type: ignore[attr-defined]
+    await heard_live(core, msgs[-3:])  # live again before the catch-up ran
+    report = await core.chat.catch_up(
+        GROUP, call_api=NapCat(msgs, page_cap=50), parse=parse, heard_before=reconnected
+    )
+    assert report.new == 197
+    assert len(await core.archive.recent(SCOPE, 1000)) == 300
+
+
+async def test_catch_up_stops_at_its_bound_and_says_so(core: Yuji) -> None:
+    msgs = history(600)
+    await heard_live(core, msgs[:10])
+    small = core.settings.with_changes(backfill_catchup_max=100)
+    core.chat.settings = small  # type: ignore[misc]
+    report = await core.chat.catch_up(
+        GROUP,
+        call_api=NapCat(msgs, page_cap=50),
+        parse=parse,
+        heard_before=core.clock.now() + timedelta(seconds=1),
+    )
+    assert report.new == 100
+    assert not report.caught_up
+    assert report.error is not None
+
+
+async def test_catch_up_of_a_chat_never_heard_fetches_one_bounded_page_run(core: Yuji) -> None:
+    report = await core.chat.catch_up(
+        GROUP,
+        call_api=NapCat(history(500), page_cap=50),
+        parse=parse,
+        heard_before=core.clock.now(),
+    )
+    assert report.new == core.settings.backfill_max
