@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_core import AttachmentRef
-from plugins.yuji.archive_convert import MAX_INLINE_DATA, convert, display_name
+from plugins.yuji.archive_convert import (
+    MAX_INLINE_DATA,
+    MAX_SEGMENT_DEPTH,
+    clean_text,
+    convert,
+    display_name,
+    message_experience,
+)
+
+NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 
 def seg(kind: str, **data: Any) -> dict[str, Any]:
@@ -124,3 +134,59 @@ def test_any_json_input_converts_to_json_safe_output(raw: list[Any]) -> None:
     assert isinstance(got.text, str)
     for ref in got.attachments:
         assert ref.url.lower().startswith(("http://", "https://"))
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "post_type": st.sampled_from(["message", "message_sent"]) | _json,
+            "message_type": st.sampled_from(["group", "private", "guild"]) | _json,
+            "group_id": st.integers(0, 10**12) | _json,
+            "user_id": st.integers(0, 10**12) | _json,
+            "message_id": st.integers() | _json,
+            "time": st.integers() | _json,
+            "sender": st.fixed_dictionaries({}, optional={"card": _json, "nickname": _json})
+            | _json,
+            "message": st.lists(
+                st.fixed_dictionaries({"type": st.text() | _json, "data": _json}), max_size=5
+            )
+            | _json,
+        },
+    )
+)
+def test_any_json_message_converts_or_is_skipped_and_is_storable(item: dict[str, Any]) -> None:
+    exp = message_experience(item, self_id="1", now=lambda: NOW)
+    if exp is None:
+        return
+    # Everything stored encodes as UTF-8 and as JSON (what SQLite is handed).
+    for text in (exp.text, exp.sender_name, exp.fingerprint, exp.sender_id, exp.scope):
+        text.encode("utf-8")
+    json.dumps(exp.segments, ensure_ascii=False).encode("utf-8")
+
+
+def test_lone_surrogates_are_replaced_and_the_original_kept() -> None:
+    converted = convert([{"type": "text", "data": {"t\udc00": "a\ud83db"}}])
+    segment = converted.segments[0]
+    assert segment["data"] == {"t\ufffd": "a\ufffdb"}
+    assert json.loads(segment["original"]) == {"t\udc00": "a\ud83db"}
+    assert clean_text("整个😀表情") == "整个😀表情"  # a whole pair is untouched
+
+
+def test_depth_is_capped_and_the_segment_kept() -> None:
+    deep: Any = 1
+    for _ in range(MAX_SEGMENT_DEPTH * 3):
+        deep = [deep]
+    data = convert([{"type": "json", "data": {"x": deep}}]).segments[0]["data"]
+    level = data["x"]
+    for _ in range(MAX_SEGMENT_DEPTH - 1):
+        level = level[0]
+    assert level == f"[nested deeper than {MAX_SEGMENT_DEPTH} levels, not archived]"
