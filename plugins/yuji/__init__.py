@@ -73,7 +73,7 @@ async def _stop() -> None:
         core = runtime.core()
     except RuntimeError:
         return
-    report = await core.archive.drain(core.settings.shutdown_drain_s)
+    report = await core.archive.drain(shutdown.remaining(core.settings.shutdown_drain_s))
     if report.left:
         chats = ", ".join(f"{scope}: {n}" for scope, n in sorted(report.left.items()))
         logger.error(

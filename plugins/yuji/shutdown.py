@@ -5,7 +5,7 @@ once, dropping frames a client sent but the bot had not read yet. `install` wrap
 it: the first signal first has `IngestAdapter.quiesce` refuse new connections and
 read the open sockets empty (within half of `YUJI_SHUTDOWN_DRAIN_S`), then passes the
 signal on to uvicorn, whose shutdown runs the plugin's drain of the archive queue
-(`__init__._stop`). A second signal goes straight through (a forced stop).
+(`__init__._stop`) with what is `remaining` of the budget. A second signal goes straight through (a forced stop).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
+import time
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
@@ -24,6 +25,14 @@ from .onebot_adapter import IngestAdapter
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 _tasks: set[asyncio.Task[None]] = set()
+_signalled_at: float | None = None
+
+
+def remaining(drain_s: float) -> float:
+    """What is left of the drain budget since the signal (all of it without one)."""
+    if _signalled_at is None:
+        return drain_s
+    return max(0.0, drain_s - (time.monotonic() - _signalled_at))
 
 
 def install(drain_s: float) -> None:
@@ -50,10 +59,12 @@ def _handler(
     state: dict[str, bool],
 ) -> Callable[[int, FrameType | None], None]:
     def handle(signum: int, frame: FrameType | None) -> None:
+        global _signalled_at
         if state["stopping"]:
             previous(signum, frame)
             return
         state["stopping"] = True
+        _signalled_at = time.monotonic()
 
         async def quiesce_then_stop() -> None:
             try:
