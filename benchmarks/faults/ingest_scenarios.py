@@ -404,7 +404,7 @@ async def _connect(bot: BotProcess, history: History) -> OnebotPeer:
 
 async def _wait_closed(peer: OnebotPeer, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
-    while peer.connected and time.monotonic() < deadline:
+    while peer.connected and time.monotonic() < deadline:  # noqa: ASYNC110 (polls the peer)
         await asyncio.sleep(0.05)
 
 

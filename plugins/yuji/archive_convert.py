@@ -9,7 +9,8 @@ kept as it came (made JSON-safe) and rendered as a bracketed placeholder.
 JSON-safe also means storable: a lone UTF-16 surrogate (a client cutting an emoji in
 half) is replaced by U+FFFD, and the segment keeps its original data as ASCII JSON
 under `original` (the exact code units the client sent); data nested deeper than
-`MAX_SEGMENT_DEPTH` is cut there, so the message is kept and the row stays small.
+`MAX_SEGMENT_DEPTH` is cut there, and segments past `MAX_SEGMENTS` are counted, not
+kept, so the message is kept and the row stays small.
 
 `message_experience` reads a OneBot message object (a live event or a history item,
 as plain JSON) straight into an experience: the live ingest and the backfill share it.
@@ -31,6 +32,9 @@ from memory_core import AttachmentRef, NewExperience, group_scope, private_scope
 
 MAX_SEGMENT_DEPTH = 32
 """Levels of nesting kept inside a segment's data; deeper values become a marker."""
+MAX_SEGMENTS = 1000
+"""Segments kept per message; the rest are counted in one `truncated` segment (a real
+message has a few dozen at most, and each costs conversion time on the event loop)."""
 MAX_INLINE_DATA = 1024
 """Longer `base64://` payloads (our own sends) are replaced by a short marker."""
 
@@ -63,11 +67,17 @@ class Converted:
 
 
 def convert(raw_segments: Iterable[Any]) -> Converted:
+    iterator = iter(raw_segments)
     segments: list[dict[str, Any]] = []
     parts: list[str] = []
     reply_to: str | None = None
     refs: list[AttachmentRef] = []
-    for index, raw in enumerate(raw_segments):
+    for index, raw in enumerate(iterator):
+        if index >= MAX_SEGMENTS:
+            left = 1 + sum(1 for _ in iterator)
+            segments.append({"type": "truncated", "data": {"segments_not_archived": left}})
+            parts.append(f"[后面还有{left}段未存档]")
+            break
         segment = normalise_segment(raw)
         segments.append(segment)
         kind, data = segment["type"], segment["data"]

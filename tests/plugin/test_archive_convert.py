@@ -13,6 +13,7 @@ from memory_core import AttachmentRef
 from plugins.yuji.archive_convert import (
     MAX_INLINE_DATA,
     MAX_SEGMENT_DEPTH,
+    MAX_SEGMENTS,
     clean_text,
     convert,
     display_name,
@@ -190,3 +191,10 @@ def test_depth_is_capped_and_the_segment_kept() -> None:
     for _ in range(MAX_SEGMENT_DEPTH - 1):
         level = level[0]
     assert level == f"[nested deeper than {MAX_SEGMENT_DEPTH} levels, not archived]"
+
+
+def test_segments_past_the_cap_are_counted_not_kept() -> None:
+    got = convert([seg("text", text="x")] * (MAX_SEGMENTS + 5))
+    assert len(got.segments) == MAX_SEGMENTS + 1
+    assert got.segments[-1] == {"type": "truncated", "data": {"segments_not_archived": 5}}
+    assert got.text == "x" * MAX_SEGMENTS + "[后面还有5段未存档]"
