@@ -103,9 +103,7 @@ async def backfill_group(
     until: Experience | None = None,
 ) -> BackfillReport:
     limit = _bound(limit, until)
-    items, pages, error = await fetch_history(
-        group_id, call_api=call_api, limit=limit, until=until
-    )
+    items, pages, error = await fetch_history(group_id, call_api=call_api, limit=limit, until=until)
     caught_up = until is None or any(_reaches(item, until) for item in items)
     if not caught_up and error is None:
         error = f"stopped at {limit} messages before reaching the last one archived"
