@@ -35,6 +35,7 @@ from dotenv import dotenv_values
 from nonebot.log import default_filter, default_format, logger
 from nonebot.log import logger_id as console_handler_id
 
+from memory_core.log_throttle import HELD_BACK
 from memory_core.ops import Redactor
 from memory_core.settings import parse_bool
 
@@ -71,15 +72,16 @@ def configured_secrets(environ: Mapping[str, str] = os.environ, cwd: Path = Path
 
 def mask_secrets(secrets: list[str]) -> None:
     """Mask `secrets` in every line NoneBot's console handler writes, from before
-    `nonebot.init` on. (A loguru patcher would not do: `init` replaces the patcher
+    `nonebot.init` on, and drop the repeats the plugin's flood marker holds back. (A loguru patcher would not do: `init` replaces the patcher
     with its own before it logs the configuration; the plugin adds its masking patcher
     for every sink at start-up.)"""
     redactor = Redactor(secrets)
-    if not redactor:
-        return
 
     def masked(record: Record) -> bool:
-        record["message"] = redactor(record["message"])
+        if record["extra"].get(HELD_BACK):
+            return False  # a repeat the plugin's flood marker held back
+        if redactor:
+            record["message"] = redactor(record["message"])
         return default_filter(record)
 
     logger.remove(console_handler_id)

@@ -30,13 +30,14 @@ from nonebot.matcher import matchers
 from nonebot.message import event_preprocessor
 
 from memory_core import LogThrottle, repeats
+from memory_core.log_throttle import SELF_THROTTLED
 
 from . import runtime
 from .archive_convert import message_experience
 from .archive_hooks import incoming_experience
 from .ops_notices import OFFLINE_NOTICE
 
-log = logger
+log = logger.bind(**{SELF_THROTTLED: True})
 MESSAGE_POSTS = frozenset({"message", "message_sent"})
 MAX_HANDLED_SEGMENTS = 1000
 """A message of more segments is archived but not parsed for handlers (NoneBot builds

@@ -9,13 +9,14 @@ Installed first at start-up, removed at shutdown (after the core closed).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from nonebot import get_driver, logger
 from nonebot.log import LoguruHandler
 
-from memory_core import Settings
+from memory_core import LogThrottle, Settings, repeats
+from memory_core.log_throttle import HELD_BACK, SELF_THROTTLED
 from memory_core.ops import Redactor
 from memory_core.ops.redact import redact_loggers
 
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 BRIDGED = ("yuji", "memory_core")
 FILE_NAME = "yuji_{time:YYYY-MM-DD}.log"
 FILE_FORMAT = "{time:YYYY-MM-DD HH:mm:ss.SSS} [{level}] {name} | {message}"
+FLOOD_S = 60.0
+ERROR_LEVEL = 40
 
 _sink_id: int | None = None
 
@@ -34,15 +37,46 @@ def secrets_of(settings: Settings, extra: Iterable[str] = ()) -> list[str]:
     return [s for s in (*secrets, *extra) if s]
 
 
+def flood_marker(throttle: LogThrottle) -> Callable[[Record], None]:
+    """A patcher step: the same error (ERROR and above, or any record carrying a
+    traceback) from the same place (logger, function, line, exception type) goes
+    through once per interval, with the count held back since; the rest are marked
+    `HELD_BACK`, and every sink's filter drops them."""
+
+    def mark(record: Record) -> None:
+        extra = record["extra"]
+        if extra.get(SELF_THROTTLED) or (
+            record["level"].no < ERROR_LEVEL and record["exception"] is None
+        ):
+            return
+        exception = record["exception"]
+        kind = exception.type.__name__ if exception is not None and exception.type else None
+        held = throttle.allow((record["name"], record["function"], record["line"], kind))
+        if held is None:
+            extra[HELD_BACK] = True
+        elif held:
+            record["message"] += repeats(held)
+
+    return mark
+
+
+def not_held_back(record: Record) -> bool:
+    return not record["extra"].get(HELD_BACK)
+
+
 def install(settings: Settings, secrets: Iterable[str]) -> int:
-    """Add the file sink, the bridge and the masking; returns the loguru sink id."""
+    """Add the file sink, the bridge, the masking and the flood marker; returns the
+    loguru sink id."""
     redactor = Redactor(secrets)
-    if redactor:
+    mark_flood = flood_marker(LogThrottle(FLOOD_S))
 
-        def mask(record: Record) -> None:
+    def patch(record: Record) -> None:
+        if redactor:
             record["message"] = redactor(record["message"])
+        mark_flood(record)
 
-        logger.configure(patcher=mask)
+    logger.configure(patcher=patch)
+    if redactor:
         redact_loggers(redactor.secrets)
     for name in BRIDGED:
         stdlib = logging.getLogger(name)
@@ -58,6 +92,7 @@ def install(settings: Settings, secrets: Iterable[str]) -> int:
         encoding="utf-8",
         level="INFO",
         format=FILE_FORMAT,
+        filter=not_held_back,
         backtrace=False,
         diagnose=False,  # variable values in tracebacks could hold secrets
     )
