@@ -23,7 +23,7 @@ from typing import Any
 from benchmarks.faults.ingest_scenarios import flood, fuzz, sigterm
 
 FULL = {"burst": 10_000, "rate": 500, "seconds": 60.0, "fuzzed": 10_000, "sigterm": 5_000}
-QUICK = {"burst": 1_000, "rate": 200, "seconds": 3.0, "fuzzed": 600, "sigterm": 1_000}
+QUICK = {"burst": 1_000, "rate": 200, "seconds": 1.0, "fuzzed": 300, "sigterm": 1_000}
 
 
 async def main(sizes: dict[str, Any], only: set[str]) -> None:
