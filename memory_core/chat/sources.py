@@ -75,7 +75,7 @@ class ChatStatusSource:
 
 
 def vector_mode_line(settings: Settings) -> ExtraStatus:
-    """The one `/status` line no other area reports: the vector side path's mode."""
+    """The one `/status` line no other area reports: dense retrieval's mode (on | shadow | off)."""
 
     async def lines(scope: str) -> Mapping[str, str]:
         return {"向量模式": settings.vector_mode}

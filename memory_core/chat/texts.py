@@ -6,6 +6,7 @@ to words. An id of another chat is reported exactly like an unknown id.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,7 +21,9 @@ from memory_core.errors import (
     ValidationError,
     YujiError,
 )
-from memory_core.prompts.chat import card_lines, stage_label
+from memory_core.prompts.chat import STAGE_TAGS, card_lines
+from memory_core.recall.dense_port import GUESS_LABEL
+from memory_core.recall.why import why_words
 from memory_core.types import Memory, Recalled
 
 from .duration import format_duration
@@ -111,10 +114,23 @@ def forget_text(memory: Memory) -> str:
 
 
 def recalled_line(item: Recalled) -> str:
-    return (
-        f"#{item.memory.id}〔{stage_label(item.stage, item.reason)}〕{short(item.memory.content)}"
-        f"（{item.score:.2f}）"
+    """`#3〔字面命中 P=0.91〕…` then what moved P; a guess is marked `猜的`."""
+    head = (
+        f"#{item.memory.id}〔{tag(item.stage, item.score, guess=item.guess)}〕"
+        f"{short(item.memory.content)}"
     )
+    why = why_words(item.why)
+    return head + (f"\n　因为：{why}" if why else "")
+
+
+def tag(stage: str, score: float, *, guess: bool, cited: bool = False) -> str:
+    """`语义相近 P=0.62，猜的，用上了`: how recall found it, its P, what became of it."""
+    parts = [f"{STAGE_TAGS.get(stage, stage)} P={score:.2f}"]
+    if guess:
+        parts.append("猜的")
+    if cited:
+        parts.append("用上了")
+    return "，".join(parts)
 
 
 def recall_text(items: Sequence[Recalled]) -> str:
@@ -144,10 +160,27 @@ def why_text(
         return f"上次回话（{when}）没有用到任何记忆。"
     lines = [f"上次回话（{when}）想起了这些："]
     for item in items:
-        used = "，用上了" if item.cited else ""
         content = short(item.content) if item.content is not None else "（读不到了）"
-        lines.append(f"#{item.memory_id}〔{stage_label(item.stage, item.reason)}{used}〕{content}")
+        guess, reason = unguessed(item.reason)
+        lines.append(
+            f"#{item.memory_id}〔{tag(item.stage, item.score, guess=guess, cited=item.cited)}〕"
+            f"{content}"
+        )
+        if reason:
+            lines.append(f"　因为：{reason}")
     return "\n".join(lines)
+
+
+_GUESSED = re.compile(re.escape(GUESS_LABEL) + r"（(.*?)）")
+
+
+def unguessed(reason: str) -> tuple[bool, str]:
+    """(was it a guess, the reason without the guess label): a recorded injection keeps
+    recall's reason, where a guess is `GUESS_LABEL（相关度 …）`."""
+    found = _GUESSED.match(reason.strip())
+    if found is None:
+        return False, reason.strip()
+    return True, (found.group(1) + reason.strip()[found.end() :]).strip()
 
 
 def cards_text(cards: Sequence[tuple[str, str]]) -> str:

@@ -1,5 +1,7 @@
 """`yuji recall "question" --scope group:123 [--at TIME] [--json]`: what recall would
-inject for the question in that chat (at that instant), with stage, score and why."""
+inject for the question in that chat (at that instant): each memory's stage, its P
+(the relevance model's probability that it answers), whether it goes in as a guess,
+and the features that moved P most."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 
 from memory_core.cli.common import opened_core, scope_arg
 from memory_core.clock import as_utc
+from memory_core.recall.why import why_words
 from memory_core.types import RecallResult
 
 
@@ -50,6 +53,8 @@ def as_dict(result: RecallResult) -> dict[str, Any]:
                 "id": item.memory.id,
                 "stage": item.stage,
                 "score": item.score,
+                "guess": item.guess,
+                "why": [[name, value] for name, value in item.why],
                 "reason": item.reason,
                 "type": item.memory.type,
                 "subject": item.memory.subject,
@@ -64,8 +69,13 @@ def as_dict(result: RecallResult) -> dict[str, Any]:
 def render(result: RecallResult) -> str:
     if not result.items:
         return "（没有可注入的记忆）\n" + "\n".join(f"  · {t}" for t in result.trace)
-    lines = [
-        f"#{item.memory.id} [{item.stage} {item.score:.3f}] {item.memory.content}\n    {item.reason}"
-        for item in result.items
-    ]
+    lines: list[str] = []
+    for item in result.items:
+        guess = " 猜的" if item.guess else ""
+        lines.append(
+            f"#{item.memory.id} [{item.stage} P={item.score:.2f}{guess}] {item.memory.content}"
+        )
+        lines.append(f"    {item.reason}")
+        if item.why:
+            lines.append(f"    因为：{why_words(item.why)}")
     return "\n".join(lines)

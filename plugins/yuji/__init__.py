@@ -49,6 +49,11 @@ async def _start() -> None:
     ops_logs.start(settings)
     core = await Yuji.open(settings)
     core.console.origins = origins(settings, os.environ)
+    try:
+        core.recall.check()  # relevance weights of another embedding model stop the start
+    except Exception:
+        await core.close()
+        raise
     runtime.set_core(core)
     shutdown.install(settings.shutdown_drain_s)
     for jobs in (jobs_backfill, jobs_consolidation, jobs_nightly, jobs_ops, jobs_vectors):

@@ -7,6 +7,9 @@ from pathlib import Path
 import pytest
 
 from memory_core import FakeClock, Settings, Yuji
+from memory_core.vectors import FakeEmbedder
+
+from .relevance_models import FAKE_MODEL, LEXICAL_MODEL
 
 
 @pytest.fixture
@@ -21,7 +24,15 @@ def settings(tmp_path: Path) -> Settings:
 
 @pytest.fixture
 async def core(settings: Settings, clock: FakeClock) -> AsyncIterator[Yuji]:
-    opened = await Yuji.open(settings, clock=clock)
+    """Dense retrieval on (FakeEmbedder; no index until a test builds one) and the
+    hand-made relevance models of relevance_models.py."""
+    opened = await Yuji.open(
+        settings,
+        clock=clock,
+        embedder=FakeEmbedder(),
+        relevance=FAKE_MODEL,
+        lexical_relevance=LEXICAL_MODEL,
+    )
     try:
         yield opened
     finally:

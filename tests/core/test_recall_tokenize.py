@@ -1,4 +1,4 @@
-"""recall.tokenize, recall.fts, recall.lexicon: pure tokenising and index layout."""
+"""recall.tokenize, recall.fts: pure tokenising and index layout."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_core.recall import fts
-from memory_core.recall.lexicon import is_stop, is_word, lexicon, parse_synonyms
 from memory_core.recall.tokenize import bigram_tokens, is_numeric, numbers, unigram_tokens
 
 
@@ -41,32 +40,6 @@ def test_numbers_and_dates_are_numeric_tokens() -> None:
     assert not any(is_numeric(t) for t in ("吉他", "周末", "一起"[0:1] + "起"))
     assert numbers("撤离率 20%") != numbers("撤离率 30%")
     assert numbers("一起去吃饭") == frozenset()
-
-
-def test_question_frame_and_particles_are_stop_tokens() -> None:
-    assert is_stop("什么")
-    assert is_stop("来着")
-    assert is_stop("吉吗")
-    assert not is_stop("吉他")
-
-
-def test_word_list_tells_words_from_straddling_pairs() -> None:
-    assert is_word("日本")
-    assert is_word("java")
-    assert not is_word("子最")
-
-
-def test_synonym_table_links_broad_words_both_ways_but_not_siblings() -> None:
-    table = parse_synonyms("宠物 > 猫 狗\n开心 高兴 快乐  # comment\n")
-    assert table["宠物"] == {"猫", "狗"}
-    assert table["猫"] == {"宠物"}
-    assert table["开心"] == {"高兴", "快乐"}
-
-
-def test_shipped_lexicon_prefers_the_longest_word() -> None:
-    lex = lexicon()
-    assert lex.words_in("去酒店住") == ["酒店"]
-    assert "酒" in lex.words_in("晚上喝点酒")
 
 
 @settings(max_examples=200)

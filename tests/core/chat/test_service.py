@@ -130,7 +130,7 @@ async def test_reply_strips_markers_credits_used_memories_and_records_the_inject
     recall = StubRecall()
     recall.items = [
         Recalled(m1, "lexical", 0.9, "字面命中「撤离率」"),
-        Recalled(m2, "near", 0.4, "近义命中「猫」"),
+        Recalled(m2, "vector", 0.4, "相关度 0.40：语义相近"),
     ]
     llm = ScriptedLLM([text_response(f"是 20% 呀[[m:{m1.id}]]")])
     await heard(core, G1, "in-1", "大肥鱼，撤离率多少")
@@ -153,7 +153,7 @@ async def test_reply_strips_markers_credits_used_memories_and_records_the_inject
     assert injection.trigger_experience_id is not None
     assert [(i.memory_id, i.stage, i.cited) for i in injection.items] == [
         (m1.id, "lexical", True),
-        (m2.id, "near", False),
+        (m2.id, "vector", False),
     ]
     system = llm.requests[0].messages[0].content or ""
     assert f"#{m1.id}〔字面命中「撤离率」〕" in system

@@ -31,6 +31,9 @@ from memory_core.errors import (
     StorageError,
     ValidationError,
 )
+from memory_core.recall import GUESS_LABEL
+from memory_core.recall.features import FEATURES
+from memory_core.recall.why import FEATURE_WORDS, why_words
 from memory_core.types import Memory, Recalled
 
 ZONE = ZoneInfo("Asia/Shanghai")
@@ -117,29 +120,61 @@ def test_forget_text() -> None:
     assert forget_text(memory(3, "x" * 100, "retracted")).startswith("好，#3 以后不会再想起了")
 
 
-def test_recall_text_lists_stage_tags() -> None:
+def test_recall_text_shows_p_guess_and_what_mattered() -> None:
     items = [
-        Recalled(memory(3, "撤离率 20%"), "lexical", 0.8234, "字面命中「撤离率」"),
-        Recalled(memory(5, "阿明养猫"), "vector", 0.7, "向量猜的，可能对错了人或事，还没确认"),
+        Recalled(
+            memory(3, "撤离率 20%"),
+            "lexical",
+            0.8234,
+            "相关度 0.82：字面命中",
+            why=(("bm25_rr", 2.0), ("names_other", -0.0), ("names_subject", 0.7)),
+        ),
+        Recalled(
+            memory(5, "阿明养猫"),
+            "vector",
+            0.55,
+            f"{GUESS_LABEL}（相关度 0.55：语义相近）",
+            guess=True,
+            why=(("dense", 1.2), ("names_other", -1.25)),
+        ),
     ]
     assert recall_text(items).splitlines() == [
         "这句话我会想起：",
-        "#3〔字面命中「撤离率」〕撤离率 20%（0.82）",
-        "#5〔向量猜的，可能对错了人或事，还没确认〕阿明养猫（0.70）",
+        "#3〔字面命中 P=0.82〕撤离率 20%",
+        "　因为：字面命中 +2.0、说的正是问到的人 +0.7",
+        "#5〔语义相近 P=0.55，猜的〕阿明养猫",
+        "　因为：说的是别人 -1.2、语义相近 +1.2",
     ]
     assert recall_text([]) == "这句话我想不起任何记忆。"
+
+
+def test_every_relevance_feature_has_chinese_words() -> None:
+    assert set(FEATURE_WORDS) == set(FEATURES)
+    assert why_words([("cover", 0.01)]) == ""  # moved nothing worth naming
 
 
 def test_why_text() -> None:
     at = NOW - timedelta(minutes=5)
     items = [
-        WhyItem(3, "lexical", 0.8, "字面命中「撤离率」", True, "撤离率 20%"),
+        WhyItem(3, "lexical", 0.8, "相关度 0.80：字面命中", True, "撤离率 20%"),
         WhyItem(4, "graph", 0.3, "与#3相关", False, None),
+        WhyItem(
+            6,
+            "vector",
+            0.52,
+            f"{GUESS_LABEL}（相关度 0.52：语义相近）（很久没用到的旧记忆）",
+            False,
+            "阿明养猫",
+        ),
     ]
     assert why_text(items, at, ZONE, NOW).splitlines() == [
         "上次回话（11-20 19:55）想起了这些：",
-        "#3〔字面命中「撤离率」，用上了〕撤离率 20%",
-        "#4〔关联记忆：与#3相关〕（读不到了）",
+        "#3〔字面命中 P=0.80，用上了〕撤离率 20%",
+        "　因为：相关度 0.80：字面命中",
+        "#4〔关联记忆 P=0.30〕（读不到了）",
+        "　因为：与#3相关",
+        "#6〔语义相近 P=0.52，猜的〕阿明养猫",
+        "　因为：相关度 0.52：语义相近（很久没用到的旧记忆）",
     ]
     assert why_text([], at, ZONE, NOW) == "上次回话（11-20 19:55）没有用到任何记忆。"
     assert why_text(None, None, ZONE, NOW) == "我在这里还没回过话。"

@@ -1,4 +1,5 @@
-"""Vector search only ever looks at the candidates of the asking scope (SPEC §2.6)."""
+"""Dense retrieval only ever looks at the candidates of the asking scope (SPEC §2.6),
+and recall with dense on never returns another chat's memory."""
 
 from __future__ import annotations
 
@@ -10,12 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_core import Yuji
-from memory_core.recall.vector_port import VectorAsk
+from memory_core.recall.engine import Recall
 from memory_core.vectors.build import sync_index
-from memory_core.vectors.embedder import Calibration
-from memory_core.vectors.fake import FakeEmbedder
-from memory_core.vectors.side_path import VectorSide
+from memory_core.vectors.dense import Dense
 from memory_core.vectors.store import IndexRow, VectorIndex
+from tests.core.relevance_models import LEXICAL_MODEL, hand_model
 
 from .helpers import add_memory
 
@@ -37,7 +37,7 @@ def test_index_selects_only_candidates_of_the_scope(
     assert chosen <= candidates
     # ...and nothing of the scope that was a candidate is left out.
     assert chosen == {r.memory_id for r in rows if r.scope == scope and r.memory_id in candidates}
-    assert index.scores(positions, np.ones(4, dtype=np.float32) / 2).shape == (len(positions),)
+    assert index.scores(positions, np.full(4, 0.5, dtype=np.float32)).shape == (len(positions),)
 
 
 @given(
@@ -67,18 +67,18 @@ def test_repeated_selections_answer_each_question_afresh(
 
 
 @pytest.fixture
-async def world(core: Yuji) -> tuple[VectorSide, dict[str, list[int]]]:
+async def world(core: Yuji) -> tuple[Dense, dict[str, list[int]]]:
     """The same memories in every scope, so another scope's copy always scores as high."""
     ids: dict[str, list[int]] = {s: [] for s in SCOPES}
     for scope in SCOPES:
         for content in ("小明从九月开始学吉他", "小明的猫叫团子", "小明芒果过敏", "小明在深圳上班"):
             ids[scope].append(await add_memory(core.db, scope, "小明", content))
-    embedder = FakeEmbedder(calibration=Calibration(threshold=-1.0, margin=0.0))
-    await sync_index(core.db, embedder, core.settings.vectors_dir)
-    side = VectorSide(
-        core.settings.with_changes(vector_mode="candidate"), core.db, embedder=embedder
-    )
-    return side, ids
+    assert core.vectors is not None  # conftest: dense on, FakeEmbedder
+    await sync_index(core.db, core.vectors.embedder, core.settings.vectors_dir)
+    return core.vectors, ids
+
+
+QUESTIONS = ["小明学的什么乐器", "小明在哪上班", "我对什么过敏", "小明的猫叫啥"]
 
 
 @settings(
@@ -87,25 +87,44 @@ async def world(core: Yuji) -> tuple[VectorSide, dict[str, list[int]]]:
 @given(
     scope=st.sampled_from(SCOPES),
     picks=st.lists(st.integers(0, 11), max_size=12),
-    question=st.sampled_from(["小明学的什么乐器", "小明在哪上班", "我对什么过敏", "小明的猫叫啥"]),
+    question=st.sampled_from(QUESTIONS),
 )
-async def test_vector_search_never_leaves_the_scope(
-    world: tuple[VectorSide, dict[str, list[int]]], scope: str, picks: list[int], question: str
+async def test_dense_search_never_leaves_the_scope(
+    world: tuple[Dense, dict[str, list[int]]], scope: str, picks: list[int], question: str
 ) -> None:
-    side, ids = world
+    dense, ids = world
     every = [i for s in SCOPES for i in ids[s]]
     candidates = {every[p] for p in picks}
-    found = await side.candidates(scope, question, candidates)
-    assert {s.memory_id for s in found.scored} <= candidates & set(ids[scope])
-    guess = await side.guess(VectorAsk(scope, question, candidates))
-    if guess is not None:
-        assert guess.memory_id in candidates & set(ids[scope])
+    found = await dense.scores(scope, question, candidates)
+    got = set() if found is None else {int(i) for i in found.ids}
+    assert got == candidates & set(ids[scope])
 
 
 async def test_other_scopes_are_invisible_even_when_passed(
-    world: tuple[VectorSide, dict[str, list[int]]],
+    world: tuple[Dense, dict[str, list[int]]],
 ) -> None:
-    side, ids = world
+    dense, ids = world
     others = set(ids["group:2"]) | set(ids["private:9"])
-    assert (await side.candidates("group:1", "小明学的什么乐器", others)).scored == ()
-    assert await side.guess(VectorAsk("group:1", "小明学的什么乐器", others)) is None
+    assert await dense.scores("group:1", "小明学的什么乐器", others) is None
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(scope=st.sampled_from(SCOPES), question=st.sampled_from(QUESTIONS))
+async def test_recall_with_dense_on_returns_only_the_asking_chats_memories(
+    core: Yuji, world: tuple[Dense, dict[str, list[int]]], scope: str, question: str
+) -> None:
+    """A model that answers on cosine alone: whatever it picks is of the asking chat."""
+    dense, ids = world
+    recall = Recall(
+        core.db,
+        core.clock,
+        core.settings,
+        dense=dense,
+        model=hand_model("fake", {"dense": 10.0}, bias=-2.0),
+        lexical_model=LEXICAL_MODEL,
+    )
+    got = await recall.recall(scope, question, now=NOW)
+    assert got.items  # the cosine model always answers here...
+    assert {r.memory.id for r in got.items} <= set(ids[scope])  # ...from this chat only

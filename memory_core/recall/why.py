@@ -1,0 +1,46 @@
+"""Chinese words for the features that moved a memory's P (`Recalled.why`), for
+`/recall`, `/why` and `yuji recall` (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+FEATURE_WORDS: dict[str, str] = {
+    "dense": "语义相近",
+    "dense_z": "在本群记忆里格外相近",
+    "dense_gap": "离最相近的一条不远",
+    "dense_rr": "语义排名靠前",
+    "no_vector": "还没有向量",
+    "cover": "问到的词它都说到了",
+    "cover_gap": "说到的词不比别条少",
+    "bm25_rr": "字面命中",
+    "unheard": "问的词本群没人说过",
+    "no_terms": "问题里只有名字",
+    "names_subject": "说的正是问到的人",
+    "names_other": "说的是别人",
+    "kind_stated": "给出了问的那类答案",
+    "kind_missing": "没有问的那类答案",
+    "unit_missing": "没有问的那个单位",
+    "money_missing": "没说钱数",
+    "focus_missing": "没说到问的重点",
+    "uncovered_max": "漏了问题里最要紧的词",
+    "dense_lead": "语义上领先别条",
+    "ended_asked": "问的是以前",
+    "via_link": "与命中的记忆相关",
+    "via_successor": "问到的旧情况已被这条更新",
+}
+"""One phrase per feature of `features.FEATURES` (a test holds them equal)."""
+
+SHOWN = 3
+NOISE = 0.05
+"""Contributions smaller than this (in log-odds) moved nothing worth naming."""
+
+
+def why_words(why: Sequence[tuple[str, float]], limit: int = SHOWN) -> str:
+    """`字面命中 +2.0、说的是别人 -1.3`: the features that moved P, strongest first."""
+    parts = [
+        f"{FEATURE_WORDS.get(name, name)} {value:+.1f}"
+        for name, value in sorted(why, key=lambda kv: -abs(kv[1]))
+        if abs(value) >= NOISE
+    ]
+    return "、".join(parts[:limit])
