@@ -39,8 +39,7 @@ from .ops import RecordingAlertSink as RecordingAlertSink
 from .ops import Sizes as Sizes
 from .ops import human_bytes as human_bytes
 from .recall import Recall as Recall
-from .recall import VectorGuess as VectorGuess
-from .recall import VectorSidePath as VectorSidePath
+from .recall import DenseSearch as DenseSearch
 from .service import Yuji as Yuji
 from .settings import Settings as Settings
 from .types import AttachmentRef as AttachmentRef
@@ -52,11 +51,13 @@ from .types import Recalled as Recalled
 from .types import RecallResult as RecallResult
 from .types import group_scope as group_scope
 from .types import private_scope as private_scope
-from .vectors import VectorSide as VectorSide
+from .vectors import Dense as Dense
 from .vectors import needs_embedding as needs_embedding
 from .vectors import run_embed_process as run_embed_process
 
 __all__ = [
+    "Dense",
+    "DenseSearch",
     "AlertSink",
     "AttachmentFetcher",
     "AttachmentRef",
@@ -95,9 +96,6 @@ __all__ = [
     "StepReport",
     "SupersedeOutcome",
     "SystemClock",
-    "VectorGuess",
-    "VectorSide",
-    "VectorSidePath",
     "WriteOutcome",
     "Yuji",
     "YujiError",

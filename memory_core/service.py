@@ -30,13 +30,14 @@ from .ops.service import OpsService
 from .ops.telegram import make_alert_sink
 from .porting.service import Porting
 from .recall.engine import Recall
+from .recall.relevance import RelevanceModel
 from .settings import Settings
 from .storage import migrate
 from .storage.chat_repo import ChatRepo
 from .storage.engine import Database
 from .storage.usage_repo import UsageRepo
+from .vectors.dense import Dense
 from .vectors.embedder import Embedder
-from .vectors.side_path import VectorSide
 
 
 @dataclass
@@ -64,8 +65,8 @@ class Yuji:
     """Wake rules and the reply pipeline: respond(incoming, send); backfill."""
     chat_commands: ChatCommands
     """What each slash command does, answered as one Chinese text."""
-    vectors: VectorSide | None
-    """The vector side path; None when YUJI_VECTOR_MODE=off (the model is never loaded)."""
+    vectors: Dense | None
+    """Dense retrieval; None when YUJI_VECTOR_MODE=off (the model is never loaded)."""
     usage: UsageReport
     """Tokens per job (today, 7 days) and the cache-hit share, from one row per call."""
     porting: Porting
@@ -85,7 +86,11 @@ class Yuji:
         fetcher: AttachmentFetcher | None = None,
         alert_sink: AlertSink | None = None,
         embedder: Embedder | None = None,
+        relevance: RelevanceModel | None = None,
+        lexical_relevance: RelevanceModel | None = None,
     ) -> Yuji:
+        """`relevance` / `lexical_relevance` replace the relevance weights (with and
+        without dense features) that recall would otherwise load for the model in use."""
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         db = Database(settings.sqlalchemy_url, busy_timeout_s=settings.db_busy_timeout_s)
         try:
@@ -112,7 +117,10 @@ class Yuji:
         db.on_full = lambda detail: alerts.fire(STORAGE_FULL_KEY, storage_full_text(detail))
         db.on_writable = lambda: alerts.recover(STORAGE_FULL_KEY, STORAGE_WRITABLE_TEXT)
         ops = OpsService(db, settings, clock, alerts)
-        recall = Recall(db, clock, settings)
+        vectors = Dense(settings, embedder=embedder) if settings.vector_mode != "off" else None
+        recall = Recall(
+            db, clock, settings, dense=vectors, model=relevance, lexical_model=lexical_relevance
+        )
         memories = Memories(db, clock, settings, search=recall.search, on_change=recall.invalidate)
         consolidation = ConsolidationService(
             db,
@@ -126,10 +134,6 @@ class Yuji:
         nightly = NightlyService(
             db, settings, clock, memories=memories, archive=archive, llm=nightly_llm, alerts=alerts
         )
-        vectors = (
-            VectorSide(settings, db, embedder=embedder) if settings.vector_mode != "off" else None
-        )
-        recall.vector = vectors
         chat_state = ChatRepo(db)
         usage = UsageReport(usage_repo, clock, ZoneInfo(settings.timezone))
         chat_status = ChatStatusSource(

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ConfigError
 
-VectorMode = Literal["off", "shadow", "candidate"]
+VectorMode = Literal["on", "shadow", "off"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,16 +57,17 @@ class Settings:
 
     # recall
     recall_limit: int = 5
-    recall_min_score: float = 0.0
     near_duplicate_threshold: float = 0.85
     near_duplicate_window: int = 500
-    vector_mode: VectorMode = "off"
+    vector_mode: VectorMode = "on"
+    """on: dense retrieval is part of recall; shadow: computed and logged only; off:
+    words and links only (small hosts; the model is never loaded)."""
     vector_model_path: str = ""
-    """Empty uses the bundled multilingual USE; else a folder with model.onnx + tokenizer.json."""
-    vector_threshold: float = -1.0
-    """Negative = the calibrated threshold of the model in use (USE or ONNX, see README)."""
-    vector_margin: float = -1.0
-    """Negative = the calibrated margin of the model in use."""
+    """Empty uses the bundled multilingual-e5-small; else a folder with model.onnx +
+    tokenizer.json (then `relevance_weights` must name weights fitted for it)."""
+    relevance_weights: str = ""
+    """Empty uses the relevance weights shipped for the embedding model in use; else a
+    file written by `yuji eval DATASET --calibrate`."""
 
     # llm
     llm_base_url: str = ""
@@ -216,7 +217,7 @@ _POSITIVE_SECONDS = (
     "llm_timeout_s",
     "alert_timeout_s",
 )
-_FRACTIONS = ("near_duplicate_threshold", "gc_keep_importance", "recall_min_score")
+_FRACTIONS = ("near_duplicate_threshold", "gc_keep_importance")
 _CLOCK_TIME = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")
 
 
@@ -237,8 +238,8 @@ def validate(settings: Settings) -> list[str]:
     ]
     if settings.reply_max_chars < 20:
         problems.append("YUJI_REPLY_MAX_CHARS must be at least 20")
-    if settings.vector_mode not in ("off", "shadow", "candidate"):
-        problems.append("YUJI_VECTOR_MODE must be off, shadow or candidate")
+    if settings.vector_mode not in ("on", "shadow", "off"):
+        problems.append("YUJI_VECTOR_MODE must be on, shadow or off")
     if settings.llm_json_mode not in ("auto", "json_schema", "json_object", "prompt"):
         problems.append("YUJI_LLM_JSON_MODE must be auto, json_schema, json_object or prompt")
     if not _CLOCK_TIME.fullmatch(settings.nightly_time):

@@ -11,7 +11,9 @@ Source = Literal["realtime", "backfill", "migrated"]
 MemoryType = Literal["fact", "preference", "event", "relation", "state", "rule"]
 MemoryStatus = Literal["active", "retracted", "cold"]
 RelationKind = Literal["supports", "related", "contradicts", "supersedes", "merged"]
-Stage = Literal["lexical", "near", "graph", "vector"]
+Stage = Literal["lexical", "vector", "graph"]
+"""Which signal brought a recalled memory: its words (possibly its vector too), its
+vector alone, or a link / the supersede chain from another candidate."""
 
 
 _SCOPE = re.compile(r"(group|private):[1-9][0-9]{0,19}")
@@ -110,7 +112,12 @@ class Recalled:
     memory: Memory
     stage: Stage
     score: float
+    """P(relevant) from the relevance model."""
     reason: str
+    guess: bool = False
+    """In the uncertain band: shown to the model as a guess, not as a memory."""
+    why: tuple[tuple[str, float], ...] = ()
+    """The features that moved P most (name, log-odds contribution)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,5 @@
 """`yuji eval DATASET [--json] [--distractors N] [--clones N] [--baselines]
-[--vector off|shadow|candidate] [--vector-sweep]`.
+[--vector on|shadow|off] [--calibrate --out FILE]`.
 
 Loads a recall dataset (docs/eval-format.md) into a fresh temporary database through the
 public write path and asks every query through the public recall path; prints hit@5
@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from memory_core.eval import EvalOptions, load_dataset, run_eval
-from memory_core.eval.vector_eval import render_sweep
+from memory_core.eval.training import train_files
+
+from .common import load_settings
 
 
 def register(subparsers: Any) -> None:
@@ -34,35 +36,51 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--vector",
-        choices=("off", "shadow", "candidate"),
-        default="off",
-        help="vector side path mode for the run (vectors are embedded after loading)",
+        choices=("on", "shadow", "off"),
+        default="on",
+        help="dense retrieval for the run (vectors are embedded after loading)",
     )
     parser.add_argument(
-        "--vector-sweep",
+        "--calibrate",
         action="store_true",
-        help="hits per tier and false recall for a grid of vector thresholds and margins",
+        help="fit relevance weights and threshold on this dataset for the configured "
+        "embedding model (YUJI_VECTOR_MODEL_PATH) instead of measuring",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path("relevance-weights.json"), help="with --calibrate"
     )
     parser.set_defaults(func=run)
 
 
 async def run(args: argparse.Namespace) -> int:
+    if args.calibrate:
+        return await calibrate(args.dataset, args.out)
     dataset = load_dataset(args.dataset)
     options = EvalOptions(
         distractors=args.distractors,
         clones=args.clones,
         baselines=args.baselines,
         vector=args.vector,
-        vector_sweep=args.vector_sweep,
     )
     result = await run_eval(dataset, options)
     if args.json:
         print(json.dumps({k: v for k, v in result.items() if k != "load"}, ensure_ascii=False))
     else:
         print(render(dataset.name, result))
-        if "vector_sweep" in result:
-            print("\nvector sweep (hit@5 per tier; negative = share answered):")
-            print(render_sweep(result["vector_sweep"]))
+    return 0
+
+
+async def calibrate(dataset: Path, out: Path) -> int:
+    """Weights for the embedding model the settings name, fitted on `dataset`."""
+    settings = load_settings()
+    dense, _ = await train_files([dataset], settings)
+    out.write_text(dense.to_json(), encoding="utf-8")
+    held = dense.meta["held_out_chats"]
+    print(
+        f"wrote {out} for {dense.embedder}: threshold {dense.threshold:.3f}; on held-out "
+        f"chats: hit rate {held['hit_rate']:.3f}, unanswerable answered "
+        f"{held['negatives_answered']:.3f}\nuse it with YUJI_RELEVANCE_WEIGHTS={out}"
+    )
     return 0
 
 

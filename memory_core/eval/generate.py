@@ -148,7 +148,7 @@ _ZH_TEMPLATES = (
     "{name}说家里的{thing}坏了，打算{time}换一个",
     "{name}每天早上吃{food}，说比{food2}顶饱",
     "{name}{time}在家{act}，忙了一下午",
-    "{name}觉得{place}附近停车很难",
+    "{name}觉得{place}一带车位紧张",
     "{name}借了{name2}的{thing}，说{time}还",
     "{name}在{place}排了很久的队",
     "{name}最近迷上了{act}，还拉{name2}一起",

@@ -26,10 +26,8 @@ class EvalOptions:
     """Generated near-copies of the expected memories, in total."""
     baselines: bool = False
     limit: int = 5
-    vector: VectorMode = "off"
-    """Mode of the vector side path for the run (the index is built after loading)."""
-    vector_sweep: bool = False
-    """Add `vector_sweep`: one report per (threshold, margin) of vector_eval's grid."""
+    vector: VectorMode = "on"
+    """Mode of dense retrieval for the run (the index is built after loading)."""
 
 
 async def run_eval(ds: Dataset, options: EvalOptions = EvalOptions()) -> dict[str, Any]:
@@ -61,8 +59,6 @@ async def run_eval(ds: Dataset, options: EvalOptions = EvalOptions()) -> dict[st
                 result["baselines"].update(
                     await vector_eval.baselines(core, loaded, ds, options.limit)
                 )
-            if options.vector_sweep:
-                result["vector_sweep"] = await vector_eval.sweep(core, loaded, ds)
             result["load"] = {
                 "memories": len(loaded.ids),
                 "generated": loaded.generated,

@@ -17,16 +17,14 @@ from dataclasses import dataclass, field, fields
 
 from memory_core.chat.citations import MARKER_EXAMPLE, marker
 from memory_core.llm.base import ChatMessage
-from memory_core.recall.vector_port import VECTOR_LABEL
 
 from .budget import estimate_tokens, take_within, truncate_to
 from .nightly import CARD_LABELS
 
 STAGE_TAGS: dict[str, str] = {
     "lexical": "字面命中",
-    "near": "近义命中",
     "graph": "关联记忆",
-    "vector": VECTOR_LABEL,
+    "vector": "语义相近",
 }
 
 

@@ -1,8 +1,8 @@
-"""Recall: visibility, tokenising, the staged search and ranking (SPEC.md §8)."""
+"""`core.recall`: at most five memories of this chat for one question (SPEC.md §8)."""
 
+from .dense_port import GUESS_LABEL as GUESS_LABEL
+from .dense_port import DenseScores as DenseScores
+from .dense_port import DenseSearch as DenseSearch
 from .engine import Recall as Recall
-from .vector_port import VECTOR_LABEL as VECTOR_LABEL
-from .vector_port import VectorGuess as VectorGuess
-from .vector_port import VectorSidePath as VectorSidePath
 
-__all__ = ["VECTOR_LABEL", "Recall", "VectorGuess", "VectorSidePath"]
+__all__ = ["GUESS_LABEL", "DenseScores", "DenseSearch", "Recall"]

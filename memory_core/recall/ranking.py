@@ -1,7 +1,7 @@
 """Final ordering of recalled memories (pure; `now` is passed in).
 
-Order by stage (exact words, near wording, graph, vector), then by relevance
-lifted a little by importance, recency of last access, credited hits and a star;
+Order by the relevance model's P lifted a little by importance, recency of last
+access, credited hits and a star;
 pick greedily with maximal marginal relevance so near-identical memories don't
 fill the slots, and keep contradicting memories next to each other.
 """
@@ -20,7 +20,6 @@ from .tokenize import numbers, token_set
 
 T = TypeVar("T")
 
-STAGE_ORDER: dict[Stage, int] = {"lexical": 0, "near": 1, "graph": 2, "vector": 3}
 RECENCY_HALF_LIFE_DAYS = 30.0
 SAME_MEMORY_DICE = 0.7
 """Candidates this similar (and stating the same numbers) say the same thing twice."""
@@ -113,15 +112,18 @@ def select(
     *,
     retrospective: bool = False,
     contradicts: Mapping[int, frozenset[int]] | None = None,
+    partners: Mapping[int, Candidate] | None = None,
     params: RankParams = RankParams(),
 ) -> list[Candidate]:
-    """At most `limit` candidates: by stage, then MMR over the final score."""
+    """At most `limit` candidates by MMR over the final score; a chosen memory's
+    contradicting partner (from `partners`, else from the candidates) comes right
+    after it."""
     if limit <= 0:
         return []
     best: dict[int, Candidate] = {}
     for c in candidates:
         old = best.get(c.memory.id)
-        if old is None or (STAGE_ORDER[c.stage], -c.score) < (STAGE_ORDER[old.stage], -old.score):
+        if old is None or c.score > old.score:
             best[c.memory.id] = c
     scored = {
         mid: replace(c, score=final_score(c, now, retrospective=retrospective, params=params))
@@ -130,20 +132,18 @@ def select(
     tokens = {mid: token_set(c.memory.content) for mid, c in scored.items()}
     scored = _collapse_restatements(scored, tokens)
     chosen: list[Candidate] = []
-    pool = sorted(scored.values(), key=lambda c: (STAGE_ORDER[c.stage], -c.score, c.memory.id))
+    pool = sorted(scored.values(), key=lambda c: (-c.score, c.memory.id))
     while pool and len(chosen) < limit:
-        tier = STAGE_ORDER[pool[0].stage]
         top = pool[0].score or 1.0
 
         def mmr(c: Candidate, top: float = top) -> float:
             sim = max((dice(tokens[c.memory.id], tokens[s.memory.id]) for s in chosen), default=0)
             return c.score / top - params.diversity * sim
 
-        same_tier = [c for c in pool if STAGE_ORDER[c.stage] == tier]
-        pick = max(same_tier, key=lambda c: (mmr(c), -c.memory.id))
+        pick = max(pool, key=lambda c: (mmr(c), -c.memory.id))
         pool.remove(pick)
         chosen.append(pick)
-    return _pair_contradictions(chosen, scored, contradicts or {}, limit)
+    return _pair_contradictions(chosen, {**(partners or {}), **scored}, contradicts or {}, limit)
 
 
 def _collapse_restatements(
@@ -153,9 +153,7 @@ def _collapse_restatements(
     is represented by its earliest memory (the first statement; later ones add nothing
     and an update would be a supersede), ranked by the group's best score."""
     said = {mid: Said(tokens[mid], numbers(c.memory.content)) for mid, c in scored.items()}
-    best_first = sorted(
-        scored.values(), key=lambda c: (STAGE_ORDER[c.stage], -c.score, c.memory.id)
-    )
+    best_first = sorted(scored.values(), key=lambda c: (-c.score, c.memory.id))
     groups = restatement_groups(best_first, lambda c: said[c.memory.id])
     out: dict[int, Candidate] = {}
     for group in groups:

@@ -21,47 +21,9 @@ from memory_core.clock import as_utc
 from memory_core.storage.schema import memories
 from memory_core.types import Memory
 
-from .tokenize import normalise
+from .language import is_retrospective as is_retrospective
 
 _m = memories.c
-
-RETROSPECTIVE_CUES = (
-    "以前",
-    "之前",
-    "原来",
-    "原先",
-    "原本",
-    "本来",
-    "当时",
-    "当初",
-    "那时",
-    "那会",
-    "曾经",
-    "过去",
-    "从前",
-    "先前",
-    "早先",
-    "起初",
-    "最早",
-    "最初",
-    "一开始",
-    "老早",
-    "used to",
-    "previously",
-    "originally",
-    "back then",
-    "formerly",
-    "in the past",
-    "at first",
-)
-"""Words that ask how things used to be, not how they are."""
-
-_CUE = re.compile("|".join(re.escape(cue) for cue in RETROSPECTIVE_CUES))
-
-
-def is_retrospective(question: str) -> bool:
-    return _CUE.search(normalise(question)) is not None
-
 
 def visible(scope: str, now: datetime, *, retrospective: bool = False) -> ColumnElement[bool]:
     return _rule(literal(scope, String), literal(as_utc(now), _m.valid_from.type), retrospective)

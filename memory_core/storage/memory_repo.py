@@ -116,24 +116,6 @@ async def select_where(
     return [to_memory(row) for row in await conn.execute(query)]
 
 
-async def identity_statements(
-    conn: AsyncConnection,
-    names: Iterable[str],
-    visible: ColumnElement[bool],
-    limit: int,
-) -> list[Memory]:
-    """Visible memories saying what one of `names` is ("喵姐是群主..."): the name
-    followed by 是, most important first."""
-    says = or_(*(m.content.contains(f"{name}是", autoescape=True) for name in names))
-    query = (
-        select(memories)
-        .where(visible, says)
-        .order_by(m.importance.desc(), m.id.desc())
-        .limit(limit)
-    )
-    return [to_memory(row) for row in await conn.execute(query)]
-
-
 async def recent_texts(
     conn: AsyncConnection, scope: str, type_: str, limit: int
 ) -> list[tuple[int, str]]:

@@ -12,7 +12,6 @@ from nothing write the same bytes.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -26,7 +25,11 @@ from memory_core.storage.vectors_repo import MemoryText
 
 from .embedder import Embedder, Matrix, l2_normalise
 from .store import STORED_DTYPE, IndexRow, VectorIndex, model_folder, text_sha
-from .text import EVIDENCE_VIEWS, ScopeNames, memory_views, scope_names
+
+EVIDENCE_VIEWS = 2
+"""Evidence messages blended into a memory's vector: the words people actually used,
+which questions tend to echo."""
+EVIDENCE_CHARS = 200
 
 SOURCE_FILE = "source.json"
 """Beside the manifest: the database fingerprint the index was built from."""
@@ -45,14 +48,10 @@ class EmbedReport:
         return asdict(self)
 
 
-def names_by_scope(
-    memories: Sequence[MemoryText], aliases: dict[str, dict[str, str]]
-) -> dict[str, ScopeNames]:
-    subjects: dict[str, set[str]] = defaultdict(set)
-    for m in memories:
-        subjects[m.scope].add(m.subject)
-    scopes = set(subjects) | set(aliases)
-    return {s: scope_names(subjects.get(s, set()), aliases.get(s, {})) for s in scopes}
+def memory_views(content: str, evidence: Sequence[str]) -> tuple[str, ...]:
+    """What a memory's vector is made of: its text, then the messages it was heard in."""
+    heard = [t[:EVIDENCE_CHARS] for t in evidence if t.strip()]
+    return (content, *heard[:EVIDENCE_VIEWS])
 
 
 def embed_views(embedder: Embedder, views: Sequence[str]) -> Matrix:
@@ -72,7 +71,7 @@ def plan_index(
     previous: VectorIndex | None,
     evidence: dict[int, list[str]] | None = None,
 ) -> tuple[VectorIndex, EmbedReport]:
-    names = names_by_scope(memories, aliases)
+    del aliases  # names stay as written: the question's nicknames are resolved instead
     # A vector depends only on the text embedded: a new version with the same text
     # (a status change, a closed validity) keeps its vector under the new key.
     reusable: dict[tuple[int, str], int] = {}
@@ -82,7 +81,7 @@ def plan_index(
     vectors: list[npt.NDArray[np.floating]] = []
     embedded = 0
     for m in sorted(memories, key=lambda m: (m.scope, m.id)):
-        views = memory_views(m.content, (evidence or {}).get(m.id, []), names[m.scope])
+        views = memory_views(m.content, (evidence or {}).get(m.id, []))
         row = IndexRow(m.id, m.version, m.scope, m.subject, text_sha("\x1f".join(views)))
         pos = reusable.get((row.memory_id, row.text_sha))
         if previous is not None and pos is not None:

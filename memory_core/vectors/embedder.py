@@ -1,29 +1,21 @@
 """The embedder seam: text in, unit-length float32 vectors out.
 
-Implementations: `UseEmbedder` (the bundled default, multilingual Universal Sentence
-Encoder), `OnnxEmbedder` (a user-supplied ONNX model folder) and `FakeEmbedder`
-(tests). Every vector an embedder returns is L2-normalised, so a dot product is the
-cosine similarity.
+Implementations: `E5Embedder` (the bundled default, multilingual-e5-small 4-bit),
+`OnnxEmbedder` (a user-supplied ONNX model folder) and `FakeEmbedder` (tests). Every
+vector an embedder returns is L2-normalised, so a dot product is the cosine
+similarity. Memories go through `embed`, questions through `embed_query` (asymmetric
+models such as e5 embed the two differently).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 Matrix = npt.NDArray[np.float32]
-
-
-@dataclass(frozen=True, slots=True)
-class Calibration:
-    """The operating point of one model, chosen from `yuji eval --vector-sweep`."""
-
-    threshold: float
-    margin: float
 
 
 @runtime_checkable
@@ -36,13 +28,12 @@ class Embedder(Protocol):
     @property
     def dim(self) -> int: ...
 
-    @property
-    def calibration(self) -> Calibration:
-        """The gate's default threshold and margin for this model's score scale."""
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        """One row per memory text, shape (len(texts), dim), each row of unit length."""
         ...
 
-    def embed(self, texts: Sequence[str]) -> Matrix:
-        """One row per text, shape (len(texts), dim), each row of unit length."""
+    def embed_query(self, text: str) -> Matrix:
+        """One question, shape (dim,), unit length."""
         ...
 
 

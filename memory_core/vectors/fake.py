@@ -7,9 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .embedder import Calibration, Matrix, l2_normalise
-
-FAKE_CALIBRATION = Calibration(threshold=0.5, margin=0.02)
+from .embedder import Matrix, l2_normalise
 
 
 class FakeEmbedder:
@@ -21,11 +19,9 @@ class FakeEmbedder:
         *,
         dim: int = 32,
         pinned: Mapping[str, Sequence[float]] | None = None,
-        calibration: Calibration = FAKE_CALIBRATION,
         model_id: str = "fake",
     ) -> None:
         self.dim = dim
-        self.calibration = calibration
         self.model_id = model_id
         self.pinned = {text: list(vector) for text, vector in (pinned or {}).items()}
         self.calls: list[str] = []
@@ -41,3 +37,6 @@ class FakeEmbedder:
                 bucket = int.from_bytes(hashlib.blake2b(char.encode(), digest_size=4).digest())
                 rows[i, bucket % self.dim] += 1.0
         return l2_normalise(rows)
+
+    def embed_query(self, text: str) -> Matrix:
+        return self.embed([text])[0]

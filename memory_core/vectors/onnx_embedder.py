@@ -19,16 +19,12 @@ import numpy as np
 
 from memory_core.errors import ConfigError
 
-from .embedder import Calibration, Matrix, l2_normalise
-
-ONNX_CALIBRATION = Calibration(threshold=0.68, margin=0.02)
-"""SPEC.md §8's operating point for a bge-class model; recalibrate with the sweep."""
+from .embedder import Matrix, l2_normalise
 
 MAX_TOKENS = 512
 
 
 class OnnxEmbedder:
-    calibration = ONNX_CALIBRATION
 
     def __init__(self, folder: Path | str, *, threads: int = 1) -> None:
         self.folder = Path(folder)
@@ -101,3 +97,7 @@ class OnnxEmbedder:
         vectors = l2_normalise(pooled)
         self._dim = int(vectors.shape[1])
         return vectors
+
+    def embed_query(self, text: str) -> Matrix:
+        # bge-class models are symmetric enough without their retrieval instruction.
+        return self.embed([text])[0]

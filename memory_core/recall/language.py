@@ -1,0 +1,181 @@
+"""What recall knows of the language itself, in one place (pure, loaded once).
+
+Everything here is general knowledge of chat Chinese and English, kept as data files
+beside this module, each stating its source in its header:
+
+- data/question_frames.txt: words that shape a question but name nothing it is about
+  (什么, 来着, 还记得, what, remember);
+- data/function_chars.txt: characters that carry grammar, not content;
+- data/asks.txt: question words by the kind of answer they ask for;
+- the cues below: words asking how things used to be, or whether they still are.
+
+No rule here was written from an evaluation question; recall's relevance model learns
+how much each signal matters from a training corpus of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+AnswerKind = Literal["time", "number", "place", "person", "which"]
+
+RETROSPECTIVE_CUES = (
+    "以前",
+    "之前",
+    "原来",
+    "原先",
+    "原本",
+    "本来",
+    "当时",
+    "当初",
+    "那时",
+    "那会",
+    "曾经",
+    "过去",
+    "从前",
+    "先前",
+    "早先",
+    "起初",
+    "最早",
+    "最初",
+    "一开始",
+    "老早",
+    "used to",
+    "previously",
+    "originally",
+    "back then",
+    "formerly",
+    "in the past",
+    "at first",
+)
+"""Words that ask how things used to be, not how they are."""
+
+STILL_CUES = ("还在", "还是", "仍然", "依然", "仍旧", "还住", "还用", "还有", "现在", "目前", "still", "now")
+"""Words that ask whether an earlier state still holds: the version that replaced it
+answers."""
+
+_RETRO = re.compile("|".join(re.escape(c) for c in RETROSPECTIVE_CUES))
+_STILL = re.compile("|".join(re.escape(c) for c in STILL_CUES))
+
+TIME_CHARS = frozenset("年月日号点周时天")
+"""Units that, after a numeral, say when."""
+NUMERAL_CHARS = frozenset("0123456789零〇一二三四五六七八九十百千万亿两半")
+_TIME_WORDS = re.compile(
+    r"[0-9零〇一二三四五六七八九十两]+\s*[年月日号点]|周[一二三四五六日天末]|星期[一二三四五六日天]"
+    r"|今天|昨天|前天|明天|后天|今年|去年|明年|前年|上周|下周|月初|月底|年初|年底|早上|晚上|中午|下午|上午|凌晨"
+    r"|\b(?:19|20)\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
+    r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|today|tomorrow)\b"
+)
+_NUMBER = re.compile(r"\d|[零〇一二三四五六七八九十百千万两半][个只次岁年天斤块元公里分钟小时号楼层]|几[十百千万]")
+_PLACE = re.compile(
+    r"[\u4e00-\u9fff](?:市|省|区|县|镇|村|路|街|站|店|馆|园|楼|栋|小区|公司|学校|大学|医院|公园|商场|机场)"
+    r"|在[\u4e00-\u9fff]{2}|去[\u4e00-\u9fff]{2}|住[\u4e00-\u9fff]{2}"
+)
+
+
+def _lines(name: str) -> list[str]:
+    text = resources.files(__package__).joinpath("data", name).read_text(encoding="utf-8")
+    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+@cache
+def function_chars() -> frozenset[str]:
+    return frozenset("".join("".join(line.split()) for line in _lines("function_chars.txt")))
+
+
+@cache
+def frame_words() -> tuple[str, ...]:
+    """Question-frame words, longest first (so 怎么样 is removed before 怎么)."""
+    words = {w for line in _lines("question_frames.txt") for w in line.split()}
+    return tuple(sorted(words, key=lambda w: (-len(w), w)))
+
+
+@cache
+def _asks() -> tuple[tuple[AnswerKind, tuple[str, ...]], ...]:
+    out: list[tuple[AnswerKind, tuple[str, ...]]] = []
+    for line in _lines("asks.txt"):
+        kind, _, words = line.partition(":")
+        spelled = tuple(w.replace("-", " ") for w in words.split())
+        out.append((kind.strip(), spelled))  # type: ignore[arg-type]
+    return tuple(out)
+
+
+def asks(text: str) -> AnswerKind | None:
+    """The kind of answer a (normalised) question asks for, if its words say."""
+    for kind, words in _asks():
+        if any(_has_word(text, w) for w in words):
+            return kind
+    return None
+
+
+def _has_word(text: str, word: str) -> bool:
+    if word.isascii():
+        return re.search(rf"\b{re.escape(word)}\b", text) is not None
+    return word in text
+
+
+def states(text: str, kind: AnswerKind) -> bool:
+    """Whether a (normalised) memory text states an answer of this kind."""
+    if kind == "time":
+        return _TIME_WORDS.search(text) is not None
+    if kind == "number":
+        return _NUMBER.search(text) is not None
+    if kind == "place":
+        return _PLACE.search(text) is not None
+    return True  # a person or a particular thing: any statement may name one
+
+
+def is_retrospective(text: str) -> bool:
+    """Whether the question asks how things used to be."""
+    return _RETRO.search(text.lower()) is not None
+
+
+def asks_still(text: str) -> bool:
+    return _STILL.search(text.lower()) is not None
+
+
+# --- quantities and the thing asked about ------------------------------------------------
+# A question that counts with a measure word (几只, 多少瓦, 第几届) is answered only by a
+# text that counts in it; one that asks a price by a text naming an amount of money; one
+# that asks "which X" (什么牌子, 哪家店) is about X.
+_NUMERAL = "0-9零〇一二三四五六七八九十百千万亿两半几"
+_UNIT_ASKED = re.compile(r"(?:几|多少|第几)([\u4e00-\u9fff])")
+_GENERIC_UNITS = frozenset("个件种样些回下点号")
+"""Measure words too general to say what is counted (点/号 are times: kind "time")."""
+_MONEY_ASKED = re.compile(r"多少钱|多少块|几块|几千|几万|价格|价钱|多贵|费|花了多少|工资|月薪|年薪|房租|租金")
+_MONEY_STATED = re.compile(rf"[{_NUMERAL}]+\s*(?:元|块|万|千|k|w|毛)|[¥￥$]\s*\d|\d+\s*(?:rmb|yuan)|免费")
+_WHICH = re.compile(r"(?:什么|啥|哪个|哪家|哪种|哪款|哪所|哪部|哪只|哪条|哪座|哪位)([\u4e00-\u9fff]{2})")
+
+
+def unit_asked(text: str) -> str | None:
+    """The measure word a question counts in (几只 -> 只), if it names one."""
+    for match in _UNIT_ASKED.finditer(text):
+        unit = match.group(1)
+        if unit not in _GENERIC_UNITS and unit not in function_chars():
+            return unit
+    return None
+
+
+def counts_in(text: str, unit: str) -> bool:
+    return re.search(rf"[{_NUMERAL}]\s*{re.escape(unit)}", text) is not None
+
+
+def money_asked(text: str) -> bool:
+    return _MONEY_ASKED.search(text) is not None
+
+
+def money_stated(text: str) -> bool:
+    return _MONEY_STATED.search(text) is not None
+
+
+def focus(text: str) -> str | None:
+    """The thing a "which / what X" question is about (什么牌子 -> 牌子)."""
+    grammar = function_chars()
+    for match in _WHICH.finditer(text):
+        word = match.group(1)
+        if not all(ch in grammar for ch in word):
+            return word
+    return None

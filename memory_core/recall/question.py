@@ -1,0 +1,117 @@
+"""The one question analyser every part of recall shares (pure).
+
+It reads a question against what this chat knows of its people (subjects and the
+explicit alias table) and says: which members it names (resolved to their canonical
+names, nicknames included), which content terms it asks about (names, question-frame
+words and grammar removed), what kind of answer it wants, and whether it asks about
+the past or whether something still holds. The text given to the embedding model has
+nicknames resolved, so a question saying 老三 meets memories written about 张磊.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from . import language
+from .tokenize import bigram_tokens, is_cjk, normalise
+
+NOT_PEOPLE = frozenset({"group", "bot", "群", ""})
+_GAP = "\x1f"
+
+
+@dataclass(frozen=True, slots=True)
+class Names:
+    """A chat's people: every spelling (normalised) -> its canonical name."""
+
+    canonical: Mapping[str, str]
+
+    @classmethod
+    def of(
+        cls, subjects: Iterable[str], aliases: Mapping[str, str], bot_names: Iterable[str] = ()
+    ) -> Names:
+        table: dict[str, str] = {}
+        for subject in subjects:
+            name = normalise(subject.strip())
+            if name not in NOT_PEOPLE:
+                table.setdefault(name, name)
+        for alias, canonical in aliases.items():
+            a, c = normalise(alias.strip()), normalise(canonical.strip())
+            if a and c:
+                table[a] = c
+                table.setdefault(c, c)
+        for name in bot_names:
+            table.pop(normalise(name), None)
+        return cls(table)
+
+    def spellings(self, canonical: str) -> frozenset[str]:
+        return frozenset(s for s, c in self.canonical.items() if c == canonical) | {canonical}
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    text: str
+    """Normalised."""
+    terms: frozenset[str]
+    """Content terms: CJK bigrams (a lone character as itself) and latin words."""
+    named: frozenset[str]
+    """Canonical names of the members the question names."""
+    asks: language.AnswerKind | None
+    unit: str | None
+    """The measure word it counts in (几只 -> 只)."""
+    money: bool
+    """It asks a price or an amount of money."""
+    focus: str | None
+    """The thing a "which X" question is about (什么牌子 -> 牌子)."""
+    retrospective: bool
+    still: bool
+    embed_text: str
+    """What the embedding model reads: nicknames resolved, bot names dropped."""
+
+
+def analyse(text: str, names: Names, bot_names: Iterable[str] = ()) -> Question:
+    norm = normalise(text)
+    bare = norm.replace("@", " ")
+    for bot in sorted({normalise(b) for b in bot_names if b}, key=len, reverse=True):
+        bare = bare.replace(bot, " ")
+    named: set[str] = set()
+    resolved = bare
+    stripped = bare
+    for spelling in sorted(names.canonical, key=len, reverse=True):
+        if spelling and spelling in stripped:
+            canonical = names.canonical[spelling]
+            named.add(canonical)
+            stripped = stripped.replace(spelling, _GAP)
+            resolved = resolved.replace(spelling, _GAP + canonical + _GAP)
+    return Question(
+        text=norm,
+        terms=content_terms(stripped),
+        named=frozenset(named),
+        asks=language.asks(norm),
+        unit=language.unit_asked(stripped),
+        money=language.money_asked(stripped),
+        focus=language.focus(stripped),
+        retrospective=language.is_retrospective(norm),
+        still=language.asks_still(norm),
+        embed_text=" ".join(resolved.replace(_GAP, "").split()) or norm,
+    )
+
+
+def content_terms(text: str) -> frozenset[str]:
+    """The terms of a (normalised, names removed) text that say what it is about."""
+    for word in language.frame_words():
+        if word.isascii():
+            text = re.sub(rf"\b{re.escape(word)}\b", " ", text)
+        else:
+            text = text.replace(word, " ")
+    grammar = language.function_chars()
+    terms: set[str] = set()
+    for token in bigram_tokens(text):
+        if is_cjk(token[0]):
+            if all(ch in grammar for ch in token):
+                continue
+        elif len(token) < 2 and not token.isdigit():
+            continue
+        terms.add(token)
+    return frozenset(terms)

@@ -1,0 +1,90 @@
+"""Dense retrieval for recall (implements `memory_core.recall.dense_port.DenseSearch`).
+
+The bot process only embeds questions: memory vectors come from the index file
+`yuji embed` writes in a separate process, re-read whenever that file changes. The
+model loads on the first question, once, off the event loop, and every question is
+embedded off the event loop too. Nothing here raises into recall: a missing index or
+an unloadable model end in None, and recall answers from its other signals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+from collections.abc import Set as AbstractSet
+
+from memory_core.recall.dense_port import DenseScores
+from memory_core.settings import Settings, VectorMode
+
+from .embedder import Embedder
+from .factory import embedder_from_settings
+from .store import MANIFEST, VectorIndex, model_folder
+
+log = logging.getLogger(__name__)
+
+
+class Dense:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        embedder: Embedder | None = None,
+        embedder_factory: Callable[[Settings], Embedder] = embedder_from_settings,
+    ) -> None:
+        self._settings = settings
+        self._mode: VectorMode = settings.vector_mode
+        self._embedder = embedder
+        self._factory = embedder_factory
+        self._index: VectorIndex | None = None
+        self._index_stamp: int | None = None
+        self._failed = False
+
+    @property
+    def mode(self) -> VectorMode:
+        return self._mode
+
+    def set_mode(self, mode: VectorMode) -> None:
+        self._mode = mode
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = self._factory(self._settings)
+        return self._embedder
+
+    @property
+    def embedder_id(self) -> str:
+        return self.embedder.model_id
+
+    def index(self) -> VectorIndex | None:
+        """The current index of this model, re-read when `yuji embed` replaced it."""
+        folder = model_folder(self._settings.vectors_dir, self.embedder.model_id)
+        try:
+            stamp = os.stat(folder / MANIFEST).st_mtime_ns
+        except OSError:
+            self._index, self._index_stamp = None, None
+            return None
+        if stamp != self._index_stamp:
+            self._index = VectorIndex.load(folder, self.embedder.model_id)
+            self._index_stamp = stamp if self._index is not None else None
+        return self._index
+
+    async def scores(
+        self, scope: str, text: str, candidate_ids: AbstractSet[int]
+    ) -> DenseScores | None:
+        try:
+            index = self.index()
+            if index is None:
+                return None
+            positions = index.select(scope, candidate_ids)
+            if not len(positions):
+                return None
+            query = await asyncio.to_thread(self.embedder.embed_query, text)
+            return DenseScores(index.ids_at(positions), index.scores(positions, query))
+        except Exception:
+            if not self._failed:  # once: a broken model would otherwise log every question
+                log.exception("dense retrieval failed; recall goes on without it")
+                self._failed = True
+            return None
