@@ -1,16 +1,16 @@
 """Recall latency at 1k / 10k / 100k memories in one chat, beside a raw FTS5 query.
 
     .venv/bin/python benchmarks/recall_latency.py [--sizes 1000,10000,100000] [--queries 200]
-        [--vector candidate]
+        [--vector on|shadow|off]
 
 Each size gets a fresh temporary database filled through the public write path
 (`core.memories.write_many`) with generated everyday memories about the chat's
 members; the questions are made from memories of the chat (so most find something)
 and from unrelated words (so some stay silent). Reported per size: p50 / p95 of
 `core.recall.recall` and of a plain `bm25` top-5 FTS5 query on the same index.
-With `--vector candidate` the side path is on (the bundled model; every memory is
-embedded first, which takes a while at 100k) and is consulted whenever the lexical
-stages stay silent.
+With `--vector on` (the default, as in production) dense retrieval is part of every
+question (the bundled e5; every memory is embedded first, which takes a while at
+100k); `--vector off` measures words and links only.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def questions(contents: list[str], count: int, rng: random.Random) -> list[str]:
     return out
 
 
-async def measure(size: int, count: int, vector: VectorMode = "off") -> dict[str, float]:
+async def measure(size: int, count: int, vector: VectorMode = "on") -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="yuji-bench-") as tmp:
         clock = FakeClock(datetime(2026, 11, 20, 12, tzinfo=UTC))
         settings = Settings(data_dir=Path(tmp), vector_mode=vector)
@@ -108,7 +108,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--vector", choices=["off", "shadow", "candidate"], default="off")
+    parser.add_argument("--vector", choices=["on", "shadow", "off"], default="on")
     args = parser.parse_args()
     print(f"{'memories':>9} {'load s':>7} {'recall p50':>11} {'p95':>7} {'fts5 p50':>9} {'p95':>7}")
     for size in (int(s) for s in args.sizes.split(",")):

@@ -1,14 +1,17 @@
-"""Vector side path speed with the default model (bundled USE, one thread).
+"""Dense retrieval speed with the default model (bundled multilingual-e5-small, 4-bit).
 
-    .venv/bin/python benchmarks/vector_latency.py [--dataset ../shared/eval/dev.json] [--rounds 5]
+    .venv/bin/python benchmarks/vector_latency.py --dataset FILE.json [--rounds 5] [--scale 10000]
 
-1. embed one question: every dataset question embedded alone, `--rounds` times;
-   p50/p95 in ms (the budget is p50 <= 5 ms);
-2. a whole `guess` (aliases read, scoring, gate, stale check) on an index of the
-   dataset's memories, written straight to a temporary database;
-3. `yuji embed` throughput: memories embedded per second by `sync_index`;
-4. `guess` with `--scale` memories in one chat (random vectors): the worst case of a
-   private chat, where "我" narrows nothing, and a group question naming one person.
+1. embed one question (`embed_query`): every dataset question embedded alone,
+   `--rounds` times; p50/p95 in ms;
+2. `yuji embed` throughput: memories embedded per second by `sync_index`;
+3. dense scores (`Dense.scores`: the question embedded and scored against every
+   visible memory of its chat) and a whole `core.recall.recall` with dense on, on an
+   index of the dataset's memories written straight to a temporary database;
+4. the same with `--scale` memories in one chat (random vectors): a private chat
+   and a group where the question names one of 50 people.
+
+FILE is any dataset in docs/eval-format.md format (e.g. one of training/corpus/).
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ import numpy as np
 from sqlalchemy import insert, select
 
 from memory_core import Settings, Yuji
-from memory_core.recall.vector_port import VectorAsk
+from memory_core.recall.visibility import visible
+from memory_core.storage import memory_repo
 from memory_core.storage.schema import aliases, memories
-from memory_core.vectors import UseEmbedder, VectorSide, sync_index
+from memory_core.vectors import Dense, E5Embedder, sync_index
 from memory_core.vectors.store import IndexRow, VectorIndex, model_folder
 
 
@@ -38,10 +42,14 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def load(core: Yuji, data: dict[str, object]) -> None:
+def line(name: str, times: list[float]) -> str:
+    return f"{name}: p50 {statistics.median(times):.2f} ms, p95 {pct(times, 0.95):.2f} ms"
+
+
+async def load(core: Yuji, data: dict[str, Any]) -> None:
     now = datetime.now(UTC)
     async with core.db.write() as conn:
-        for m in data["memories"]:  # type: ignore[union-attr]
+        for m in data["memories"]:
             await conn.execute(
                 insert(memories).values(
                     scope=m["scope"],
@@ -53,19 +61,18 @@ async def load(core: Yuji, data: dict[str, object]) -> None:
                     updated_at=now,
                 )
             )
-        for a in data["aliases"]:  # type: ignore[union-attr]
+        for a in data.get("aliases", []):
             await conn.execute(
                 insert(aliases).values(
                     scope=a["scope"], alias=a["alias"], canonical=a["canonical"], created_at=now
                 )
             )
+    await core.recall.reindex()
 
 
 def arguments() -> tuple[argparse.Namespace, dict[str, Any]]:
     parser = argparse.ArgumentParser()
-    parser.add_argument(
-        "--dataset", default=str(Path(__file__).parents[1] / "../shared/eval/dev.json")
-    )
+    parser.add_argument("--dataset", required=True)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument(
         "--scale", type=int, default=10_000, help="memories in one chat for the scale test"
@@ -76,8 +83,7 @@ def arguments() -> tuple[argparse.Namespace, dict[str, Any]]:
 
 async def main(args: argparse.Namespace, data: dict[str, Any]) -> None:
     questions = [q["text"] for q in data["queries"]]
-
-    embedder = UseEmbedder()
+    embedder = E5Embedder()
     started = time.perf_counter()
     embedder.load()
     print(f"model load: {time.perf_counter() - started:.2f} s")
@@ -85,15 +91,12 @@ async def main(args: argparse.Namespace, data: dict[str, Any]) -> None:
     for _ in range(args.rounds):
         for text in questions:
             t = time.perf_counter()
-            embedder.embed([text])
+            embedder.embed_query(text)
             times.append((time.perf_counter() - t) * 1000)
-    print(
-        f"embed one question: p50 {statistics.median(times):.2f} ms, p95 {pct(times, 0.95):.2f} ms "
-        f"({len(times)} calls)"
-    )
+    print(line(f"embed one question ({len(times)} calls)", times))
 
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(data_dir=Path(tmp), vector_mode="candidate")
+        settings = Settings(data_dir=Path(tmp), vector_mode="on")
         core = await Yuji.open(settings, embedder=embedder)
         try:
             await load(core, data)
@@ -104,34 +107,37 @@ async def main(args: argparse.Namespace, data: dict[str, Any]) -> None:
                 f"yuji embed: {report.embedded} memories in {spent:.2f} s "
                 f"({report.embedded / spent:.0f}/s)"
             )
-            side = core.vectors
-            assert isinstance(side, VectorSide)
-            ids = {i + 1 for i in range(len(data["memories"]))}  # type: ignore[arg-type]
-            guess_times: list[float] = []
+            dense = core.vectors
+            assert isinstance(dense, Dense)
+            now = datetime.now(UTC)
+            score_ms: list[float] = []
+            recall_ms: list[float] = []
             for _ in range(args.rounds):
-                for q in data["queries"]:  # type: ignore[union-attr]
+                for q in data["queries"]:
+                    async with core.db.read() as conn:
+                        ids = await memory_repo.ids_where(conn, visible(q["scope"], now))
                     t = time.perf_counter()
-                    await side.guess(VectorAsk(q["scope"], q["text"], ids))
-                    guess_times.append((time.perf_counter() - t) * 1000)
-            print(
-                f"guess: p50 {statistics.median(guess_times):.2f} ms, "
-                f"p95 {pct(guess_times, 0.95):.2f} ms"
-            )
+                    await dense.scores(q["scope"], q["text"], ids)
+                    score_ms.append((time.perf_counter() - t) * 1000)
+                    t = time.perf_counter()
+                    await core.recall.recall(q["scope"], q["text"], now=now)
+                    recall_ms.append((time.perf_counter() - t) * 1000)
+            print(line("dense scores", score_ms))
+            print(line("recall, dense on", recall_ms))
         finally:
             await core.close()
     await scale(embedder, args.scale, args.rounds)
 
 
-async def scale(embedder: UseEmbedder, n: int, rounds: int) -> None:
-    """`guess` with n memories in one private chat (no subject narrows the candidates:
-    the worst case) and in a group where the question names one of 50 people."""
+async def scale(embedder: E5Embedder, n: int, rounds: int) -> None:
+    """Dense scores and recall with n memories in one private chat and in a group
+    where the question names one of 50 people (random vectors)."""
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(data_dir=Path(tmp), vector_mode="candidate")
+        settings = Settings(data_dir=Path(tmp), vector_mode="on")
         core = await Yuji.open(settings, embedder=embedder)
         try:
             now = datetime.now(UTC)
-            rows: list[IndexRow] = []
             async with core.db.write() as conn:
                 for scope in ("private:1", "group:1"):
                     values = [
@@ -147,6 +153,7 @@ async def scale(embedder: UseEmbedder, n: int, rounds: int) -> None:
                         for i in range(n)
                     ]
                     await conn.execute(insert(memories), values)
+            await core.recall.reindex()
             async with core.db.read() as conn:
                 found = (
                     await conn.execute(select(memories.c.id, memories.c.scope, memories.c.subject))
@@ -156,22 +163,24 @@ async def scale(embedder: UseEmbedder, n: int, rounds: int) -> None:
             matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
             folder = model_folder(settings.vectors_dir, embedder.model_id)
             VectorIndex(embedder.model_id, embedder.dim, tuple(rows), matrix).save(folder)
-            side = core.vectors
-            assert isinstance(side, VectorSide)
+            dense = core.vectors
+            assert isinstance(dense, Dense)
             for scope, question in (
                 ("private:1", "我最近在忙什么"),
                 ("group:1", "成员7最近在忙什么"),
             ):
-                ids = {r.memory_id for r in rows if r.scope == scope}
-                times: list[float] = []
-                for _ in range(rounds * 10):
+                ids = frozenset(r.memory_id for r in rows if r.scope == scope)
+                score_ms: list[float] = []
+                recall_ms: list[float] = []
+                for _ in range(rounds * 4):
                     t = time.perf_counter()
-                    await side.guess(VectorAsk(scope, question, ids))
-                    times.append((time.perf_counter() - t) * 1000)
-                print(
-                    f"guess, {n} memories in {scope} ({question}): "
-                    f"p50 {statistics.median(times):.2f} ms, p95 {pct(times, 0.95):.2f} ms"
-                )
+                    await dense.scores(scope, question, ids)
+                    score_ms.append((time.perf_counter() - t) * 1000)
+                    t = time.perf_counter()
+                    await core.recall.recall(scope, question, now=now)
+                    recall_ms.append((time.perf_counter() - t) * 1000)
+                print(line(f"dense scores, {n} memories in {scope} ({question})", score_ms))
+                print(line(f"recall, {n} memories in {scope} ({question})", recall_ms))
         finally:
             await core.close()
 

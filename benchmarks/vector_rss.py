@@ -1,11 +1,12 @@
 """Resident memory of a bot process with the vector model loaded (budget: 350 MB).
 
-    .venv/bin/python benchmarks/vector_rss.py [--dataset ../shared/eval/dev.json]
+    .venv/bin/python benchmarks/vector_rss.py --dataset FILE.json
 
 A fresh child process does what `bot.py` does before serving (nonebot.init, the
-OneBot v11 adapter, every plugin loaded), opens the core in `candidate` mode on a
-temporary copy of the dataset's memories, builds the index, then asks every
-dataset question through the side path (which loads the model on the first one).
+OneBot v11 adapter, every plugin loaded), opens the core with dense retrieval on (the
+default) on a temporary copy of the dataset's memories, builds the index, then asks
+every dataset question through recall (which loads e5 on the first one). FILE is any
+dataset in docs/eval-format.md format (e.g. one of training/corpus/).
 It reports VmRSS before the model, after, and the peak (VmHWM).
 """
 
@@ -39,10 +40,8 @@ nonebot.init(yuji_data_dir=tmp)
 nonebot.get_driver().register_adapter(Adapter)
 nonebot.load_plugins("plugins")
 
-from memory_core.recall.vector_port import VectorAsk
 from memory_core import Settings, Yuji
-from memory_core.vectors import sync_index
-from memory_core.vectors.use import UseEmbedder
+from memory_core.vectors import E5Embedder, sync_index
 sys.path.insert(0, "benchmarks")
 from vector_latency import load
 
@@ -51,17 +50,16 @@ async def main():
     out = {"rss_plugins_loaded_mb": rss("VmRSS")}
     # The index is written by `yuji embed` in another process: do it with a separate
     # embedder whose weights are dropped before the bot-side model is loaded.
-    settings = Settings(data_dir=Path(tmp), vector_mode="candidate")
+    settings = Settings(data_dir=Path(tmp), vector_mode="on")
     core = await Yuji.open(settings)
     await load(core, data)
-    builder = UseEmbedder()
+    builder = E5Embedder()
     await sync_index(core.db, builder, settings.vectors_dir)
     del builder
     import gc; gc.collect()
     out["rss_core_open_mb"] = rss("VmRSS")
-    ids = set(range(1, len(data["memories"]) + 1))
     for q in data["queries"]:
-        await core.vectors.guess(VectorAsk(q["scope"], q["text"], ids))
+        await core.recall.recall(q["scope"], q["text"])
     out["rss_model_loaded_mb"] = rss("VmRSS")
     out["peak_mb"] = rss("VmHWM")
     await core.close()
@@ -73,7 +71,7 @@ asyncio.run(main())
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--dataset", default=str(ROOT.parent / "shared/eval/dev.json"))
+    parser.add_argument("--dataset", required=True)
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if not k.startswith("YUJI_")}
     with tempfile.TemporaryDirectory() as cwd:

@@ -79,6 +79,8 @@ async def test_0002_rebuilds_the_index_with_a_tokenizer_that_keeps_tokens_whole(
 
     from memory_core import FakeClock, Settings, Yuji
     from memory_core.types import EvidenceRef, NewExperience
+    from memory_core.vectors import FakeEmbedder
+    from tests.core.relevance_models import FAKE_MODEL, LEXICAL_MODEL
 
     core = await Yuji.open(Settings(data_dir=tmp_path))
     exp = await core.archive.append(
@@ -101,7 +103,13 @@ async def test_0002_rebuilds_the_index_with_a_tokenizer_that_keeps_tokens_whole(
     assert "unicode61" in str(old)
     await core.close()
 
-    again = await Yuji.open(Settings(data_dir=tmp_path), clock=FakeClock(core.clock.now()))
+    again = await Yuji.open(
+        Settings(data_dir=tmp_path),
+        clock=FakeClock(core.clock.now()),
+        embedder=FakeEmbedder(),
+        relevance=FAKE_MODEL,
+        lexical_relevance=LEXICAL_MODEL,
+    )
     try:
         assert await migrate.current_revision(again.db) == migrate.head_revision()
         async with again.db.read() as conn:
@@ -111,7 +119,7 @@ async def test_0002_rebuilds_the_index_with_a_tokenizer_that_keeps_tokens_whole(
             count = (await conn.execute(text("SELECT count(*) FROM memory_fts"))).scalar()
         assert "'ascii'" in str(sql)
         assert count == 1
-        got = await again.recall.recall("group:1", "小明学吉他")
+        got = await again.recall.recall("group:1", "小明在学吉他吗")
         assert [r.memory.id for r in got.items] == [written.memory.id]
     finally:
         await again.close()

@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from memory_core.vectors import E5Embedder
+from tests.core.relevance_models import WORDS, hand_model
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, openai_server
 
 from .harness import ApiCall, ApiFailed, OnebotPeer, count_rows, query, running_bot, wait_until
@@ -34,6 +36,14 @@ ENV = {
     "YUJI_CONSOLIDATION_TICK_S": "86400",  # consolidation is not under test here
     "YUJI_BACKFILL_INTERVAL_S": "0",  # only /backfill fetches history
 }
+
+
+def hand_weights(folder: Path) -> dict[str, str]:
+    """The bot reads its relevance weights from a file: the hand-made words-only model
+    of tests/core (labelled for the bundled embedder), not the retrained shipped one."""
+    path = folder / "relevance.json"
+    path.write_text(hand_model(E5Embedder().model_id, WORDS).to_json(), encoding="utf-8")
+    return {"YUJI_RELEVANCE_WEIGHTS": str(path)}
 
 
 def is_send(call: ApiCall, group_id: int) -> bool:
@@ -119,7 +129,9 @@ async def test_remember_recall_why_mute_and_fallback(
     tmp_path: Path, openai_server: FakeOpenAIServer
 ) -> None:
     openai_server.handler = chat_model
-    async with running_bot(tmp_path, env={**ENV, **openai_server.env()}) as bot:
+    async with running_bot(
+        tmp_path, env={**ENV, **hand_weights(tmp_path), **openai_server.env()}
+    ) as bot:
         async with bot.peer() as peer:
             chat, other = Chat(peer), Chat(peer, OTHER)
 

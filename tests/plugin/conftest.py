@@ -31,6 +31,7 @@ from nonebot.adapters.onebot.v11 import Adapter as OneBotV11Adapter
 from nonebug import NONEBOT_INIT_KWARGS
 
 from memory_core import FakeClock, FakeFetcher, Settings, Yuji
+from tests.core.relevance_models import FAKE_MODEL, LEXICAL_MODEL
 
 SUPERUSER = "10000"
 NICKNAME = "大肥鱼"
@@ -94,7 +95,10 @@ async def yuji_core(
         previous: Yuji | None = runtime.core()
     except RuntimeError:
         previous = None
-    core = await Yuji.open(yuji_settings, **yuji_open_kwargs)
+    # The hand-made relevance models of tests/core unless a test brings its own: plugin
+    # tests check the glue, not the shipped weights.
+    hand = {"relevance": FAKE_MODEL, "lexical_relevance": LEXICAL_MODEL}
+    core = await Yuji.open(yuji_settings, **{**hand, **yuji_open_kwargs})
     runtime.set_core(core)
     try:
         yield core

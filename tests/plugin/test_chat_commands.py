@@ -299,7 +299,7 @@ async def test_status_for_admins(app: App, yuji_core: Yuji) -> None:
     assert "上次回话：还没有" in lines
     assert "夜间整理：还没有跑过" in lines
     assert any(line.startswith("上次备份：") for line in lines)
-    assert "向量模式：off" in lines
+    assert "向量模式：on" in lines
     # Sizes move while the test runs: pin the rest of the answer without them.
     yuji_core.chat_status.extras = []
     plain = await yuji_core.chat_commands.status(SCOPE)

@@ -59,7 +59,7 @@ async def test_status_json_lists_every_chat(
     lines = rows["group:1"]["lines"]
     assert lines["夜间整理"] == "还没有跑过"
     assert lines["上次备份"]
-    assert lines["向量模式"] == "off"
+    assert lines["向量模式"] == "on"  # the default: dense retrieval is part of recall
 
 
 async def test_status_text(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
