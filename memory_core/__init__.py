@@ -38,8 +38,8 @@ from .ops import OpsStatus as OpsStatus
 from .ops import RecordingAlertSink as RecordingAlertSink
 from .ops import Sizes as Sizes
 from .ops import human_bytes as human_bytes
-from .recall import Recall as Recall
 from .recall import DenseSearch as DenseSearch
+from .recall import Recall as Recall
 from .service import Yuji as Yuji
 from .settings import Settings as Settings
 from .types import AttachmentRef as AttachmentRef
@@ -56,8 +56,6 @@ from .vectors import needs_embedding as needs_embedding
 from .vectors import run_embed_process as run_embed_process
 
 __all__ = [
-    "Dense",
-    "DenseSearch",
     "AlertSink",
     "AttachmentFetcher",
     "AttachmentRef",
@@ -67,6 +65,8 @@ __all__ = [
     "Card",
     "Clock",
     "ConsolidationStatus",
+    "Dense",
+    "DenseSearch",
     "EvidenceRef",
     "Experience",
     "FakeClock",

@@ -9,6 +9,7 @@ per tier, false recall, leakage, stale and latency. Never touches the real datab
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,7 @@ async def calibrate(dataset: Path, out: Path) -> int:
     """Weights for the embedding model the settings name, fitted on `dataset`."""
     settings = load_settings()
     dense, _ = await train_files([dataset], settings)
-    out.write_text(dense.to_json(), encoding="utf-8")
+    await asyncio.to_thread(out.write_text, dense.to_json(), encoding="utf-8")
     held = dense.meta["held_out_chats"]
     print(
         f"wrote {out} for {dense.embedder}: threshold {dense.threshold:.3f}; on held-out "

@@ -11,7 +11,6 @@ is the same rule in Python, applied once more to whatever a stage returns.
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from functools import cache
 
@@ -24,6 +23,7 @@ from memory_core.types import Memory
 from .language import is_retrospective as is_retrospective
 
 _m = memories.c
+
 
 def visible(scope: str, now: datetime, *, retrospective: bool = False) -> ColumnElement[bool]:
     return _rule(literal(scope, String), literal(as_utc(now), _m.valid_from.type), retrospective)

@@ -25,7 +25,6 @@ MAX_TOKENS = 512
 
 
 class OnnxEmbedder:
-
     def __init__(self, folder: Path | str, *, threads: int = 1) -> None:
         self.folder = Path(folder)
         self.model_path = self.folder / "model.onnx"
