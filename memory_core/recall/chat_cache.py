@@ -78,9 +78,9 @@ class ChatCache:
     async def visible_ids(
         self, conn: AsyncConnection, scope: str, now: datetime, retrospective: bool
     ) -> frozenset[int]:
-        """The ids the vector side path may choose from. Safe to reuse: the one memory
-        a guess returns is read again and checked at `now` before it is injected.
-        The same object until it expires, so the side path can key on it."""
+        """The ids dense retrieval may score. Safe to reuse: every candidate is read
+        again and checked at `now` before it is weighed. The same object until it
+        expires, so the vector index can key its selection on it."""
         key = (scope, retrospective)
         hit = _fresh(self._ids.get(key))
         if hit is not None:
