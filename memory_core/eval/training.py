@@ -37,8 +37,9 @@ from memory_core.settings import Settings
 from . import loader, vector_eval
 from .dataset import NEGATIVE_TIERS, Dataset
 
-FALSE_ANSWER_RATE = 0.35
-"""The share of unanswerable questions the threshold may answer (on held-out chats)."""
+FALSE_ANSWER_RATE = 0.40
+"""The share of unanswerable questions the threshold may answer (on held-out chats):
+the rate issue 13 states as acceptable for near misses."""
 SURE_PRECISION = 0.8
 L2 = 1.0
 
@@ -139,7 +140,9 @@ def _folds(asked: Sequence[Asked]) -> list[str]:
     return [f"fold-{i % 5}" for i in range(len(asked))]
 
 
-def _fit(asked: Sequence[Asked], names: tuple[str, ...], cols: list[int], embedder: str) -> RelevanceModel:
+def _fit(
+    asked: Sequence[Asked], names: tuple[str, ...], cols: list[int], embedder: str
+) -> RelevanceModel:
     with_rows = [a for a in asked if len(a.rows)]
     x = np.vstack([a.rows for a in with_rows])[:, cols]
     y = np.concatenate([a.labels for a in with_rows])

@@ -166,7 +166,9 @@ class Recall:
             if changed:
                 log.info("dense shadow in %s would change %s", scope, sorted(changed))
         trace.append(f"{len(items)} chosen in {(time.perf_counter() - started) * 1000:.1f} ms")
-        return RecallResult(items=items, retrospective=ex.question.retrospective, trace=tuple(trace))
+        return RecallResult(
+            items=items, retrospective=ex.question.retrospective, trace=tuple(trace)
+        )
 
     def decide(
         self,
@@ -232,9 +234,10 @@ class Recall:
                 + ("; about the past" if retro else "")
             )
             df = await self._cache.frequencies(conn, scope, set(q.terms))
-            weights = {t: features.idf(n, df.get(t, 0)) for t in q.terms}
-            total = sum(weights.values())
-            unheard = sum(w for t, w in weights.items() if df.get(t, 0) == 0) / total if total else 0
+            rarity = {t: features.idf(n, df.get(t, 0)) for t in q.terms}
+            total = sum(rarity.values())
+            unheard = sum(w for t, w in rarity.items() if df.get(t, 0) == 0) / total if total else 0
+            weights = {t: w for t, w in rarity.items() if df.get(t, 0) > 0}
             ids = await self._cache.visible_ids(conn, scope, now, retro)
             scores = None
             replaced = not retro and await self._cache.has_replaced(conn, scope)
@@ -255,7 +258,7 @@ class Recall:
             trace.append(f"candidates: words {len(words)}, dense {len(dense_rank)}")
             if replaced:
                 for mid in await self._successors(conn, scope, [*ended[:3], *past]):
-                    found.setdefault(mid, (None, "successor"))
+                    found[mid] = (found.get(mid, (None, "search"))[0], "successor")
             leaders = _leaders(words, dense_rank, self.params.link_sources)
             edges = await repo.relations(conn, scope, leaders, LINK_KINDS)
             for src, dst, _ in edges:
@@ -400,7 +403,10 @@ def _dense_view(
                 rank[mid] = len(rank)
         elif len(past) < 3:
             past.append(mid)
-    cosine = {int(i): float(s) for i, s in zip(ids[order[: limit * 2]], sims[order[: limit * 2]], strict=True)}
+    cosine = {
+        int(i): float(s)
+        for i, s in zip(ids[order[: limit * 2]], sims[order[: limit * 2]], strict=True)
+    }
     return rank, cosine, Spread.of(sims[current]), past
 
 

@@ -61,9 +61,7 @@ FEATURES: tuple[str, ...] = (
     "via_link",
     "via_successor",
 )
-DENSE_FEATURES = frozenset(
-    {"dense", "dense_z", "dense_gap", "dense_rr", "no_vector", "dense_lead"}
-)
+DENSE_FEATURES = frozenset({"dense", "dense_z", "dense_gap", "dense_rr", "no_vector", "dense_lead"})
 MONOTONE: dict[str, int] = {
     "dense": 1,
     "dense_z": 1,
@@ -86,6 +84,10 @@ MONOTONE: dict[str, int] = {
 """+1: a larger value never lowers P; -1: never raises it. Others are free."""
 
 Rows = npt.NDArray[np.float64]
+MIN_SPREAD_SAMPLE = 8
+SD_FLOOR = 0.01
+"""e5's cosines sit in a narrow band: a chat of near-identical memories must not turn
+a hair's difference into a large z-score."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +114,11 @@ class Spread:
 
     @classmethod
     def of(cls, scores: npt.NDArray[np.floating]) -> Spread:
-        if len(scores) == 0:
+        """Too few memories say nothing about how a chat's cosines spread: below
+        MIN_SPREAD_SAMPLE the z-score stays 0."""
+        if len(scores) < MIN_SPREAD_SAMPLE:
             return cls()
-        return cls(float(np.mean(scores)), float(np.std(scores)))
+        return cls(float(np.mean(scores)), max(float(np.std(scores)), SD_FLOOR))
 
 
 def idf(n: int, df: int) -> float:
@@ -123,6 +127,8 @@ def idf(n: int, df: int) -> float:
 
 
 def cover(terms: frozenset[str], weights: Mapping[str, float], said: frozenset[str]) -> float:
+    """The IDF-weighted share of the terms `said` states. Only terms this chat has
+    used count: one no memory holds cannot be covered by any (`unheard` says so)."""
     total = sum(weights[t] for t in terms)
     if total <= 0:
         return 0.0
@@ -136,10 +142,12 @@ def rows(
     weights: Mapping[str, float],
     unheard: float,
 ) -> Rows:
-    """One row of FEATURES per candidate. `weights`: the IDF of each question term in
-    this chat; `unheard`: the IDF-weighted share of the terms no memory here uses."""
+    """One row of FEATURES per candidate. `weights`: the IDF in this chat of each
+    question term some memory uses; `unheard`: the IDF-weighted share of the terms no
+    memory here uses."""
     said = [token_set(f"{s.subject} {s.content}") for s in seen]
-    covers = [cover(q.terms, weights, t) for t in said]
+    heard = frozenset(t for t in q.terms if t in weights)  # terms some memory here uses
+    covers = [cover(heard, weights, t) for t in said]
     best_cover = max(covers, default=0.0)
     cosines = sorted((s.dense for s in seen if s.dense is not None), reverse=True)
     best_dense = cosines[0] if cosines else 0.0
@@ -170,9 +178,7 @@ def rows(
             "unit_missing": float(q.unit is not None and not language.counts_in(text, q.unit)),
             "money_missing": float(q.money and not language.money_stated(text)),
             "focus_missing": float(q.focus is not None and q.focus not in text),
-            "uncovered_max": max(
-                (weights[t] for t in q.terms if t not in said[i]), default=0.0
-            )
+            "uncovered_max": max((weights[t] for t in heard if t not in said[i]), default=0.0)
             / top_weight,
             "dense_lead": _lead(s.dense, best_dense, runner_up),
             "ended_asked": float(s.ended and q.retrospective),

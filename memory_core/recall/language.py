@@ -53,7 +53,20 @@ RETROSPECTIVE_CUES = (
 )
 """Words that ask how things used to be, not how they are."""
 
-STILL_CUES = ("还在", "还是", "仍然", "依然", "仍旧", "还住", "还用", "还有", "现在", "目前", "still", "now")
+STILL_CUES = (
+    "还在",
+    "还是",
+    "仍然",
+    "依然",
+    "仍旧",
+    "还住",
+    "还用",
+    "还有",
+    "现在",
+    "目前",
+    "still",
+    "now",
+)
 """Words that ask whether an earlier state still holds: the version that replaced it
 answers."""
 
@@ -69,7 +82,9 @@ _TIME_WORDS = re.compile(
     r"|\b(?:19|20)\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
     r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|today|tomorrow)\b"
 )
-_NUMBER = re.compile(r"\d|[零〇一二三四五六七八九十百千万两半][个只次岁年天斤块元公里分钟小时号楼层]|几[十百千万]")
+_NUMBER = re.compile(
+    r"\d|[零〇一二三四五六七八九十百千万两半][个只次岁年天斤块元公里分钟小时号楼层]|几[十百千万]"
+)
 _PLACE = re.compile(
     r"[\u4e00-\u9fff](?:市|省|区|县|镇|村|路|街|站|店|馆|园|楼|栋|小区|公司|学校|大学|医院|公园|商场|机场)"
     r"|在[\u4e00-\u9fff]{2}|去[\u4e00-\u9fff]{2}|住[\u4e00-\u9fff]{2}"
@@ -77,7 +92,7 @@ _PLACE = re.compile(
 
 
 def _lines(name: str) -> list[str]:
-    text = resources.files(__package__).joinpath("data", name).read_text(encoding="utf-8")
+    text = resources.files("memory_core.recall").joinpath("data", name).read_text(encoding="utf-8")
     return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 
@@ -145,9 +160,15 @@ _NUMERAL = "0-9零〇一二三四五六七八九十百千万亿两半几"
 _UNIT_ASKED = re.compile(r"(?:几|多少|第几)([\u4e00-\u9fff])")
 _GENERIC_UNITS = frozenset("个件种样些回下点号")
 """Measure words too general to say what is counted (点/号 are times: kind "time")."""
-_MONEY_ASKED = re.compile(r"多少钱|多少块|几块|几千|几万|价格|价钱|多贵|费|花了多少|工资|月薪|年薪|房租|租金")
-_MONEY_STATED = re.compile(rf"[{_NUMERAL}]+\s*(?:元|块|万|千|k|w|毛)|[¥￥$]\s*\d|\d+\s*(?:rmb|yuan)|免费")
-_WHICH = re.compile(r"(?:什么|啥|哪个|哪家|哪种|哪款|哪所|哪部|哪只|哪条|哪座|哪位)([\u4e00-\u9fff]{2})")
+_MONEY_ASKED = re.compile(
+    r"多少钱|多少块|几块|几千|几万|价格|价钱|多贵|费|花了多少|工资|月薪|年薪|房租|租金"
+)
+_MONEY_STATED = re.compile(
+    rf"[{_NUMERAL}]+\s*(?:元|块|万|千|k|w|毛)|[¥￥$]\s*\d|\d+\s*(?:rmb|yuan)|免费"
+)
+_WHICH = re.compile(
+    r"(?:什么|啥|哪个|哪家|哪种|哪款|哪所|哪部|哪只|哪条|哪座|哪位)([\u4e00-\u9fff]{2})"
+)
 
 
 def unit_asked(text: str) -> str | None:

@@ -125,7 +125,7 @@ def load(embedder: str, path: Path | None = None) -> RelevanceModel:
         except OSError as exc:
             raise ConfigError(f"relevance weights {path}: {exc.strerror}") from exc
     else:
-        shipped = resources.files(__package__).joinpath("data", weights_file(embedder))
+        shipped = resources.files("memory_core.recall").joinpath("data", weights_file(embedder))
         if not shipped.is_file():
             raise ConfigError(
                 f"no relevance weights ship for the embedding model {embedder!r}; "

@@ -26,11 +26,14 @@ def test_the_corpus_is_large_enough_and_says_where_it_comes_from() -> None:
     chats: set[str] = set()
     for path in CORPUS:
         data = json.loads(path.read_text(encoding="utf-8"))
-        assert "source" in data and "evaluation" in data["source"]
+        assert "source" in data
+        assert "evaluation" in data["source"]
         chats.update(s["id"] for s in data["scopes"])
         questions += len(data["queries"])
         negatives += sum(q["tier"] == "negative" for q in data["queries"])
-    assert len(chats) >= 8 and questions >= 800 and negatives >= 250
+    assert len(chats) >= 8
+    assert questions >= 800
+    assert negatives >= 250
 
 
 async def test_training_again_reproduces_the_shipped_weights() -> None:
