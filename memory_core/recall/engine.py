@@ -157,7 +157,12 @@ class Recall:
         shadow = self.dense is not None and self.dense.mode == "shadow"
         ex = await self.explain(scope, text, now=now, dense=use_dense or shadow)
         # The lexical model reads only its own (non-dense) columns of the same rows.
-        items = self.decide(ex, self.model if use_dense else self.lexical_model, now, limit)
+        # Memories written since the last `yuji embed` have no vector yet: when none of
+        # the candidates has one, the words-only model decides (the dense one would read
+        # the missing cosines as evidence against them).
+        embedded = _any_vector(ex)
+        dense_model = self.model if use_dense and embedded else self.lexical_model
+        items = self.decide(ex, dense_model, now, limit)
         trace = list(ex.trace)
         if shadow:
             would = self.decide(ex, self.model, now, limit)
@@ -408,6 +413,13 @@ def _dense_view(
         for i, s in zip(ids[order[: limit * 2]], sims[order[: limit * 2]], strict=True)
     }
     return rank, cosine, Spread.of(sims[current]), past
+
+
+def _any_vector(ex: Explained) -> bool:
+    if not len(ex.rows):
+        return False
+    column = features.FEATURES.index("no_vector")
+    return bool((ex.rows[:, column] == 0).any())
 
 
 def _leaders(words: Sequence[int], dense_rank: Mapping[int, int], k: int) -> set[int]:
