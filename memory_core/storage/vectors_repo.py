@@ -65,18 +65,6 @@ async def evidence_texts(db: Database, per_memory: int) -> dict[int, list[str]]:
     return out
 
 
-async def all_aliases(db: Database) -> dict[str, dict[str, str]]:
-    """scope -> alias -> canonical."""
-    async with db.read() as conn:
-        rows = (
-            await conn.execute(select(aliases.c.scope, aliases.c.alias, aliases.c.canonical))
-        ).all()
-    out: dict[str, dict[str, str]] = {}
-    for scope, alias, canonical in rows:
-        out.setdefault(str(scope), {})[str(alias)] = str(canonical)
-    return out
-
-
 async def scope_aliases(conn: AsyncConnection, scope: str) -> dict[str, str]:
     query = select(aliases.c.alias, aliases.c.canonical).where(aliases.c.scope == scope)
     rows = (await conn.execute(query)).all()

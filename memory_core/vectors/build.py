@@ -66,12 +66,10 @@ def embed_views(embedder: Embedder, views: Sequence[str]) -> Matrix:
 
 def plan_index(
     memories: Sequence[MemoryText],
-    aliases: dict[str, dict[str, str]],
     embedder: Embedder,
     previous: VectorIndex | None,
     evidence: dict[int, list[str]] | None = None,
 ) -> tuple[VectorIndex, EmbedReport]:
-    del aliases  # names stay as written: the question's nicknames are resolved instead
     # A vector depends only on the text embedded: a new version with the same text
     # (a status change, a closed validity) keeps its vector under the new key.
     reusable: dict[tuple[int, str], int] = {}
@@ -116,10 +114,9 @@ async def sync_index(
     folder = model_folder(vectors_dir, embedder.model_id)
     fingerprint = await vectors_repo.source_fingerprint(db)
     memories = await vectors_repo.embeddable_memories(db)
-    aliases = await vectors_repo.all_aliases(db)
     evidence = await vectors_repo.evidence_texts(db, EVIDENCE_VIEWS)
     previous = None if rebuild else VectorIndex.load(folder, embedder.model_id)
-    index, report = plan_index(memories, aliases, embedder, previous, evidence)
+    index, report = plan_index(memories, embedder, previous, evidence)
     unchanged = (
         previous is not None and previous.rows == index.rows and (folder / SOURCE_FILE).is_file()
     )
