@@ -240,6 +240,26 @@ class Memories:
         log.info("supersede #%s -> #%s in %s degraded: %s", old_id, new_id, scope, detail)
         return SupersedeOutcome(applied=False, detail=detail)
 
+    async def end_validity(
+        self, scope: str, memory_id: int, at: datetime, *, reason: str, changed_by: str
+    ) -> Memory:
+        """Close the memory's validity at `at`, which may be its very start.
+
+        `edit` refuses an empty interval; this is the one way to write it on purpose.
+        `supersede` closes a corrected memory where it began (the new value holds from
+        the same instant, so the old one never held), and a restored memory pack must
+        be able to say that again.
+        """
+        if not reason.strip():
+            raise ValidationError("closing a memory needs a reason")
+        end = as_utc(at)
+        now = self._clock.now()
+        async with self._db.write() as conn:
+            old = await _get(conn, scope, memory_id)
+            if old.valid_from is not None and end < old.valid_from:
+                raise ValidationError("valid_to must not be before valid_from")
+            return await _new_version(conn, old, {"valid_to": end}, changed_by, reason, now)
+
     async def contradict(
         self, scope: str, a_id: int, b_id: int, *, reason: str, changed_by: str
     ) -> None:

@@ -95,6 +95,10 @@ class PackImporter:
             evidence = [await self._quote(scope, "pack", "memory pack", None, str(item["content"]))]
         versions = sorted(item.get("versions") or [item], key=lambda v: int(v.get("version", 1)))
         first = versions[0]
+        start, end = instant(item.get("valid_from")), instant(item.get("valid_to"))
+        # A memory closed where it began (a correction superseded it) is written open
+        # and then closed: the write path refuses an empty interval.
+        empty = start is not None and end is not None and end <= start
         written = await self.memories.write(
             scope,
             type=cast(MemoryType, first.get("type", item["type"])),
@@ -103,8 +107,8 @@ class PackImporter:
             evidence=evidence,
             importance=float(first.get("importance", item.get("importance", 0.5))),
             confidence=float(first.get("confidence", item.get("confidence", 0.8))),
-            valid_from=instant(item.get("valid_from")),
-            valid_to=instant(item.get("valid_to")),
+            valid_from=start,
+            valid_to=None if empty else end,
             origin=ORIGIN,
             changed_by=ACTOR,
         )
@@ -124,6 +128,10 @@ class PackImporter:
                 memory = await self.memories.edit(
                     scope, memory.id, reason=f"pack: {reason}", changed_by=ACTOR, **changes
                 )
+        if empty and end is not None:
+            memory = await self.memories.end_validity(
+                scope, memory.id, end, reason="pack: closed where it began", changed_by=ACTOR
+            )
         status = cast(MemoryStatus, item.get("status", "active"))
         if status != memory.status:
             await self.memories.set_status(

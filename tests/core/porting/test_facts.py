@@ -122,3 +122,22 @@ def test_warm_isle_rows_map_to_yuji_types_and_private_chats() -> None:
 def test_same_value_ignores_spaces_and_punctuation() -> None:
     assert same_value("在杭州。", "在 杭州")
     assert not same_value("撤离率 20%", "撤离率 30%")
+
+
+async def test_a_corrected_fact_survives_a_pack_round_trip(core: Yuji, tmp_path: Path) -> None:
+    """A changed value with the same start closes the old memory where it began; the
+    pack of that chat must restore it, empty interval and all."""
+    fact = dict(FACTS[2], scope=SCOPE)
+    await core.porting.import_facts(_write(tmp_path / "a.jsonl", [fact]), scope=SCOPE)
+    changed = dict(fact, value="住在苏州")
+    await core.porting.import_facts(_write(tmp_path / "b.jsonl", [changed]), scope=SCOPE)
+    old = next(m for m in await core.memories.list(SCOPE, status=None) if "杭州" in m.content)
+    assert old.valid_to == old.valid_from
+
+    pack = json.loads(json.dumps(await core.porting.export(SCOPE)))
+    counts = await core.porting.import_pack(pack, scope="group:778")
+    assert counts.refused == {}
+    restored = {m.content: m for m in await core.memories.list("group:778", status=None)}
+    assert restored["城市：住在杭州"].valid_to == old.valid_from
+    assert restored["城市：住在杭州"].valid_from == old.valid_from
+    assert restored["城市：住在苏州"].valid_to is None

@@ -192,7 +192,8 @@ memory_spec = st.fixed_dictionaries(
             max_size=3,
         ),
         "start_days": st.integers(min_value=-400, max_value=0),
-        "length_days": st.one_of(st.none(), st.integers(min_value=1, max_value=400)),
+        # 0: closed where it began, as supersede closes a corrected memory.
+        "length_days": st.one_of(st.none(), st.integers(min_value=0, max_value=400)),
         "status": st.sampled_from(["active", "active", "retracted", "cold"]),
     }
 )
@@ -208,7 +209,8 @@ async def _build(core: Yuji, specs: list[dict[str, Any]], relations: list[Any]) 
     for n, spec in enumerate(specs):
         exp = await _said(core, f"原话{n}：{spec['texts'][0]}", n, sender=str(100 + n))
         start = T0 + timedelta(days=spec["start_days"])
-        end = None if spec["length_days"] is None else start + timedelta(days=spec["length_days"])
+        length = spec["length_days"]
+        end = None if not length else start + timedelta(days=length)
         written = await core.memories.write(
             SOURCE,
             type=spec["type"],
@@ -219,6 +221,10 @@ async def _build(core: Yuji, specs: list[dict[str, Any]], relations: list[Any]) 
             valid_to=end,
         )
         memory = written.memory
+        if length == 0:
+            memory = await core.memories.end_validity(
+                SOURCE, memory.id, start, reason="更正", changed_by="model"
+            )
         for text in spec["texts"][1:]:
             if text != memory.content:
                 memory = await core.memories.edit(
