@@ -27,11 +27,10 @@ from memory_core import FakeClock, Settings, Yuji
 from memory_core.eval import vector_eval
 from memory_core.eval.generate import distractors
 from memory_core.eval.metrics import percentile
-from memory_core.recall import fts
-from memory_core.recall.tokenize import bigram_tokens
 from memory_core.settings import VectorMode
-from memory_core.storage import memory_repo
+from memory_core.storage import fts, memory_repo
 from memory_core.storage.memory_repo import m
+from memory_core.tokenize import bigram_tokens
 from memory_core.types import EvidenceRef, NewExperience
 
 SCOPE = "group:1"

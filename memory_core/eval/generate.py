@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memory_core.memories.outcomes import NewMemory
-from memory_core.recall.tokenize import is_cjk
+from memory_core.tokenize import is_cjk
 from memory_core.types import EvidenceRef, MemoryType
 
 TYPES: tuple[MemoryType, ...] = ("fact", "preference", "event", "relation", "state", "rule")

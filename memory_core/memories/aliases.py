@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from memory_core.recall.tokenize import normalise
+from memory_core.tokenize import normalise
 
 
 def canonical_subject(subject: str, alias_map: Mapping[str, str]) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Iterable
 
-from memory_core.recall.tokenize import numbers, token_set
+from memory_core.tokenize import numbers, token_set
 
 
 def dice(a: frozenset[str], b: frozenset[str]) -> float:

@@ -16,12 +16,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.clock import Clock, as_utc
 from memory_core.errors import EvidenceRequired, NotFound, ValidationError
-from memory_core.recall import fts, visibility
-from memory_core.recall.tokenize import bigram_tokens
+from memory_core.recall import visibility
 from memory_core.settings import Settings
+from memory_core.storage import fts
 from memory_core.storage import memory_repo as repo
 from memory_core.storage.engine import Database
 from memory_core.storage.memory_repo import m
+from memory_core.tokenize import bigram_tokens
 from memory_core.types import EvidenceRef, Memory, MemoryStatus, MemoryType, RelationKind
 
 from . import gates

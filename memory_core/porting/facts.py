@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast, get_args
 
-from memory_core.recall.tokenize import normalise
+from memory_core.tokenize import normalise
 from memory_core.types import MemoryType, parse_scope
 
 CATEGORY_TYPES: dict[str, MemoryType] = {

@@ -33,12 +33,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.clock import Clock, as_utc
 from memory_core.settings import Settings
+from memory_core.storage import fts
 from memory_core.storage import memory_repo as repo
 from memory_core.storage.engine import Database
 from memory_core.storage.memory_repo import m
+from memory_core.tokenize import bigram_tokens
 from memory_core.types import Memory, Recalled, RecallResult, RelationKind, Stage
 
-from . import features, fts
+from . import features
 from .chat_cache import ChatCache
 from .dense_port import GUESS_LABEL, DenseScores, DenseSearch
 from .features import Seen, Spread, Via
@@ -46,7 +48,6 @@ from .question import Names, Question, analyse
 from .ranking import Candidate, RankParams, select
 from .relevance import LEXICAL, RelevanceModel
 from .relevance import load as load_model
-from .tokenize import bigram_tokens
 from .visibility import is_visible, visible_bound, visible_params
 
 log = logging.getLogger(__name__)

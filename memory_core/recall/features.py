@@ -31,9 +31,10 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from memory_core.tokenize import normalise, token_set
+
 from . import language
 from .question import NOT_PEOPLE, Question
-from .tokenize import normalise, token_set
 
 Via = Literal["search", "link", "successor"]
 

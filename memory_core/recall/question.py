@@ -14,8 +14,9 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from memory_core.tokenize import bigram_tokens, is_cjk, normalise
+
 from . import language
-from .tokenize import bigram_tokens, is_cjk, normalise
 
 NOT_PEOPLE = frozenset({"group", "bot", "群", ""})
 _GAP = "\x1f"

@@ -14,9 +14,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TypeVar
 
+from memory_core.tokenize import numbers, token_set
 from memory_core.types import Memory, Stage
-
-from .tokenize import numbers, token_set
 
 T = TypeVar("T")
 

@@ -25,16 +25,16 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory_core.recall import fts
 from memory_core.types import EvidenceRef, Memory, RelationKind
 
+from . import fts
 from .schema import aliases, experiences, fragments, memories, memory_evidence, memory_relations
 from .schema import memory_versions as versions
 
 m = memories.c
 
 memory_fts = table("memory_fts", column("rowid"), column("bi"), column("uni"))
-"""The FTS5 virtual table (created in raw SQL by migration 0001; see recall/fts.py)."""
+"""The FTS5 virtual table (created in raw SQL by migration 0001; see storage/fts.py)."""
 
 
 def to_memory(row: Any) -> Memory:

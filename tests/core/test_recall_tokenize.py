@@ -1,4 +1,4 @@
-"""recall.tokenize, recall.fts: pure tokenising and index layout."""
+"""tokenize, storage.fts: pure tokenising and index layout."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import sqlite3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_core.recall import fts
-from memory_core.recall.tokenize import bigram_tokens, is_numeric, numbers, unigram_tokens
+from memory_core.storage import fts
+from memory_core.tokenize import bigram_tokens, is_numeric, numbers, unigram_tokens
 
 
 def test_cjk_is_cut_into_bigrams_and_latin_words_kept_whole() -> None:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from sqlalchemy import insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory_core.recall import fts
+from memory_core.storage import fts
 from memory_core.storage.engine import Database
 from memory_core.storage.schema import aliases, experiences, memories, memory_evidence
 

@@ -17,7 +17,7 @@ import hashlib
 from collections.abc import Iterable
 from functools import lru_cache
 
-from .tokenize import bigram_tokens, unigram_tokens
+from memory_core.tokenize import bigram_tokens, unigram_tokens
 
 KEY_LENGTH = 11
 
