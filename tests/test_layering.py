@@ -1,22 +1,148 @@
-"""memory_core is a library of its own: it must never import nonebot."""
+"""The layers are a test (STYLE.md habit 18).
+
+memory_core is a library of its own: it never imports nonebot or the plugins. Inside
+it, every import (module level, in functions, under TYPE_CHECKING) goes down or
+sideways in the layer map below, never up, and the packages import each other
+without cycles.
+"""
 
 from __future__ import annotations
 
 import ast
+import itertools
+from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 CORE = Path(__file__).resolve().parents[1] / "memory_core"
 
+LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("base", frozenset({"types", "errors", "clock", "settings", "tokenize", "log_throttle"})),
+    ("storage", frozenset({"storage"})),
+    (
+        "domain",
+        frozenset(
+            {
+                "archive",
+                "chat",
+                "console",
+                "consolidation",
+                "llm",
+                "memories",
+                "nightly",
+                "ops",
+                "porting",
+                "prompts",
+                "recall",
+                "vectors",
+            }
+        ),
+    ),
+    ("services", frozenset({"service", "__init__"})),
+    ("cli/eval", frozenset({"cli", "eval"})),
+)
+"""Lowest first. A part is a top-level module or package of memory_core; `__init__`
+is the curated public API. The plugins sit above all of these."""
+
+RANK = {part: rank for rank, (_, parts) in enumerate(LAYERS) for part in parts}
+
+
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(CORE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _part(module: str) -> str:
+    """The top-level part of memory_core a dotted module name belongs to."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+@cache
+def imports() -> tuple[tuple[str, int, str], ...]:
+    """(file, line, imported module) for every import statement in memory_core."""
+    return tuple(_imports())
+
+
+def _imports() -> Iterator[tuple[str, int, str]]:
+    for path in sorted(CORE.rglob("*.py")):
+        module = _module(path)
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            where = str(path.relative_to(CORE.parent))
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    yield where, node.lineno, alias.name
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    target = ".".join([*base, *([node.module] if node.module else [])])
+                else:
+                    target = node.module or ""
+                yield where, node.lineno, target
+
+
+def _core_edges() -> Iterator[tuple[str, int, str, str, str]]:
+    """(file, line, imported module, importing part, imported part) inside memory_core."""
+    for where, line, target in imports():
+        if target == "memory_core" or target.startswith("memory_core."):
+            source = _part(_module(CORE.parent / where))
+            yield where, line, target, source, _part(target)
+
 
 def test_memory_core_never_imports_nonebot() -> None:
+    offenders = [
+        f"{where}:{line}: {target}"
+        for where, line, target in imports()
+        if target.split(".")[0] in ("nonebot", "plugins")
+    ]
+    assert offenders == [], "memory_core must not import nonebot or the plugins:\n" + "\n".join(
+        offenders
+    )
+
+
+def test_every_part_has_a_layer() -> None:
+    parts = {_part(_module(path)) for path in CORE.rglob("*.py")}
+    missing = sorted(parts - RANK.keys())
+    assert missing == [], f"add {missing} to LAYERS in tests/test_layering.py"
+
+
+def test_imports_never_go_up_a_layer() -> None:
     offenders: list[str] = []
-    for path in CORE.rglob("*.py"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module]
-            offenders += [f"{path}: {n}" for n in names if n.split(".")[0] == "nonebot"]
-    assert offenders == []
+    for where, line, target, source, imported in _core_edges():
+        if imported in RANK and source in RANK and RANK[imported] > RANK[source]:
+            offenders.append(
+                f"{where}:{line} imports {target}: {source} ({LAYERS[RANK[source]][0]}) "
+                f"may not import {imported} ({LAYERS[RANK[imported]][0]}, a higher layer)"
+            )
+    assert offenders == [], "imports up the layers:\n" + "\n".join(offenders)
+
+
+def test_packages_import_each_other_without_cycles() -> None:
+    graph: dict[str, dict[str, str]] = {}
+    for where, line, target, source, imported in _core_edges():
+        if source != imported:
+            graph.setdefault(source, {}).setdefault(imported, f"{where}:{line} imports {target}")
+    cycles: list[str] = []
+    for start in sorted(graph):
+        path = _path_back(graph, start)
+        if path is not None:
+            hops = itertools.pairwise(path)
+            cycles.append(" -> ".join(path) + "\n  " + "\n  ".join(graph[a][b] for a, b in hops))
+    assert cycles == [], "package cycles:\n" + "\n".join(cycles)
+
+
+def _path_back(graph: dict[str, dict[str, str]], start: str) -> list[str] | None:
+    """A path start -> ... -> start through the import graph, or None."""
+    stack: list[list[str]] = [[start, nxt] for nxt in sorted(graph.get(start, {}))]
+    seen: set[str] = set()
+    while stack:
+        path = stack.pop()
+        last = path[-1]
+        if last == start:
+            return path
+        if last in seen:
+            continue
+        seen.add(last)
+        stack.extend([*path, nxt] for nxt in sorted(graph.get(last, {})))
+    return None

@@ -1,6 +1,6 @@
 """Citation markers: how the model says which injected memory it actually used.
 
-The prompt tells the model the exact syntax (`MARKER_EXAMPLE`). Markers are removed
+The prompt tells the model the exact syntax (`prompts.chat.marker`). Markers are removed
 before anything is sent, and the ids they name are credited (usage, not retrieval),
 but only ids that were injected into that very turn: a marker naming any other id
 is stripped and ignored. Models drift from the syntax (full-width brackets, `mem`,
@@ -13,12 +13,8 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
-
-def marker(memory_id: int) -> str:
-    return f"[[m:{memory_id}]]"
-
-
-MARKER_EXAMPLE = marker(12)
+from memory_core.prompts.chat import MARKER_EXAMPLE as MARKER_EXAMPLE
+from memory_core.prompts.chat import marker as marker
 
 _OPEN = r"(?:\[\[|【【|［［|\[|【|［|⟦)"
 _CLOSE = r"(?:\]\]|】】|］］|\]|】|］|⟧)"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import memory_core
-from memory_core.console.demo import load_demo
+from memory_core.cli.demo_world import load_demo
 from memory_core.errors import ValidationError
 from memory_core.service import Yuji
 from memory_core.settings import Settings

@@ -12,18 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-
-@dataclass(frozen=True, slots=True)
-class Pending:
-    """What one chat has waiting behind its acknowledged watermark."""
-
-    scope: str
-    acked_id: int
-    count: int
-    oldest_at: datetime | None
-    """When the oldest unacknowledged experience was archived (None when count is 0)."""
-    failures: int = 0
-    """Consecutive failed batches of this chat (0 after an acknowledgement)."""
+from memory_core.storage.consolidation_repo import Cut as Cut
+from memory_core.storage.consolidation_repo import Pending as Pending
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,14 +34,6 @@ class Item:
     """One pending experience as the cut sees it."""
 
     id: int
-    chars: int
-
-
-@dataclass(frozen=True, slots=True)
-class Cut:
-    first_id: int
-    last_id: int
-    count: int
     chars: int
 
 

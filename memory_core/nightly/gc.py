@@ -21,25 +21,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from memory_core.storage.nightly_gc_repo import GcCandidate as GcCandidate
+
 
 @dataclass(frozen=True, slots=True)
 class GcRules:
     cold_after_days: int = 120
     exempt_types: tuple[str, ...] = ("rule",)
     keep_importance: float = 0.9
-
-
-@dataclass(frozen=True, slots=True)
-class GcCandidate:
-    id: int
-    type: str
-    importance: float
-    created_at: datetime
-    last_accessed_at: datetime | None
-    hit_count: int
-    pinned: bool
-    starred: bool
-    in_chain: bool
 
 
 def idle_since(candidate: GcCandidate) -> datetime:

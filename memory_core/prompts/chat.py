@@ -7,7 +7,8 @@ unarchived fragment summaries -> recent raw messages -> the message itself. Each
 block has its own token budget; an empty block is left out entirely.
 
 Expected response: plain chat text, optionally ending in citation markers
-(`memory_core.chat.citations`, syntax `[[m:<id>]]`) naming the memories it used.
+(`marker`, syntax `[[m:<id>]]`) naming the memories it used; `memory_core.chat.citations`
+strips them and credits the ids.
 """
 
 from __future__ import annotations
@@ -15,11 +16,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
-from memory_core.chat.citations import MARKER_EXAMPLE, marker
 from memory_core.llm.base import ChatMessage
 
 from .budget import estimate_tokens, take_within, truncate_to
 from .nightly import CARD_LABELS
+
+
+def marker(memory_id: int) -> str:
+    """The citation marker the prompt teaches the model to end a reply with."""
+    return f"[[m:{memory_id}]]"
+
+
+MARKER_EXAMPLE = marker(12)
 
 STAGE_TAGS: dict[str, str] = {
     "lexical": "字面命中",

@@ -27,7 +27,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory_core.consolidation.selection import Cut, Pending
 from memory_core.errors import BatchError, NotFound
 
 from .engine import Database
@@ -38,6 +37,27 @@ from .schema import fragments as F
 from .types import UTCDateTime
 
 OPEN_STATES = ("queued", "delivered", "processing")
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """What one chat has waiting behind its acknowledged watermark."""
+
+    scope: str
+    acked_id: int
+    count: int
+    oldest_at: datetime | None
+    """When the oldest unacknowledged experience was archived (None when count is 0)."""
+    failures: int = 0
+    """Consecutive failed batches of this chat (0 after an acknowledgement)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    first_id: int
+    last_id: int
+    count: int
+    chars: int
 
 
 @dataclass(frozen=True, slots=True)

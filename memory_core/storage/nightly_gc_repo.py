@@ -3,14 +3,26 @@ through the memory service) and the optimisation of the derived full-text index.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import exists, func, or_, select
 
-from memory_core.nightly.gc import GcCandidate
-
 from .engine import Database
 from .schema import memories, memory_relations
+
+
+@dataclass(frozen=True, slots=True)
+class GcCandidate:
+    id: int
+    type: str
+    importance: float
+    created_at: datetime
+    last_accessed_at: datetime | None
+    hit_count: int
+    pinned: bool
+    starred: bool
+    in_chain: bool
 
 
 class NightlyGcRepo:

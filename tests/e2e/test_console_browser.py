@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from memory_core import Settings, Yuji
-from memory_core.console.demo import DemoReport, load_demo
+from memory_core.cli.demo_world import DemoReport, load_demo
 
 from .harness import BotProcess
 

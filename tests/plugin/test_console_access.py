@@ -21,7 +21,7 @@ from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
 
 from memory_core import Settings, Yuji
-from memory_core.console.demo import DemoReport, load_demo
+from memory_core.cli.demo_world import DemoReport, load_demo
 
 from .conftest import NICKNAME
 

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 
 from memory_core import FakeClock, Yuji
+from memory_core.cli.demo_world import DemoReport, load_demo
 from memory_core.console import Actor, MemoryFilter
-from memory_core.console.demo import DemoReport, load_demo
 from memory_core.errors import NotFound, ValidationError
 
 GROUP = "group:900001"
