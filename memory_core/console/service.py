@@ -10,17 +10,18 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from dataclasses import dataclass, replace
+from datetime import date, datetime, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo
 
 from memory_core.archive.service import ArchiveService
 from memory_core.clock import Clock
 from memory_core.consolidation.service import ConsolidationService
-from memory_core.errors import NotFound, ValidationError
+from memory_core.errors import LLMError, NotFound, ValidationError
 from memory_core.memories.service import FORGET_ACTOR, Memories
 from memory_core.nightly.service import NightlyService
+from memory_core.nightly.types import LastRun
 from memory_core.ops.alerts import AlertGate
 from memory_core.ops.service import OpsService
 from memory_core.prompts.nightly import CARD_LABELS
@@ -28,8 +29,9 @@ from memory_core.recall.engine import Recall
 from memory_core.settings import Settings
 from memory_core.storage.chat_repo import ChatRepo
 from memory_core.storage.console_repo import AuditEntry, ChatCounts, ConsoleRepo, MemoryFilter
+from memory_core.storage.consolidation_repo import Batch
 from memory_core.storage.engine import Database
-from memory_core.storage.nightly_repo import Diary, NightlyRepo, TimelineEntry
+from memory_core.storage.nightly_repo import Diary, NightlyRepo, StepRow, TimelineEntry
 from memory_core.types import EvidenceRef, Experience, Memory, RecallResult
 
 from . import tunables
@@ -54,6 +56,8 @@ CHART_DAYS = 30
 ACTIVITY_TTL_S = 60.0
 ALERT_DAYS = 7
 FRAGMENT_MESSAGES_SHOWN = 40
+ARCHIVE_SHOWN = 500
+NIGHTS_SHOWN = 14
 SAMPLE_LABEL = "sample_label"
 """The overrides row marking a sample database (not a setting; never applied as one)."""
 
@@ -255,6 +259,66 @@ class ConsoleService:
     async def set_muted(self, scope: str, until: datetime | None, actor: Actor) -> None:
         await self._audit(actor, "mute" if until else "unmute", scope, f"{until or ''}")
         await self.chat_state.set_muted(scope, until, self.clock.now())
+
+    # --- archive, consolidation and nightly ------------------------------------------------
+
+    async def archive_day(self, scope: str, day: date | None, text: str = "") -> list[Message]:
+        """The messages of one local day (default today), or those containing `text`."""
+        day = day or self.clock.now().astimezone(self.zone).date()
+        start = datetime(day.year, day.month, day.day, tzinfo=self.zone)
+        found = await self.repo.messages(
+            scope,
+            start=start,
+            end=start + timedelta(days=1),
+            text=text.strip(),
+            limit=ARCHIVE_SHOWN,
+        )
+        return [
+            Message(
+                e,
+                tuple(await self.archive.attachments_of(scope, e.id))
+                if any(s.get("type") in ("image", "mface") for s in e.segments)
+                else (),
+            )
+            for e in found
+        ]
+
+    async def work(self, scope: str) -> tuple[list[Batch], list[StepRow], LastRun]:
+        """Consolidation batches (newest first) and the latest nights' steps."""
+        batches = await self.consolidation.repo.batches(scope, limit=30)
+        grid = await self.repo.night_grid(scope, NIGHTS_SHOWN)
+        return batches, grid, await self.nightly.last_run(scope)
+
+    async def run_batch(self, scope: str, actor: Actor) -> str:
+        await self._audit(actor, "run_batch", scope, "")
+        try:
+            report = await self.consolidation.run_once(scope=scope, force=True)
+        except LLMError as exc:
+            return f"没有配置模型或模型不可用：{exc}"
+        return (
+            "没有可整理的消息"
+            if report is None
+            else (
+                f"批次 #{report.batch_id}：{report.state}，工具调用 {report.tool_calls} 次，"
+                f"拒绝 {report.refused} 次，写入 {len(report.written)} 条"
+            )
+        )
+
+    async def run_night(self, scope: str, day: str, actor: Actor) -> str:
+        await self._audit(actor, "run_night", scope, day)
+        try:
+            reports = await self.nightly.run(day=day or None, scope=scope)
+        except LLMError as exc:
+            return f"没有配置模型或模型不可用：{exc}"
+        return "; ".join(f"{r.day} {r.step}: {r.outcome}" for r in reports) or "没有要跑的"
+
+    async def close_circuit(self, scope: str, actor: Actor) -> None:
+        await self._audit(actor, "close_circuit", scope, "")
+        health = await self.nightly.health.get(scope)
+        await self.nightly.health.save(
+            replace(health, circuit_open=False, consecutive_failures=0, retry_at=None),
+            self.clock.now(),
+        )
 
     # --- cards, diaries, timeline, turns --------------------------------------------------
 

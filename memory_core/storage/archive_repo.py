@@ -381,3 +381,7 @@ def _attachment(row: Row[Any]) -> AttachmentRow:
 def _chunks(items: Sequence[_T], size: int) -> Iterable[Sequence[_T]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+experience_of = _experience
+"""A row of `experiences` as an Experience (for the other repositories that read it)."""

@@ -13,12 +13,13 @@ from typing import Any
 
 from sqlalchemy import delete, func, insert, or_, select
 
-from memory_core.types import Memory, MemoryStatus, MemoryType
+from memory_core.types import Experience, Memory, MemoryStatus, MemoryType
 
+from .archive_repo import experience_of
 from .chat_repo import Injection, injection_of
 from .engine import Database
 from .memory_repo import m, to_memory
-from .nightly_repo import Diary, TimelineEntry
+from .nightly_repo import Diary, StepRow, TimelineEntry, step_of
 from .redaction_repo import forgotten
 from .schema import (
     console_audit,
@@ -28,6 +29,7 @@ from .schema import (
     injections,
     memories,
     memory_relations,
+    nightly_runs,
     timeline,
 )
 
@@ -228,3 +230,33 @@ class ConsoleRepo:
                 .limit(limit)
             )
             return [TimelineEntry(r.scope, r.day, r.content) for r in rows]
+
+    # --- archive and nightly grid ---------------------------------------------------------
+
+    async def messages(
+        self, scope: str, *, start: datetime, end: datetime, text: str, limit: int
+    ) -> list[Experience]:
+        """This chat's messages sent in [start, end), oldest first; with `text`, only
+        those containing it (then newest first, from the whole archive)."""
+        e = experiences.c
+        query = select(experiences).where(e.scope == scope)
+        if text:
+            query = query.where(e.text.contains(text, autoescape=True)).order_by(e.id.desc())
+        else:
+            query = query.where(e.sent_at >= start, e.sent_at < end).order_by(e.sent_at, e.id)
+        async with self.db.read() as conn:
+            return [experience_of(r) for r in await conn.execute(query.limit(limit))]
+
+    async def night_grid(self, scope: str, days: int) -> list[StepRow]:
+        """Every step row of this chat's latest `days` nights, newest night first."""
+        n = nightly_runs.c
+        async with self.db.read() as conn:
+            latest = (
+                select(n.day).where(n.scope == scope).distinct().order_by(n.day.desc()).limit(days)
+            )
+            rows = await conn.execute(
+                select(nightly_runs)
+                .where(n.scope == scope, n.day.in_(latest.scalar_subquery()))
+                .order_by(n.day.desc(), n.id)
+            )
+            return [step_of(r) for r in rows]

@@ -474,3 +474,7 @@ def _card(row: Row[Any]) -> Card:
         day=row.day,
         created_at=row.created_at,
     )
+
+
+step_of = _step
+"""A row of `nightly_runs` as a StepRow (for the console's days x steps grid)."""

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import httpx
 import nonebot
@@ -220,3 +223,42 @@ async def test_a_filter_change_gets_only_the_memory_table(
     assert "共 2 条" in part.text
     assert "阿珍不吃香菜" in part.text
     assert "煤球是小林养的猫" not in part.text
+
+
+async def test_archive_by_day_and_search_with_images(
+    client: httpx.AsyncClient, world: DemoReport, yuji_core: Yuji
+) -> None:
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    found = await client.get(f"/yuji/chats/{GROUP}/archive?q=安安宠物医院", headers=bearer)
+    assert found.status_code == 200
+    assert "一共花了 680 块" in found.text
+    assert "/yuji/attachments/" in found.text
+    sha = re.search(r"/yuji/attachments/([0-9a-f]{64})", found.text)
+    assert sha is not None
+    image = await client.get(f"/yuji/attachments/{sha.group(1)}", headers=bearer)
+    assert (image.status_code, image.headers["content-type"]) == (200, "image/png")
+    assert (await client.get("/yuji/attachments/" + "0" * 64, headers=bearer)).status_code == 404
+    day = (yuji_core.clock.now() - timedelta(days=7)).astimezone(ZoneInfo("Asia/Shanghai"))
+    that_day = await client.get(f"/yuji/chats/{GROUP}/archive?day={day:%Y-%m-%d}", headers=bearer)
+    assert "我不吃香菜" in that_day.text
+    assert "680" not in that_day.text
+
+
+async def test_work_page_runs_a_batch_and_closes_a_circuit(
+    client: httpx.AsyncClient, world: DemoReport, yuji_core: Yuji
+) -> None:
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    health = await yuji_core.nightly.health.get(GROUP)
+    await yuji_core.nightly.health.save(
+        replace(health, circuit_open=True, consecutive_failures=3), yuji_core.clock.now()
+    )
+    page = await client.get(f"/yuji/chats/{GROUP}/work", headers=bearer)
+    assert "熔断中" in page.text
+    closed = await client.post(f"/yuji/chats/{GROUP}/work/circuit", headers=bearer)
+    assert closed.status_code == 303
+    assert not (await yuji_core.nightly.health.get(GROUP)).circuit_open
+    batch = await client.post(f"/yuji/chats/{GROUP}/work/batch", headers=bearer)
+    assert batch.status_code == 303
+    note = await client.get(batch.headers["location"], headers=bearer)
+    assert "没有配置模型" in note.text
+    assert [a.action for a in await yuji_core.console.audit()] == ["run_batch", "close_circuit"]

@@ -5,8 +5,9 @@ Each handler authorizes, makes one or two `core.console` calls and renders a tem
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Annotated, get_args
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Form, HTTPException, Request, Response
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
@@ -16,6 +17,7 @@ from memory_core import Yuji
 from memory_core.chat.duration import parse_duration
 from memory_core.console import TUNABLES, Actor, MemoryFilter
 from memory_core.ops import bot_offline_key
+from memory_core.storage.schema import NIGHTLY_STEPS
 from memory_core.types import MemoryStatus, MemoryType
 
 from .. import runtime  # noqa: TID252 (plugin modules load under two names)
@@ -142,6 +144,59 @@ async def turns(request: Request, scope: str, n: int = 10) -> Response:
     current = core()
     found = await current.console.turns(scope, max(1, min(n, 100)))
     return page(request, current, "turns.html", scope=scope, turns=found)
+
+
+@router.get("/chats/{scope}/archive", response_class=HTMLResponse)
+async def archive(request: Request, scope: str, day: str = "", q: str = "") -> Response:
+    """Messages of one day (default today), or the ones containing `q`."""
+    scope = scope_param(scope)
+    current = core()
+    try:
+        chosen = date.fromisoformat(day) if day else None
+    except ValueError:
+        chosen = None
+    found = await current.console.archive_day(scope, chosen, q)
+    return page(request, current, "archive.html", scope=scope, messages=found, day=day, q=q)
+
+
+@router.get("/chats/{scope}/work", response_class=HTMLResponse)
+async def work(request: Request, scope: str, note: str = "") -> Response:
+    """Consolidation batches, the days x steps grid, and the buttons."""
+    scope = scope_param(scope)
+    current = core()
+    batches, grid, night = await current.console.work(scope)
+    days = sorted({r.day for r in grid}, reverse=True)
+    cells = {(r.day, r.step): r for r in grid}
+    return page(
+        request,
+        current,
+        "work.html",
+        scope=scope,
+        batches=batches,
+        days=days,
+        cells=cells,
+        steps=NIGHTLY_STEPS,
+        night=night,
+        note=note,
+    )
+
+
+@router.post("/chats/{scope}/work/{action}")
+async def work_action(
+    scope: str, action: str, actor: Authorized, day: Annotated[str, Form()] = ""
+) -> Response:
+    scope = scope_param(scope)
+    console = core().console
+    if action == "batch":
+        note = await console.run_batch(scope, actor)
+    elif action == "night":
+        note = await console.run_night(scope, day.strip(), actor)
+    elif action == "circuit":
+        await console.close_circuit(scope, actor)
+        note = "熔断已关闭"
+    else:
+        raise HTTPException(404)
+    return RedirectResponse(f"{PREFIX}/chats/{scope}/work?note={quote(note)}", status_code=303)
 
 
 @router.get("/settings", response_class=HTMLResponse)
