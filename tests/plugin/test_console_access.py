@@ -229,7 +229,7 @@ async def test_archive_by_day_and_search_with_images(
     client: httpx.AsyncClient, world: DemoReport, yuji_core: Yuji
 ) -> None:
     bearer = {"Authorization": f"Bearer {TOKEN}"}
-    found = await client.get(f"/yuji/chats/{GROUP}/archive?q=安安宠物医院", headers=bearer)
+    found = await client.get(f"/yuji/chats/{GROUP}/archive?q=安安宠物诊所", headers=bearer)
     assert found.status_code == 200
     assert "一共花了 680 块" in found.text
     assert "/yuji/attachments/" in found.text
