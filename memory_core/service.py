@@ -18,8 +18,7 @@ from .clock import Clock, SystemClock
 from .console.service import ConsoleService
 from .consolidation.service import ConsolidationService
 from .llm.base import LLMClient
-from .llm.metered import MeteredLLM
-from .llm.openai_client import OpenAICompatibleClient
+from .llm.models import Models, open_models
 from .llm.usage import UsageReport
 from .memories.service import Memories
 from .nightly.days import parse_cutoff
@@ -46,7 +45,7 @@ class Yuji:
     db: Database
     clock: Clock
     llm: LLMClient | None
-    """None when no model is configured (YUJI_LLM_BASE_URL / YUJI_LLM_MODEL unset)."""
+    """The chat job's model, unmetered; None when none is configured."""
     archive: ArchiveService
     alerts: AlertGate
     """Everyone's `fire(key, text)` / `recover(key, text)`; deduplicated, never blocking."""
@@ -73,8 +72,8 @@ class Yuji:
     """Imports (QQ exports, chatrecorder, facts, packs), exports, forgetting a person."""
     console: ConsoleService
     """The web console's reads and audited changes; its tunables retune the core live."""
-    metered: tuple[MeteredLLM, ...] = ()
-    """Each job's client with usage recording (what the services were given)."""
+    models: Models
+    """Each job's model (chat, consolidation, nightly, vision), metered; None = unset."""
 
     @classmethod
     async def open(
@@ -88,8 +87,11 @@ class Yuji:
         embedder: Embedder | None = None,
         relevance: RelevanceModel | None = None,
         lexical_relevance: RelevanceModel | None = None,
+        vision: LLMClient | None = None,
     ) -> Yuji:
-        """`relevance` / `lexical_relevance` replace the relevance weights (with and
+        """`llm` (tests, benchmarks) replaces the chat, consolidation and nightly
+        models, `vision` the vision model; else each job's comes from `settings`.
+        `relevance` / `lexical_relevance` replace the relevance weights (with and
         without dense features) that recall would otherwise load for the model in use."""
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         db = Database(settings.sqlalchemy_url, busy_timeout_s=settings.db_busy_timeout_s)
@@ -98,20 +100,9 @@ class Yuji:
         except BaseException:  # busy, full, a bad file: close what was opened
             await db.dispose()
             raise
-        if llm is None and settings.llm_configured:
-            llm = OpenAICompatibleClient(settings)
         clock = clock or SystemClock()
         usage_repo = UsageRepo(db)
-
-        def metered(job: str, client: LLMClient | None) -> MeteredLLM | None:
-            if client is None:
-                return None
-            model = client.model if isinstance(client, OpenAICompatibleClient) else "injected"
-            return MeteredLLM(client, job=job, model=model, sink=usage_repo, clock=clock)
-
-        chat_llm = metered("chat", llm)
-        consolidation_llm = metered("consolidation", llm)
-        nightly_llm = metered("nightly", llm)
+        models = open_models(settings, sink=usage_repo, clock=clock, injected=llm, vision=vision)
         archive = ArchiveService(db, settings, clock, fetcher=fetcher)
         alerts = AlertGate(alert_sink or make_alert_sink(settings), clock, settings.alert_dedup_s)
         db.on_full = lambda detail: alerts.fire(STORAGE_FULL_KEY, storage_full_text(detail))
@@ -128,11 +119,17 @@ class Yuji:
             clock,
             archive=archive,
             memories=memories,
-            llm=lambda: consolidation_llm,
+            llm=lambda: models.consolidation,
             alerts=lambda: alerts,
         )
         nightly = NightlyService(
-            db, settings, clock, memories=memories, archive=archive, llm=nightly_llm, alerts=alerts
+            db,
+            settings,
+            clock,
+            memories=memories,
+            archive=archive,
+            llm=models.nightly,
+            alerts=alerts,
         )
         chat_state = ChatRepo(db)
         usage = UsageReport(usage_repo, clock, ZoneInfo(settings.timezone))
@@ -154,7 +151,7 @@ class Yuji:
             recall=recall,
             memories=memories,
             context=ChatContextSource(db, consolidation),
-            llm=chat_llm,
+            llm=models.chat,
             blocks=nightly,
         )
         chat_commands = ChatCommands(
@@ -188,7 +185,7 @@ class Yuji:
             settings=settings,
             db=db,
             clock=clock,
-            llm=llm,
+            llm=models.chat.inner if models.chat is not None else None,
             archive=archive,
             alerts=alerts,
             ops=ops,
@@ -203,8 +200,8 @@ class Yuji:
             vectors=vectors,
             usage=usage,
             porting=porting,
-            metered=tuple(m for m in (chat_llm, consolidation_llm, nightly_llm) if m is not None),
             console=console,
+            models=models,
         )
         console.retune = core.retune
         await console.load_overrides()
@@ -233,11 +230,8 @@ class Yuji:
         self.nightly.cutoff = parse_cutoff(settings.nightly_time)
 
     async def close(self) -> None:
-        for client in self.metered:
-            await client.drain()
+        await self.models.aclose()
         await self.archive.close()
-        if isinstance(self.llm, OpenAICompatibleClient):
-            await self.llm.aclose()
         await self.alerts.aclose()
         await self.db.dispose()
 

@@ -17,6 +17,17 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from .errors import ConfigError
 
 VectorMode = Literal["on", "shadow", "off"]
+LLMJob = Literal["chat", "consolidation", "nightly", "vision"]
+LLM_JOBS: tuple[LLMJob, ...] = ("chat", "consolidation", "nightly", "vision")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelEndpoint:
+    """Where one job's model lives (`Settings.model_for`)."""
+
+    base_url: str
+    api_key: str = field(repr=False)
+    model: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +90,21 @@ class Settings:
     llm_json_mode: str = "auto"
     """How JSON replies are asked for: auto (json_schema, then json_object, then the
     prompt alone, learnt per base URL and model), or one of those three, forced."""
+
+    # a model per job: each field empty = the YUJI_LLM_* value (vision has no default)
+    chat_llm_base_url: str = ""
+    chat_llm_api_key: str = field(default="", repr=False)
+    chat_llm_model: str = ""
+    consolidation_llm_base_url: str = ""
+    consolidation_llm_api_key: str = field(default="", repr=False)
+    consolidation_llm_model: str = ""
+    nightly_llm_base_url: str = ""
+    nightly_llm_api_key: str = field(default="", repr=False)
+    nightly_llm_model: str = ""
+    vision_llm_base_url: str = ""
+    vision_llm_api_key: str = field(default="", repr=False)
+    vision_llm_model: str = ""
+    """Images are described only when this is set."""
 
     # chat
     persona_file: str = ""
@@ -179,6 +205,20 @@ class Settings:
     @property
     def llm_configured(self) -> bool:
         return bool(self.llm_base_url and self.llm_model)
+
+    def model_for(self, job: LLMJob) -> ModelEndpoint | None:
+        """`job`'s model: its own `YUJI_<JOB>_LLM_*` fields, each falling back to
+        `YUJI_LLM_*`; None when no base URL and model result (vision: when
+        `YUJI_VISION_LLM_MODEL` is unset). The default key is only sent to the
+        default base URL: a job pointed elsewhere needs its own key."""
+        base_url = getattr(self, f"{job}_llm_base_url") or self.llm_base_url
+        model = getattr(self, f"{job}_llm_model") or (self.llm_model if job != "vision" else "")
+        key = getattr(self, f"{job}_llm_api_key")
+        if not key and base_url.rstrip("/") == self.llm_base_url.rstrip("/"):
+            key = self.llm_api_key
+        if not base_url or not model:
+            return None
+        return ModelEndpoint(base_url=base_url, api_key=key, model=model)
 
     def with_changes(self, **changes: Any) -> Settings:
         return replace(self, **changes)

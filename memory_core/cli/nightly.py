@@ -51,9 +51,9 @@ async def execute(core: Yuji, args: argparse.Namespace) -> int:
                 f"last success {format_when(last.last_success_at, core.nightly.tz)})"
             )
         return 0
-    if core.llm is None:
+    if core.models.nightly is None:
         print(
-            "note: no model configured (YUJI_LLM_BASE_URL / YUJI_LLM_MODEL); steps with material wait"
+            "note: no model configured (YUJI_LLM_* or YUJI_NIGHTLY_LLM_*); steps with material wait"
         )
     try:
         reports = await core.nightly.run(day=args.day, scope=args.scope)

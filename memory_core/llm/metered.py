@@ -17,7 +17,6 @@ from typing import Protocol
 from memory_core.clock import Clock
 from memory_core.errors import (
     LLMBadResponse,
-    LLMError,
     LLMRateLimited,
     LLMTimeout,
     LLMToolsUnsupported,
@@ -93,7 +92,7 @@ class MeteredLLM:
             self._background.add(task)
             task.add_done_callback(self._background.discard)
             raise
-        except (LLMError, Exception) as exc:
+        except Exception as exc:
             await self._record(self._row(scope, started, exc, {}))
             raise
         await self._record(self._row(scope, started, None, response.usage))

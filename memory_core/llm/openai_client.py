@@ -41,7 +41,7 @@ from memory_core.errors import (
     LLMToolsUnsupported,
     LLMUnavailable,
 )
-from memory_core.settings import Settings
+from memory_core.settings import LLMJob, Settings
 
 from .base import ChatMessage, ChatResponse, ResponseSchema, ToolSpec
 from .modes import JsonModes
@@ -68,15 +68,20 @@ class OpenAICompatibleClient:
         backoff_base_s: float = 0.5,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         modes: JsonModes | None = None,
+        job: LLMJob = "chat",
     ) -> None:
-        if not settings.llm_base_url or not settings.llm_model:
-            raise LLMUnavailable("no model configured (YUJI_LLM_BASE_URL / YUJI_LLM_MODEL)")
-        self.base_url = settings.llm_base_url.rstrip("/")
-        self.model = settings.llm_model
+        endpoint = settings.model_for(job)
+        if endpoint is None:
+            raise LLMUnavailable(
+                f"no model configured for {job} (YUJI_LLM_BASE_URL / YUJI_LLM_MODEL, "
+                f"or YUJI_{job.upper()}_LLM_*)"
+            )
+        self.base_url = endpoint.base_url.rstrip("/")
+        self.model = endpoint.model
         self.default_timeout_s = settings.llm_timeout_s
         self.default_temperature = settings.llm_temperature
         self.max_retries = max(0, settings.llm_max_retries)
-        self._api_key = settings.llm_api_key
+        self._api_key = endpoint.api_key
         self._transport = transport
         self._backoff_base_s = backoff_base_s
         self._sleep = sleep

@@ -55,7 +55,7 @@ async def tick() -> None:
 async def run_tick(core: Yuji) -> str:
     """One scheduler tick; returns what happened (for logs and tests)."""
     await ensure_reconciled(core)
-    if core.llm is None:
+    if core.models.consolidation is None:
         return "skipped: no model configured"
     try:
         report = await core.consolidation.run_once()

@@ -126,7 +126,7 @@ async def test_a_call_cut_off_by_the_reply_deadline_is_recorded(tmp_path: Path) 
     try:
         outcome = await core.chat.respond(woken(), send)
         assert outcome.kind == "failure"
-        for client in core.metered:
+        for client in core.models.metered:
             await client.drain()
         rows = await core.usage.repo.rows()
     finally:

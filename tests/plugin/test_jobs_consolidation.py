@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -64,7 +65,7 @@ async def test_tick_reconciles_then_runs_one_batch(yuji_core: Yuji) -> None:
 
 async def test_tick_skips_without_a_model(yuji_core: Yuji) -> None:
     await archive(yuji_core, 20)
-    yuji_core.llm = None
+    yuji_core.models = replace(yuji_core.models, consolidation=None)
     assert await run_tick(yuji_core) == "skipped: no model configured"
     assert await yuji_core.consolidation.repo.batches() == []
 
