@@ -37,6 +37,7 @@ from .storage.engine import Database
 from .storage.usage_repo import UsageRepo
 from .vectors.dense import Dense
 from .vectors.embedder import Embedder
+from .vision.service import VisionService
 
 
 @dataclass
@@ -72,6 +73,8 @@ class Yuji:
     """Imports (QQ exports, chatrecorder, facts, packs), exports, forgetting a person."""
     console: ConsoleService
     """The web console's reads and audited changes; its tunables retune the core live."""
+    vision: VisionService
+    """Describes new images once per hash (`run_once`) and shows them (`texts`)."""
     models: Models
     """Each job's model (chat, consolidation, nightly, vision), metered; None = unset."""
 
@@ -104,6 +107,14 @@ class Yuji:
         usage_repo = UsageRepo(db)
         models = open_models(settings, sink=usage_repo, clock=clock, injected=llm, vision=vision)
         archive = ArchiveService(db, settings, clock, fetcher=fetcher)
+        images = VisionService(
+            db,
+            clock,
+            llm=models.vision,
+            model=models.vision.model if models.vision else "",
+            store=archive.store,
+            timeout_s=settings.llm_timeout_s,
+        )
         alerts = AlertGate(alert_sink or make_alert_sink(settings), clock, settings.alert_dedup_s)
         db.on_full = lambda detail: alerts.fire(STORAGE_FULL_KEY, storage_full_text(detail))
         db.on_writable = lambda: alerts.recover(STORAGE_FULL_KEY, STORAGE_WRITABLE_TEXT)
@@ -121,6 +132,7 @@ class Yuji:
             memories=memories,
             llm=lambda: models.consolidation,
             alerts=lambda: alerts,
+            describe=images.texts,
         )
         nightly = NightlyService(
             db,
@@ -153,6 +165,7 @@ class Yuji:
             context=ChatContextSource(db, consolidation),
             llm=models.chat,
             blocks=nightly,
+            describe=images.texts,
         )
         chat_commands = ChatCommands(
             settings=settings,
@@ -202,6 +215,7 @@ class Yuji:
             porting=porting,
             console=console,
             models=models,
+            vision=images,
         )
         console.retune = core.retune
         await console.load_overrides()

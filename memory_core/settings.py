@@ -122,10 +122,16 @@ class Settings:
     failure_line: str = "鱼鱼这会儿有点卡，过会儿再找我吧~"
     reply_max_chars: int = 300
     recent_messages: int = 20
+    chat_memory_tool: str = "off"
+    """on: the chat model may call search_memory(query) once per reply (this chat only)."""
     backfill_interval_s: int = 1800
     backfill_max: int = 200
     backfill_catchup_max: int = 1000
     """After a start or reconnect, at most this many messages are paged back per group."""
+
+    # vision
+    vision_interval_s: int = 30
+    """How often new images are sent to the vision model (when one is configured)."""
 
     # nightly
     nightly_time: str = "04:00"
@@ -250,6 +256,7 @@ _AT_LEAST_ONE = (
     "capacity_limit_bytes",
     "log_retention_days",
     "attachment_retention_days",
+    "vision_interval_s",
 )
 _POSITIVE_SECONDS = (
     "db_busy_timeout_s",
@@ -280,6 +287,8 @@ def validate(settings: Settings) -> list[str]:
         problems.append("YUJI_REPLY_MAX_CHARS must be at least 20")
     if settings.vector_mode not in ("on", "shadow", "off"):
         problems.append("YUJI_VECTOR_MODE must be on, shadow or off")
+    if settings.chat_memory_tool not in ("on", "off"):
+        problems.append("YUJI_CHAT_MEMORY_TOOL must be on or off")
     if settings.llm_json_mode not in ("auto", "json_schema", "json_object", "prompt"):
         problems.append("YUJI_LLM_JSON_MODE must be auto, json_schema, json_object or prompt")
     if not _CLOCK_TIME.fullmatch(settings.nightly_time):

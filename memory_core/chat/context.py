@@ -20,7 +20,7 @@ from memory_core.prompts.chat import ChatPromptInput, PromptLine, PromptMemory
 from memory_core.settings import Settings
 from memory_core.types import Experience, Recalled
 
-from .ports import ArchivePort, BlocksLike, BlocksPort, ContextPort
+from .ports import ArchivePort, BlocksLike, BlocksPort, ContextPort, ImageTexts
 
 log = logging.getLogger("yuji.chat")
 
@@ -59,6 +59,8 @@ class ContextView:
     recent: Recent = field(default_factory=lambda: Recent((), ()))
     contradicts: dict[int, int] = field(default_factory=dict[int, int])
     """memory id -> the injected memory it contradicts (both directions)."""
+    texts: dict[int, str] = field(default_factory=dict[int, str])
+    """experience id -> its text with image descriptions (`[图片：…]`), where any."""
 
     def clock_label(self, instant: datetime, now: datetime | None = None) -> str:
         local = instant.astimezone(self.zone)
@@ -77,7 +79,7 @@ class ContextView:
         return tuple(
             PromptLine(
                 sender=m.sender_name or m.sender_id,
-                text=m.text,
+                text=self.texts.get(m.id, m.text),
                 time=self.clock_label(m.sent_at, now),
                 is_bot=m.is_bot,
             )
@@ -123,6 +125,7 @@ async def gather_context(
     archive: ArchivePort,
     context: ContextPort,
     blocks: BlocksPort | None,
+    describe: ImageTexts | None = None,
 ) -> ContextView:
     zone = ZoneInfo(settings.timezone)
     limit = max(0, settings.recent_messages)
@@ -139,6 +142,8 @@ async def gather_context(
     for a, b in pairs:
         contradicts.setdefault(a, b)
         contradicts.setdefault(b, a)
+    recent = select_recent(messages, acked, limit=limit)
+    texts = await describe([*recent.bridge, *recent.unsummarised]) if describe else {}
     return ContextView(
         zone=zone,
         states=tuple(nightly.states) if nightly else (),
@@ -147,8 +152,9 @@ async def gather_context(
         recent_diaries=tuple(nightly.recent_diaries) if nightly else (),
         background_diary=nightly.background_diary if nightly else None,
         fragments=tuple(fragments),
-        recent=select_recent(messages, acked, limit=limit),
+        recent=recent,
         contradicts=contradicts,
+        texts=texts,
     )
 
 

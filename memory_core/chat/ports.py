@@ -6,7 +6,8 @@ the consolidation repository) satisfy these structurally; tests may pass fakes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence as _Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -82,3 +83,7 @@ class ContextPort(Protocol):
     async def contradicting_pairs(self, scope: str, ids: Sequence[int]) -> list[tuple[int, int]]:
         """`contradicts` edges among `ids`."""
         ...
+
+
+ImageTexts = Callable[[_Sequence[Experience]], Awaitable[dict[int, str]]]
+"""experience id -> text with `[图片：描述]` (`core.vision.texts`), for those with any."""

@@ -39,14 +39,17 @@ from .backfill import BackfillReport, CallApi, ParseMessage, backfill_group
 from .citations import strip_citations
 from .context import ContextView, gather_context
 from .guard import OutOfCharacterGuard
+from .memory_tool import MemoryTool
 from .persona import load_persona
-from .ports import ArchivePort, BlocksPort, ContextPort, MemoriesPort, RecallPort
+from .ports import ArchivePort, BlocksPort, ContextPort, ImageTexts, MemoriesPort, RecallPort
 from .split import split_reply
 from .wake import WakeReason, WakeSignals, decide_wake, wake_reason
 
 log = logging.getLogger("yuji.chat")
 
 MAX_INJECTED = 5
+TOOL_TURNS = 3
+"""Model calls per answer with the memory tool: search, a refused second search, answer."""
 DEADLINE_GRACE_S = 5.0
 """Extra seconds over the LLM timeout before the chat path gives up on a call itself."""
 
@@ -98,6 +101,7 @@ class ChatService:
         context: ContextPort,
         llm: LLMClient | None,
         blocks: BlocksPort | None = None,
+        describe: ImageTexts | None = None,
     ) -> None:
         self.settings = settings
         self.clock = clock
@@ -108,6 +112,7 @@ class ChatService:
         self.context = context
         self.llm = llm
         self.blocks = blocks
+        self.describe = describe
         self.guard = OutOfCharacterGuard(settings.ooc_patterns)
         self.persona = load_persona(settings.persona_file)
         self.deadline_grace_s = DEADLINE_GRACE_S
@@ -199,6 +204,7 @@ class ChatService:
         trigger: Experience | None = None
         recalled: tuple[Recalled, ...] = ()
         prompt: ChatPrompt | None = None
+        tool: MemoryTool | None = None
         try:
             trigger = await self.archive.by_fingerprint(incoming.scope, incoming.fingerprint)
             recalled = await recall_for_reply(
@@ -219,13 +225,20 @@ class ChatService:
                 archive=self.archive,
                 context=self.context,
                 blocks=self.blocks,
+                describe=self.describe,
             )
             prompt = build_chat_prompt(self._prompt_input(incoming, view, recalled, now))
-            kind, text = await self._generate(llm, prompt.messages, incoming.scope)
+            tool = self._memory_tool(incoming, view, now)
+            kind, text = await self._generate(llm, prompt.messages, incoming.scope, tool)
         except LLMError as exc:
             log.warning("yuji: model unavailable for %s: %s", incoming.scope, exc)
             kind, text = "failure", self.settings.failure_line
         injected = prompt.memory_ids if prompt is not None else ()
+        if tool is not None and tool.found:
+            # What the model looked up counts like what it was given (/why, credit).
+            known = {r.memory.id for r in recalled}
+            recalled = (*recalled, *(r for r in tool.found if r.memory.id not in known))
+            injected = tuple(dict.fromkeys((*injected, *(r.memory.id for r in tool.found))))
         cited = strip_citations(text, injected)
         used = cited.used_ids if kind == "reply" else ()
         parts = split_reply(cited.text, self.settings.reply_max_chars)
@@ -259,8 +272,26 @@ class ChatService:
             sent_ids=tuple(sent_ids),
         )
 
+    def _memory_tool(
+        self, incoming: Incoming, view: ContextView, now: datetime
+    ) -> MemoryTool | None:
+        if self.settings.chat_memory_tool != "on":
+            return None
+
+        async def search(query: str) -> tuple[Recalled, ...]:
+            return await recall_for_reply(
+                self.recall,
+                incoming.scope,
+                query,
+                now=now,
+                limit=self.settings.recall_limit,
+                sender_id=incoming.sender_id,
+            )
+
+        return MemoryTool(search, incoming.scope, lambda item: _prompt_memory(item, view))
+
     async def _generate(
-        self, llm: LLMClient, messages: list[ChatMessage], scope: str
+        self, llm: LLMClient, messages: list[ChatMessage], scope: str, tool: MemoryTool | None
     ) -> tuple[Literal["reply", "fallback"], str]:
         """One answer, one silent retry if it is out of character, then the fallback.
 
@@ -269,7 +300,7 @@ class ChatService:
         deadline = asyncio.get_running_loop().time() + self.settings.llm_timeout_s
         for attempt in (1, 2):
             try:
-                answer = await self._ask(llm, messages, scope, deadline)
+                answer = await self._ask(llm, messages, scope, deadline, tool)
             except LLMError:
                 if attempt == 1:
                     raise
@@ -281,25 +312,59 @@ class ChatService:
         return "fallback", self.settings.fallback_line
 
     async def _ask(
-        self, llm: LLMClient, messages: list[ChatMessage], scope: str, deadline: float
+        self,
+        llm: LLMClient,
+        messages: list[ChatMessage],
+        scope: str,
+        deadline: float,
+        tool: MemoryTool | None,
     ) -> str:
-        loop = asyncio.get_running_loop()
-        remaining = deadline - loop.time()
+        remaining = deadline - asyncio.get_running_loop().time()
         if remaining <= 0:
             raise LLMError(f"no time left of the {self.settings.llm_timeout_s:.1f}s reply deadline")
         try:
-            # The client enforces `remaining` itself; the grace only catches one that does not.
+            # Each call is given what is left; the grace only catches a client (or a
+            # memory-tool search) that does not keep to it.
             async with asyncio.timeout_at(deadline + self.deadline_grace_s):
-                response = await llm.chat(
-                    messages,
-                    temperature=self.settings.llm_temperature,
-                    timeout_s=remaining,
-                    scope=scope,
-                )
+                return await self._converse(llm, messages, scope, tool, deadline)
         except TimeoutError as exc:
             raise LLMError(f"no answer within {remaining + self.deadline_grace_s:.1f}s") from exc
-        # The client already cut a reasoning model's thinking; any client may not have.
-        return strip_think(response.message.content or "")
+
+    async def _converse(
+        self,
+        llm: LLMClient,
+        messages: list[ChatMessage],
+        scope: str,
+        tool: MemoryTool | None,
+        deadline: float,
+    ) -> str:
+        """The answer text; with the memory tool, its calls are answered in between
+        (the last ask offers no tool, so the model has to answer). Every call of the
+        conversation shares the reply's one deadline."""
+        loop = asyncio.get_running_loop()
+        for turn in range(TOOL_TURNS):
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise LLMError(
+                    f"no time left of the {self.settings.llm_timeout_s:.1f}s reply deadline"
+                )
+            offer = tool is not None and turn < TOOL_TURNS - 1
+            response = await llm.chat(
+                messages,
+                tools=[tool.spec] if offer and tool is not None else None,
+                temperature=self.settings.llm_temperature,
+                timeout_s=remaining,
+                scope=scope,
+            )
+            calls = response.message.tool_calls
+            if tool is None or not calls or not offer:
+                # The client already cut a reasoning model's thinking; any client may not.
+                return strip_think(response.message.content or "")
+            messages = [*messages, response.message]
+            for call in calls:
+                result = await tool.handle(call)
+                messages.append(ChatMessage(role="tool", content=result, tool_call_id=call.id))
+        return ""
 
     async def _send_all(self, parts: Sequence[str], send: Send, scope: str) -> list[str]:
         sent: list[str] = []

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -72,6 +72,7 @@ class ConsolidationService:
         memories: MemoryStore,
         llm: Callable[[], LLMClient | None],
         alerts: Callable[[], AlertSink] = LogAlertSink,
+        describe: Callable[[Sequence[Experience]], Awaitable[dict[int, str]]] | None = None,
     ) -> None:
         self.settings = settings
         self.clock = clock
@@ -80,6 +81,7 @@ class ConsolidationService:
         self.memories = memories
         self._llm = llm
         self._alerts = alerts
+        self._describe = describe
         self.zone = ZoneInfo(settings.timezone)
         self.limits = selection.Limits(
             max_messages=settings.batch_max_messages,
@@ -217,6 +219,8 @@ class ConsolidationService:
     async def _lines(
         self, scope: str, experiences: Sequence[Experience]
     ) -> tuple[list[Line], BatchView]:
+        # Images read as `[图片：描述]` where described; a missing one never waits.
+        texts = await self._describe(experiences) if self._describe else {}
         by_fingerprint = {e.fingerprint: e for e in experiences}
         bot_texts = [e.text for e in experiences if e.is_bot]
         replied: dict[str, Experience | None] = {}
@@ -240,7 +244,7 @@ class ConsolidationService:
                     id=e.id,
                     sent_at=e.sent_at,
                     sender=f"{e.sender_name}({e.sender_id})" if e.sender_name else e.sender_id,
-                    text=clip(e.text, self.limits.max_chars),
+                    text=clip(texts.get(e.id, e.text), self.limits.max_chars),
                     is_bot=e.is_bot,
                     quotes_bot=repeats,
                     reply_to_id=target.id if target is not None else None,

@@ -498,6 +498,24 @@ console_overrides = Table(
     Column("updated_at", UTCDateTime, nullable=False),
 )
 
+# --- images ---------------------------------------------------------------------------
+
+IMAGE_STATUSES = ("pending", "done", "failed")
+
+image_descriptions = Table(
+    "image_descriptions",
+    metadata,
+    Column("sha256", String(64), primary_key=True),
+    Column("status", String(16), nullable=False),
+    Column("description", Text),
+    Column("model", String(200)),
+    Column("error", Text),
+    Column("queued_at", UTCDateTime, nullable=False),
+    Column("finished_at", UTCDateTime),
+    CheckConstraint(_in("status", IMAGE_STATUSES), name="status"),
+)
+Index("ix_image_descriptions_status", image_descriptions.c.status, image_descriptions.c.queued_at)
+
 # Truth tables: backups compare their row counts; gc never deletes from them.
 TRUTH_TABLES = (
     "experiences",

@@ -22,6 +22,7 @@ from . import jobs_consolidation as jobs_consolidation  # noqa: E402
 from . import jobs_nightly as jobs_nightly  # noqa: E402
 from . import jobs_ops as jobs_ops  # noqa: E402
 from . import jobs_vectors as jobs_vectors  # noqa: E402
+from . import jobs_vision as jobs_vision  # noqa: E402
 from . import ops_logs as ops_logs  # noqa: E402
 from . import ops_notices as ops_notices  # noqa: E402
 from . import runtime as runtime  # noqa: E402
@@ -56,7 +57,14 @@ async def _start() -> None:
         raise
     runtime.set_core(core)
     shutdown.install(settings.shutdown_drain_s)
-    for jobs in (jobs_backfill, jobs_consolidation, jobs_nightly, jobs_ops, jobs_vectors):
+    for jobs in (
+        jobs_backfill,
+        jobs_consolidation,
+        jobs_nightly,
+        jobs_ops,
+        jobs_vectors,
+        jobs_vision,
+    ):
         jobs.schedule(settings)
     if settings.console_token:
         logger.info(f"yuji console: http://{driver.config.host}:{driver.config.port}/yuji/")

@@ -1,0 +1,98 @@
+"""The image-description aggregate's SQL: one row per image content hash.
+
+The queue is derived: a stored `image/*` attachment without a row is waiting. A
+claim inserts a `pending` row; the worker finishes it as `done` (with the
+description) or `failed`. Rows left `pending` too long are failed and released.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import and_, func, insert, select, update
+
+from .engine import Database
+from .schema import attachments, experience_attachments, image_descriptions
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedImage:
+    sha256: str
+    mime: str
+
+
+class VisionRepo:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def claim(self, now: datetime, limit: int) -> list[QueuedImage]:
+        """Up to `limit` images never seen by the vision model, marked pending."""
+        a, d = attachments.c, image_descriptions.c
+        query = (
+            select(a.sha256, a.mime)
+            .outerjoin(image_descriptions, d.sha256 == a.sha256)
+            .where(a.status == "stored", a.mime.like("image/%"), d.sha256.is_(None))
+            .order_by(a.id)
+            .limit(limit)
+        )
+        async with self.db.write() as conn:
+            rows = (await conn.execute(query)).all()
+            if rows:
+                await conn.execute(
+                    insert(image_descriptions),
+                    [{"sha256": r.sha256, "status": "pending", "queued_at": now} for r in rows],
+                )
+        return [QueuedImage(str(r.sha256), str(r.mime)) for r in rows]
+
+    async def finish(self, sha256: str, description: str, model: str, now: datetime) -> None:
+        await self._close(sha256, now, status="done", description=description, model=model)
+
+    async def fail(self, sha256: str, error: str, now: datetime) -> None:
+        await self._close(sha256, now, status="failed", error=error[:500])
+
+    async def _close(self, sha256: str, now: datetime, **values: str) -> None:
+        d = image_descriptions.c
+        async with self.db.write() as conn:
+            await conn.execute(
+                update(image_descriptions)
+                .where(d.sha256 == sha256, d.status == "pending")
+                .values(finished_at=now, **values)
+            )
+
+    async def release_stale(self, queued_before: datetime, now: datetime) -> int:
+        d = image_descriptions.c
+        async with self.db.write() as conn:
+            result = await conn.execute(
+                update(image_descriptions)
+                .where(d.status == "pending", d.queued_at < queued_before)
+                .values(status="failed", error="left in the queue too long", finished_at=now)
+            )
+        return int(result.rowcount or 0)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+
+    async def descriptions(self, experience_ids: Sequence[int]) -> dict[int, list[str | None]]:
+        """experience id -> its linked images' descriptions in segment order (None for
+        an image without one), for the experiences that have images at all."""
+        if not experience_ids:
+            return {}
+        ea, a, d = experience_attachments.c, attachments.c, image_descriptions.c
+        query = (
+            select(ea.experience_id, d.description, d.status)
+            .join(attachments, a.id == ea.attachment_id)
+            .outerjoin(image_descriptions, and_(d.sha256 == a.sha256))
+            .where(ea.experience_id.in_(list(experience_ids)), a.mime.like("image/%"))
+            .order_by(ea.experience_id, ea.segment_index)
+        )
+        async with self.db.read() as conn:
+            rows = (await conn.execute(query)).all()
+        out: dict[int, list[str | None]] = {}
+        for exp_id, description, status in rows:
+            out.setdefault(int(exp_id), []).append(description if status == "done" else None)
+        return out
+
+    async def counts(self) -> dict[str, int]:
+        d = image_descriptions.c
+        async with self.db.read() as conn:
+            rows = (await conn.execute(select(d.status, func.count()).group_by(d.status))).all()
+        return {str(status): int(n) for status, n in rows}

@@ -1,0 +1,1 @@
+"""Images understood: a vision model describes each image once per content hash."""

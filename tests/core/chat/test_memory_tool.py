@@ -1,0 +1,130 @@
+"""`search_memory(query)` at reply time: off by default; this chat only; once per reply;
+its finds labelled like injected memories, recorded for /why and credited when cited."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from memory_core import Yuji
+from memory_core.llm.fake import ScriptedLLM, text_response, tool_call, tool_calls_response
+from memory_core.prompts.memory_tool import ONLY_ONCE, ONLY_THIS_CHAT
+from memory_core.types import Recalled, RecallResult
+
+from .test_service import G1, Sent, heard, incoming, make_service, remembered
+
+
+class QueryRecall:
+    """Answers each query from `by_query` (empty for anything else); records calls."""
+
+    def __init__(self, by_query: dict[str, list[Recalled]]) -> None:
+        self.by_query = by_query
+        self.calls: list[tuple[str, str]] = []
+
+    async def recall(
+        self,
+        scope: str,
+        text: str,
+        *,
+        now: datetime | None = None,
+        limit: int = 5,
+        sender_id: str | None = None,
+    ) -> RecallResult:
+        self.calls.append((scope, text))
+        return RecallResult(items=tuple(self.by_query.get(text, [])[:limit]))
+
+
+def tool_messages(llm: ScriptedLLM, index: int) -> list[str]:
+    return [m.content or "" for m in llm.requests[index].messages if m.role == "tool"]
+
+
+async def test_off_by_default_no_tool_is_offered(core: Yuji) -> None:
+    llm = ScriptedLLM([text_response("在呢")])
+    await heard(core, G1, "in-1", "大肥鱼在吗")
+    out = await make_service(core, llm, QueryRecall({})).respond(incoming("大肥鱼在吗"), Sent())
+    assert out.kind == "reply"
+    assert llm.requests[0].tools == ()
+
+
+async def test_a_search_is_labelled_recorded_for_why_and_credited(core: Yuji) -> None:
+    trip = await remembered(core, G1, "阿明下周去杭州出差", "e1")
+    recall = QueryRecall({"阿明 出差": [Recalled(trip, "lexical", 0.8, "字面命中「出差」")]})
+    llm = ScriptedLLM(
+        [
+            tool_calls_response(tool_call("search_memory", {"query": "阿明 出差"})),
+            text_response(f"你不是下周去杭州嘛[[m:{trip.id}]]"),
+        ]
+    )
+    await heard(core, G1, "in-1", "大肥鱼，我最近要干嘛来着")
+    sent = Sent()
+    service = make_service(core, llm, recall, chat_memory_tool="on")
+    out = await service.respond(incoming("大肥鱼，我最近要干嘛来着"), sent)
+
+    assert out.kind == "reply"
+    assert sent.parts == ["你不是下周去杭州嘛"]
+    assert [t.name for t in llm.requests[0].tools] == ["search_memory"]
+    (result,) = tool_messages(llm, 1)
+    assert f"#{trip.id}〔字面命中「出差」〕" in result
+    assert (G1, "阿明 出差") in recall.calls
+    assert out.cited_ids == (trip.id,)
+    injection = await service.repo.last_injection(G1)
+    assert injection is not None
+    assert [(i.memory_id, i.stage, i.cited) for i in injection.items] == [
+        (trip.id, "lexical", True)
+    ]
+    (credited,) = await core.memories.get_many(G1, [trip.id])
+    assert credited.hit_count == 1
+
+
+async def test_another_chat_is_refused(core: Yuji) -> None:
+    recall = QueryRecall({})
+    llm = ScriptedLLM(
+        [
+            tool_calls_response(tool_call("search_memory", {"query": "秘密", "scope": "group:2"})),
+            text_response("不知道呢"),
+        ]
+    )
+    await heard(core, G1, "in-1", "大肥鱼，二群在聊什么")
+    out = await make_service(core, llm, recall, chat_memory_tool="on").respond(
+        incoming("大肥鱼，二群在聊什么"), Sent()
+    )
+    assert out.kind == "reply"
+    assert tool_messages(llm, 1) == [ONLY_THIS_CHAT]
+    assert all(scope == G1 for scope, _ in recall.calls)
+    assert "秘密" not in [text for _, text in recall.calls]
+
+
+async def test_a_second_call_is_refused_and_the_last_ask_offers_no_tools(core: Yuji) -> None:
+    recall = QueryRecall({})
+    llm = ScriptedLLM(
+        [
+            tool_calls_response(tool_call("search_memory", {"query": "猫"})),
+            tool_calls_response(tool_call("search_memory", {"query": "狗"})),
+            text_response("想不起来了"),
+        ]
+    )
+    await heard(core, G1, "in-1", "大肥鱼，我养的啥")
+    out = await make_service(core, llm, recall, chat_memory_tool="on").respond(
+        incoming("大肥鱼，我养的啥"), Sent()
+    )
+    assert out.kind == "reply"
+    assert out.parts == ("想不起来了",)
+    assert tool_messages(llm, 2)[-1] == ONLY_ONCE
+    assert [text for _, text in recall.calls].count("狗") == 0
+    assert [text for _, text in recall.calls].count("猫") == 1
+    assert llm.requests[2].tools == ()
+
+
+async def test_bad_arguments_are_answered_not_raised(core: Yuji) -> None:
+    llm = ScriptedLLM(
+        [
+            tool_calls_response(tool_call("search_memory", json.dumps({"q": 1}))),
+            text_response("嗯嗯"),
+        ]
+    )
+    await heard(core, G1, "in-1", "大肥鱼")
+    out = await make_service(core, llm, QueryRecall({}), chat_memory_tool="on").respond(
+        incoming("大肥鱼"), Sent()
+    )
+    assert out.kind == "reply"
+    assert "query" in tool_messages(llm, 1)[0]
