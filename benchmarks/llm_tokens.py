@@ -23,7 +23,6 @@ import argparse
 import asyncio
 import json
 import random
-import re
 import sys
 import tempfile
 from datetime import timedelta
@@ -31,10 +30,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.consolidation_overhead import instant_model
 from memory_core import FakeClock, NewExperience, Settings, Yuji
 from memory_core.chat.service import Incoming
-from memory_core.llm import LLMRequest, ScriptedLLM, text_response, tool_call, tool_calls_response
+from memory_core.llm import LLMRequest, ScriptedLLM, text_response
 from memory_core.llm.base import ChatResponse
+from memory_core.llm.fake import Responder
 from memory_core.prompts.budget import estimate_tokens
 from tests.core.nightly.seed import quiet_responder, sh
 
@@ -60,6 +61,17 @@ WORDS = [
 CACHE_BLOCK = 64
 
 
+def _consolidating() -> Responder:
+    """consolidation_overhead's instant model: search, write, acknowledge in one turn."""
+    responder = instant_model(random.Random(0), 0.0).default
+    if responder is None or isinstance(responder, ChatResponse | BaseException):
+        raise SystemExit("consolidation_overhead.instant_model changed shape")
+    return responder
+
+
+CONSOLIDATE = _consolidating()
+
+
 class InstantModel:
     def __init__(self) -> None:
         self.last_prompt: dict[str, str] = {}
@@ -67,7 +79,8 @@ class InstantModel:
     def answer(self, request: LLMRequest) -> ChatResponse:
         tools = [t.name for t in request.tools]
         if "acknowledge" in tools:
-            job, response = "consolidation", self._consolidate(request)
+            job, response = "consolidation", CONSOLIDATE(request)
+            assert isinstance(response, ChatResponse)
         elif request.schema is not None:
             job, response = "nightly", quiet_responder(request)
         else:
@@ -89,28 +102,6 @@ class InstantModel:
             "cached_tokens": min(cached, prompt_tokens),
         }
         return ChatResponse(message, response.finish_reason, usage)
-
-    @staticmethod
-    def _consolidate(request: LLMRequest) -> ChatResponse:
-        user = request.messages[1].content or ""
-        token = re.search(r"token：(\S+)", user)
-        assert token
-        ids = [int(i) for i in re.findall(r"^#(\d+) ", user, re.M)]
-        t = token.group(1)
-        return tool_calls_response(
-            tool_call("search_memories", {"token": t, "query": "红烧肉"}),
-            tool_call(
-                "write_memory",
-                {
-                    "token": t,
-                    "type": "event",
-                    "subject": "group",
-                    "content": f"第{ids[0]}到{ids[-1]}条在聊吃的",
-                    "evidence": ids[:2],
-                },
-            ),
-            tool_call("acknowledge", {"token": t, "outcome": "extracted", "summary": "聊吃的"}),
-        )
 
 
 async def run(messages: int, wake_rate: float, seed: int) -> None:

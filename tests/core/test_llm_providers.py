@@ -13,7 +13,6 @@ import pytest
 from pydantic import BaseModel
 
 from memory_core import FakeClock, Settings, Yuji
-from memory_core.chat.service import Incoming
 from memory_core.cli import status as status_cli
 from memory_core.errors import ConfigError, LLMToolsUnsupported, LLMUnavailable
 from memory_core.llm import ChatMessage, OpenAICompatibleClient, ToolSpec
@@ -23,6 +22,7 @@ from memory_core.ops.alerts import RecordingAlertSink
 from memory_core.prompts.nightly import DiaryReply, Prompt
 from memory_core.prompts.structured import response_schema
 from memory_core.types import NewExperience
+from tests.core.chat.test_service import incoming
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, openai_server
 
 __all__ = ["openai_server"]
@@ -218,25 +218,12 @@ async def test_think_never_reaches_qq_nor_the_recorded_reply(
         return f"bot-{len(sent)}"
 
     try:
-        outcome = await core.chat.respond(incoming(core), send)
+        outcome = await core.chat.respond(incoming("大肥鱼在吗"), send)
     finally:
         await core.close()
     assert outcome.kind == "reply"
     assert sent == ["在呢在呢~"]
     assert all("think" not in part and "推理" not in part for part in outcome.parts)
-
-
-def incoming(core: Yuji, text: str = "大肥鱼在吗") -> Incoming:
-    return Incoming(
-        scope="group:1",
-        fingerprint="in-1",
-        sender_id="200",
-        sender_name="阿明",
-        text=text,
-        sent_at=core.clock.now(),
-        self_id="10000",
-        is_private=False,
-    )
 
 
 # --- streaming, rate limits ----------------------------------------------------------------
@@ -336,7 +323,7 @@ async def test_a_model_without_tools_stops_consolidation_but_chat_works(
             sent.append(text)
             return "bot-1"
 
-        outcome = await core.chat.respond(incoming(core), send)
+        outcome = await core.chat.respond(incoming("大肥鱼在吗"), send)
         assert (outcome.kind, sent) == ("reply", ["在的"])
         lines = (await core.chat_status.scope_status("group:1")).extra
         assert "不支持工具调用" in lines["整理"]

@@ -9,7 +9,6 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from memory_core import FakeClock, Settings, Yuji
-from memory_core.chat.service import Incoming
 from memory_core.cli import status as status_cli
 from memory_core.errors import LLMRateLimited, LLMTimeout, LLMToolsUnsupported, LLMUnavailable
 from memory_core.llm.base import ChatResponse
@@ -17,6 +16,7 @@ from memory_core.llm.fake import LLMRequest, ScriptedLLM
 from memory_core.llm.metered import outcome_of
 from memory_core.llm.usage import day_starts, usage_line
 from memory_core.storage.usage_repo import JobTotals
+from tests.core.chat.test_service import incoming
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, openai_server
 
 __all__ = ["openai_server"]
@@ -28,19 +28,6 @@ USAGE = {
     "total_tokens": 1230,
     "prompt_tokens_details": {"cached_tokens": 1024},
 }
-
-
-def woken(text: str = "大肥鱼在吗", fp: str = "in-1", scope: str = "group:1") -> Incoming:
-    return Incoming(
-        scope=scope,
-        fingerprint=fp,
-        sender_id="200",
-        sender_name="阿明",
-        text=text,
-        sent_at=NOW,
-        self_id="10000",
-        is_private=False,
-    )
 
 
 async def send(text: str) -> str:
@@ -59,8 +46,8 @@ async def test_every_call_is_recorded_failed_ones_too(
     )
     core = await Yuji.open(settings, clock=FakeClock(NOW))
     try:
-        ok = await core.chat.respond(woken(), send)
-        failed = await core.chat.respond(woken(fp="in-2"), send)
+        ok = await core.chat.respond(incoming("大肥鱼在吗"), send)
+        failed = await core.chat.respond(incoming("大肥鱼在吗", "in-2"), send)
         assert (ok.kind, failed.kind) == ("reply", "failure")
         rows = list(reversed(await core.usage.repo.rows()))
     finally:
@@ -124,7 +111,7 @@ async def test_a_call_cut_off_by_the_reply_deadline_is_recorded(tmp_path: Path) 
     )
     core.chat.deadline_grace_s = 0.05
     try:
-        outcome = await core.chat.respond(woken(), send)
+        outcome = await core.chat.respond(incoming("大肥鱼在吗"), send)
         assert outcome.kind == "failure"
         for client in core.models.metered:
             await client.drain()
@@ -143,7 +130,7 @@ async def test_status_shows_tokens_per_job_and_the_cache_share(
     )
     core = await Yuji.open(settings, clock=FakeClock(NOW))
     try:
-        await core.chat.respond(woken(), send)
+        await core.chat.respond(incoming("大肥鱼在吗"), send)
         lines = (await core.chat_status.scope_status("group:1")).extra
         other = (await core.chat_status.scope_status("group:2")).extra
         data = await status_cli.collect(core)
