@@ -37,18 +37,13 @@ from nonebot.log import logger_id as console_handler_id
 
 from memory_core.log_throttle import HELD_BACK
 from memory_core.ops import Redactor
-from memory_core.settings import parse_bool
+from memory_core.settings import SECRET_FIELDS, parse_bool
 
 if TYPE_CHECKING:
     from loguru import Record
 
 ENV_PREFIXES = ("YUJI_", "ONEBOT_")
-SECRET_KEYS = (
-    "ONEBOT_ACCESS_TOKEN",
-    "YUJI_LLM_API_KEY",
-    "YUJI_TELEGRAM_BOT_TOKEN",
-    "YUJI_CONSOLE_TOKEN",
-)
+SECRET_KEYS = ("ONEBOT_ACCESS_TOKEN", *(f"YUJI_{name.upper()}" for name in SECRET_FIELDS))
 
 
 def env_overrides(environ: Mapping[str, str] = os.environ) -> dict[str, str]:

@@ -41,6 +41,7 @@ from .ops import human_bytes as human_bytes
 from .recall import DenseSearch as DenseSearch
 from .recall import Recall as Recall
 from .service import Yuji as Yuji
+from .settings import SECRET_FIELDS as SECRET_FIELDS
 from .settings import Settings as Settings
 from .types import AttachmentRef as AttachmentRef
 from .types import EvidenceRef as EvidenceRef
@@ -56,6 +57,7 @@ from .vectors import needs_embedding as needs_embedding
 from .vectors import run_embed_process as run_embed_process
 
 __all__ = [
+    "SECRET_FIELDS",
     "AlertSink",
     "AttachmentFetcher",
     "AttachmentRef",

@@ -19,6 +19,13 @@ from .errors import ConfigError
 VectorMode = Literal["on", "shadow", "off"]
 LLMJob = Literal["chat", "consolidation", "nightly", "vision"]
 LLM_JOBS: tuple[LLMJob, ...] = ("chat", "consolidation", "nightly", "vision")
+SECRET_FIELDS = (
+    "llm_api_key",
+    *(f"{job}_llm_api_key" for job in LLM_JOBS),
+    "telegram_bot_token",
+    "console_token",
+)
+"""Settings never shown nor logged (the console masks them, the logs redact them)."""
 
 
 @dataclass(frozen=True, slots=True)

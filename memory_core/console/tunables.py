@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from memory_core.errors import ConfigError, ValidationError
-from memory_core.settings import Settings, settings_from_mapping
+from memory_core.settings import SECRET_FIELDS, Settings, settings_from_mapping
 
 Origin = Literal["default", ".env", "environment", "console"]
 
@@ -23,7 +23,7 @@ TUNABLES: dict[str, str] = {
     "nightly_time": "夜间整理时间（HH:MM）",
     "nicknames": "唤醒昵称（逗号分隔）",
 }
-SECRETS = ("llm_api_key", "telegram_bot_token", "console_token")
+SECRETS = SECRET_FIELDS
 
 
 @dataclass(frozen=True, slots=True)

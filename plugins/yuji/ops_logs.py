@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from nonebot import get_driver, logger
 from nonebot.log import LoguruHandler
 
-from memory_core import LogThrottle, Settings, repeats
+from memory_core import SECRET_FIELDS, LogThrottle, Settings, repeats
 from memory_core.log_throttle import HELD_BACK, SELF_THROTTLED
 from memory_core.ops import Redactor
 from memory_core.ops.redact import redact_loggers
@@ -33,7 +33,7 @@ _sink_id: int | None = None
 
 
 def secrets_of(settings: Settings, extra: Iterable[str] = ()) -> list[str]:
-    secrets = (settings.llm_api_key, settings.telegram_bot_token, settings.console_token)
+    secrets = [str(getattr(settings, name)) for name in SECRET_FIELDS]
     return [s for s in (*secrets, *extra) if s]
 
 
