@@ -54,6 +54,7 @@ async def test_an_image_is_described_once_and_reaches_the_batch(
     url = file_server.add("/cat.png", PNG, content_type="image/png")
     env = {
         **openai_server.env(),
+        "YUJI_ATTACHMENT_ALLOW_LOOPBACK": "true",  # the file server plays a QQ client on this host
         "YUJI_VISION_LLM_MODEL": "fake-vision",
         "YUJI_VISION_INTERVAL_S": "1",
         "YUJI_CONSOLIDATION_TICK_S": "1",
