@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "prompts",
                 "recall",
                 "vectors",
+                "vision",
             }
         ),
     ),
