@@ -2,15 +2,19 @@
 
     YujiError
     ├── ConfigError            a setting is missing or malformed
-    ├── StorageError           the database refused or failed an operation
-    │   ├── AppendOnlyViolation    an UPDATE/DELETE on archived experience content
+    ├── StorageError           the database failed: I/O, read-only or corrupt file
+    │   ├── ConstraintViolation    a write broke a UNIQUE, foreign-key, CHECK, NOT NULL rule
+    │   │   └── AppendOnlyViolation    UPDATE/DELETE of archived content (a trigger)
     │   ├── StorageBusy            another process held the write lock past the bound
     │   ├── StorageFull            the disk (or the database's page limit) is full
     │   └── ArchiveClosed          the archive writer stopped (shutdown) before the row
     ├── NotFound               an id that does not exist *in this scope*
-    ├── ScopeViolation         an id or scope that belongs to another chat
+    │   └── ScopeViolation         an id that belongs to another chat
+    ├── NotPermitted           the sender may not run this command here
     ├── ValidationError        input that breaks a rule of the write API
-    │   └── EvidenceRequired       a memory without evidence
+    │   ├── EvidenceRequired       a memory without evidence
+    │   ├── UsageError             wrong command arguments
+    │   └── PackError              a file that is not a memory pack this yuji can read
     ├── AttachmentError        a fetch was refused (size, type, timeout, transport)
     ├── LLMError               the model could not be reached or answered garbage
     │   ├── LLMUnavailable         no model configured, or transport failure after retries
@@ -20,9 +24,11 @@
     │   └── LLMBadResponse         unparseable or schema-violating output
     └── BatchError             a consolidation tool call that the batch refuses
 
-Repositories translate database errors into these; plugins turn them into Chinese
-replies in one place. Note that another chat's id is reported to users as NotFound:
-ScopeViolation exists so the core can log it, never so a user learns the id exists.
+The database layer translates SQLite's errors into these in one place
+(`memory_core.storage.failures`); plugins turn them into Chinese replies in one place
+(`memory_core.chat.texts.error_text`). `ScopeViolation` is a `NotFound`: another chat's
+id is reported to users exactly like an unknown one, and the subclass exists so the
+core can tell (and log) the two apart, never so a user learns the id exists.
 """
 
 from __future__ import annotations
@@ -40,7 +46,11 @@ class StorageError(YujiError):
     pass
 
 
-class AppendOnlyViolation(StorageError):
+class ConstraintViolation(StorageError):
+    pass
+
+
+class AppendOnlyViolation(ConstraintViolation):
     pass
 
 
@@ -62,8 +72,12 @@ class NotFound(YujiError):
     pass
 
 
-class ScopeViolation(YujiError):
+class ScopeViolation(NotFound):
     pass
+
+
+class NotPermitted(YujiError):
+    """The sender may not run this command here; the message is the Chinese line to answer."""
 
 
 class ValidationError(YujiError):
@@ -72,6 +86,14 @@ class ValidationError(YujiError):
 
 class EvidenceRequired(ValidationError):
     pass
+
+
+class UsageError(ValidationError):
+    """Wrong command arguments; the message is the Chinese line to answer with."""
+
+
+class PackError(ValidationError):
+    """A file that is not a memory pack this yuji can read."""
 
 
 class AttachmentError(YujiError):

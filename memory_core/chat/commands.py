@@ -3,7 +3,8 @@
 The plugin checks who may run a command (it knows roles and SUPERUSERS), passes the
 chat's scope, and sends back the returned text; errors are raised from the error
 tree and worded by `texts.error_text`. Every read and write is scoped: an id of
-another chat is `NotFound`, indistinguishable from an id that never existed.
+another chat is `NotFound` (`ScopeViolation`, its subclass, where the core can tell),
+worded exactly like an id that never existed.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from memory_core.clock import Clock
-from memory_core.errors import NotFound, ValidationError
+from memory_core.errors import ScopeViolation, UsageError, ValidationError
 from memory_core.memories.service import Memories
 from memory_core.settings import Settings
 from memory_core.storage.chat_repo import ChatRepo
@@ -25,7 +26,7 @@ from . import texts
 from .duration import parse_duration
 from .ports import ArchivePort, RecallPort
 from .service import recall_for_reply
-from .texts import UsageError, WhyItem
+from .texts import WhyItem
 from .wake import MUTE_FOREVER, is_muted
 
 REMEMBER_MAX_CHARS = 500
@@ -110,7 +111,7 @@ class ChatCommands:
         if len(content) > REMEMBER_MAX_CHARS:
             raise UsageError(f"太长了，一次最多记 {REMEMBER_MAX_CHARS} 个字。")
         if command.scope != scope:
-            raise NotFound("command message of another chat")
+            raise ScopeViolation("command message of another chat")
         archived = await self.archive.by_fingerprint(scope, command.fingerprint)
         evidence_id = archived.id if archived is not None else await self.archive.append(command)
         outcome = await self.memories.write(

@@ -16,10 +16,10 @@ from memory_core.errors import (
     EvidenceRequired,
     LLMError,
     NotFound,
-    ScopeViolation,
+    NotPermitted,
     StorageError,
+    UsageError,
     ValidationError,
-    YujiError,
 )
 from memory_core.prompts.chat import STAGE_TAGS, card_lines
 from memory_core.recall.dense_port import GUESS_LABEL
@@ -32,14 +32,6 @@ from .wake import MUTE_FOREVER
 PREVIEW_CHARS = 60
 
 
-class UsageError(ValidationError):
-    """Wrong command arguments; the message is the Chinese line to answer with."""
-
-
-class NotPermitted(YujiError):
-    """The sender may not run this command here."""
-
-
 ADMIN_ONLY = "只有群主、管理员能用这个命令。"
 SUPERUSER_ONLY = "只有机器人的主人能用这个命令。"
 GROUP_ONLY = "这个命令只能在群里用。"
@@ -48,7 +40,7 @@ GROUP_ONLY = "这个命令只能在群里用。"
 def error_text(exc: BaseException) -> str:
     if isinstance(exc, UsageError | NotPermitted):
         return str(exc)
-    if isinstance(exc, NotFound | ScopeViolation):
+    if isinstance(exc, NotFound):  # ScopeViolation too: another chat's id reads as unknown
         return "找不到这条记忆（只能查这个聊天里的）。"
     if isinstance(exc, EvidenceRequired):
         return "这条没有出处，不能记。"

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from memory_core.errors import ValidationError
+from memory_core.errors import PackError
 from memory_core.memories.service import FORGET_ACTOR
 from memory_core.storage.pack_repo import PackRows
 
@@ -29,10 +29,6 @@ _MEMORY_FIELDS = (
     "valid_from",
     "valid_to",
 )
-
-
-class PackError(ValidationError):
-    """A file that is not a memory pack this yuji can read."""
 
 
 def build_pack(

@@ -10,7 +10,8 @@ mark (`yuji.db.writers/<pid>`), and a writer about to begin yields, for at most
 back to back (the bot archiving a burst) lets the CLI or `/remember` in between two
 of its transactions instead of starving it (SQLite's busy handler alone is not
 fair). A writer still locked out after the busy timeout (`YUJI_DB_BUSY_TIMEOUT_S`)
-gets `StorageBusy`, one line saying so, before anything was written. A write the disk has
+gets `StorageBusy`, one line saying so, before anything was written. Every other
+failure of SQLite is translated into the error tree (`failures.py`): a write the disk has
 no room for is rolled back and raised as `StorageFull`; `on_full` is told once when
 writes start failing so, `on_writable` once when one succeeds again (the core wires
 both to its alerts).
@@ -21,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import sqlite3
 import time
 from collections.abc import AsyncGenerator, Callable, Generator
 from contextlib import asynccontextmanager
@@ -29,16 +29,17 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from memory_core.errors import StorageBusy, StorageFull
+
+from .failures import error_class, translating
 
 BUSY_TIMEOUT_S = 30.0
 YIELD_MAX_S = 2.0
 """Longest a writer waits for another process's waiting writer before it begins."""
 YIELD_POLL_S = 0.01
-_LOCKED = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 class Database:
@@ -80,38 +81,39 @@ class Database:
     @asynccontextmanager
     async def read(self) -> AsyncGenerator[AsyncConnection, None]:
         """A read transaction: one consistent snapshot for every statement in it."""
-        async with self.engine.connect() as conn:
-            if self.is_sqlite:
-                await conn.exec_driver_sql("BEGIN")
-            try:
-                yield conn
-            finally:
-                await conn.rollback()
+        with translating():
+            async with self.engine.connect() as conn:
+                if self.is_sqlite:
+                    await conn.exec_driver_sql("BEGIN")
+                try:
+                    yield conn
+                finally:
+                    await conn.rollback()
 
     @asynccontextmanager
     async def write(self) -> AsyncGenerator[AsyncConnection, None]:
         """The single writer: commits on success, rolls back on any exception."""
-        async with self._write_lock, self.engine.connect() as conn:
-            if self.is_sqlite:
-                await self._begin_immediate(conn)
+        async with self._write_lock:
             try:
-                yield conn
-                await conn.commit()
-            except OperationalError as exc:
-                await conn.rollback()
-                if getattr(exc.orig, "sqlite_errorcode", None) != sqlite3.SQLITE_FULL:
-                    raise
-                raise self._filled(exc) from None
-            except BaseException:
-                await conn.rollback()
-                raise
+                with translating():
+                    async with self.engine.connect() as conn:
+                        if self.is_sqlite:
+                            await self._begin_immediate(conn)
+                        try:
+                            yield conn
+                            await conn.commit()
+                        except BaseException:
+                            await conn.rollback()
+                            raise
+            except StorageFull as full:
+                raise self._filled(full) from None
         if self.full:
             self.full = False
             if self.on_writable is not None:
                 self.on_writable()
 
-    def _filled(self, exc: OperationalError) -> StorageFull:
-        detail = f"{exc.orig}; nothing of this write was kept"
+    def _filled(self, error: StorageFull) -> StorageFull:
+        detail = f"{error.args[0]}; nothing of this write was kept"
         if not self.full:
             self.full = True
             if self.on_full is not None:
@@ -127,9 +129,9 @@ class Database:
         try:
             with marks.waiting() if marks is not None else contextlib.nullcontext():
                 await conn.exec_driver_sql("BEGIN IMMEDIATE")
-        except OperationalError as exc:
-            if getattr(exc.orig, "sqlite_errorcode", None) not in _LOCKED:
-                raise
+        except DBAPIError as exc:
+            if error_class(exc) is not StorageBusy:
+                raise  # `translating` words any other failure
             raise StorageBusy(
                 f"another writer held the database for {self.busy_timeout_s:g} s "
                 "(YUJI_DB_BUSY_TIMEOUT_S); nothing was written, try again"

@@ -20,6 +20,7 @@ from sqlalchemy import select, update
 from memory_core.errors import StorageError
 
 from .engine import BUSY_TIMEOUT_S, Database
+from .failures import storage_error
 from .schema import attachments
 
 # --- whole files (blocking) -----------------------------------------------------------
@@ -38,7 +39,7 @@ def _connect(path: Path, *, mode: str) -> sqlite3.Connection:
             check_same_thread=False,
         )
     except sqlite3.Error as exc:
-        raise StorageError(f"cannot open {path}: {exc}") from exc
+        raise storage_error(exc, f"cannot open {path}") from exc
     return conn
 
 
@@ -72,7 +73,7 @@ def online_backup(source: Path, target: Path, tables: Sequence[str]) -> dict[str
             finally:
                 src.execute("ROLLBACK")
     except sqlite3.Error as exc:
-        raise StorageError(f"online backup of {source} failed: {exc}") from exc
+        raise storage_error(exc, f"online backup of {source} failed") from exc
     return counts
 
 
@@ -88,7 +89,7 @@ def copy_database(source: Path, target: Path) -> None:
             src.backup(dst, pages=-1)
             dst.execute("PRAGMA journal_mode=DELETE")
     except sqlite3.Error as exc:
-        raise StorageError(f"copying {source} to {target} failed: {exc}") from exc
+        raise storage_error(exc, f"copying {source} to {target} failed") from exc
 
 
 def integrity_problems(path: Path, *, quick: bool = False) -> list[str]:
@@ -107,7 +108,7 @@ def count_rows(path: Path, tables: Sequence[str]) -> dict[str, int]:
         with closing(_connect(path, mode="ro")) as conn:
             return _count(conn, tables)
     except sqlite3.Error as exc:
-        raise StorageError(f"cannot count rows of {path}: {exc}") from exc
+        raise storage_error(exc, f"cannot count rows of {path}") from exc
 
 
 def schema_revision(path: Path) -> str | None:
@@ -116,7 +117,7 @@ def schema_revision(path: Path) -> str | None:
         with closing(_connect(path, mode="ro")) as conn:
             row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
     except sqlite3.Error as exc:
-        raise StorageError(f"cannot read the schema revision of {path}: {exc}") from exc
+        raise storage_error(exc, f"cannot read the schema revision of {path}") from exc
     return None if row is None else str(row[0])
 
 

@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import text
-from sqlalchemy.exc import DBAPIError
 
 from memory_core import Yuji
 from memory_core.archive import ArchiveService
+from memory_core.errors import AppendOnlyViolation
 from memory_core.storage.archive_repo import ArchiveRepo
 from memory_core.types import NewExperience
 
@@ -41,7 +41,7 @@ async def _one(core: Yuji) -> int:
 )
 async def test_raw_update_and_delete_are_refused_by_triggers(core: Yuji, statement: str) -> None:
     experience_id = await _one(core)
-    with pytest.raises(DBAPIError, match="append-only"):
+    with pytest.raises(AppendOnlyViolation, match="append-only"):
         async with core.db.write() as conn:
             await conn.execute(text(statement), {"id": experience_id})
     got = await core.archive.get("group:1", experience_id)
@@ -55,7 +55,7 @@ async def test_attachment_links_are_append_only_too(core: Yuji) -> None:
         url="http://127.0.0.1/x.png", error="HTTP 404", at=T0
     )
     await core.archive.repo.link(experience_id, attachment_id, 0)
-    with pytest.raises(DBAPIError, match="append-only"):
+    with pytest.raises(AppendOnlyViolation, match="append-only"):
         async with core.db.write() as conn:
             await conn.execute(text("DELETE FROM experience_attachments"))
     assert len(await core.archive.attachments_of("group:1", experience_id)) == 1

@@ -11,7 +11,7 @@ import pytest
 from memory_core import Yuji
 from memory_core.chat.service import ChatService, Incoming
 from memory_core.chat.sources import ChatContextSource
-from memory_core.errors import LLMRateLimited, LLMTimeout
+from memory_core.errors import LLMError, LLMRateLimited, LLMTimeout
 from memory_core.llm.base import ChatResponse
 from memory_core.llm.fake import LLMRequest, ScriptedLLM, text_response
 from memory_core.storage.chat_repo import ChatRepo
@@ -323,3 +323,22 @@ async def test_contradicting_memories_are_shown_as_a_pair(core: Yuji) -> None:
     out = await make_service(core, llm, recall).respond(incoming("大肥鱼撤离率"), Sent())
     assert out.injected_ids == (a.id, b.id, c.id)
     assert f"#{a.id} 和 #{b.id} 互相矛盾" in (llm.requests[0].messages[0].content or "")
+
+
+async def test_a_reply_deadline_that_passes_is_an_llm_error(
+    core: Yuji, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def hang(_: LLMRequest) -> ChatResponse:
+        await asyncio.sleep(3600)
+        raise AssertionError("unreachable")
+
+    service = make_service(core, ScriptedLLM([hang]), StubRecall(), llm_timeout_s=0.05)
+    service.deadline_grace_s = 0.05
+    with caplog.at_level("WARNING", logger="yuji.chat"):
+        out = await service.respond(incoming("大肥鱼在吗"), Sent())
+    assert out.kind == "failure"
+    [record] = [r for r in caplog.records if "model unavailable" in r.getMessage()]
+    assert isinstance(record.args, tuple)
+    error = record.args[1]
+    assert type(error) is LLMError
+    assert str(error).startswith("no answer within")

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select, text
-from sqlalchemy.exc import DBAPIError
 
 from memory_core import EvidenceRef, FakeClock, NewExperience, Yuji
 from memory_core.cli import main
+from memory_core.errors import AppendOnlyViolation
 from memory_core.ops.backup import verify_backup
 from memory_core.porting.forget import Forgetting
 from memory_core.storage import pack_repo, redaction_repo
@@ -161,7 +161,7 @@ async def test_nothing_of_them_remains_visible_and_others_stay(
 async def test_only_the_audited_tombstone_write_is_allowed(core: Yuji, statement: str) -> None:
     await _chat(core)
     await core.porting.forget_person(HERE, "42", requested_by="cli")
-    with pytest.raises(DBAPIError, match="append-only"):
+    with pytest.raises(AppendOnlyViolation, match="append-only"):
         async with core.db.write() as conn:
             await conn.execute(text(statement))
 
