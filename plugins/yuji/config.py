@@ -15,8 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, create_model, field_validator
 
-from memory_core import Settings
-from memory_core.console import Origin
+from memory_core import Origin, Settings
 
 
 def _field_definitions() -> dict[str, Any]:
@@ -37,7 +36,7 @@ class _Base(BaseModel):
         # Environment variables arrive as strings: "a,b" or a JSON list for tuples.
         default = Settings.__dataclass_fields__.get(info.field_name.removeprefix("yuji_"))
         if isinstance(value, str) and default is not None and isinstance(default.default, tuple):
-            from memory_core.settings import settings_from_mapping
+            from memory_core import settings_from_mapping
 
             return getattr(settings_from_mapping({info.field_name: value}), default.name)
         return value

@@ -29,8 +29,7 @@ from nonebot.adapters.onebot.v11 import Bot, Event, MessageEvent
 from nonebot.matcher import matchers
 from nonebot.message import event_preprocessor
 
-from memory_core import LogThrottle, repeats
-from memory_core.log_throttle import SELF_THROTTLED
+from memory_core import SELF_THROTTLED, LogThrottle, repeats
 
 from . import runtime
 from .archive_convert import message_experience

@@ -15,10 +15,16 @@ from typing import TYPE_CHECKING
 from nonebot import get_driver, logger
 from nonebot.log import LoguruHandler
 
-from memory_core import SECRET_FIELDS, LogThrottle, Settings, repeats
-from memory_core.log_throttle import HELD_BACK, SELF_THROTTLED
-from memory_core.ops import Redactor
-from memory_core.ops.redact import redact_loggers
+from memory_core import (
+    HELD_BACK,
+    SECRET_FIELDS,
+    SELF_THROTTLED,
+    LogThrottle,
+    Redactor,
+    Settings,
+    redact_loggers,
+    repeats,
+)
 
 if TYPE_CHECKING:
     from loguru import Record

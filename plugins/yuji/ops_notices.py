@@ -13,7 +13,7 @@ from typing import Any
 from nonebot import on_metaevent, on_notice
 from nonebot.adapters.onebot.v11 import Bot, HeartbeatMetaEvent, NoticeEvent
 
-from memory_core.ops import (
+from memory_core import (
     bot_heartbeat_offline_text,
     bot_offline_key,
     bot_offline_text,

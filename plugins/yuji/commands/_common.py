@@ -18,17 +18,19 @@ from nonebot.adapters.onebot.v11 import (
     MessageSegment,
     PrivateMessageEvent,
 )
-from nonebot.internal.matcher import Matcher
+from nonebot.matcher import Matcher
 from nonebot.permission import SUPERUSER
 
-from memory_core import YujiError, group_scope, private_scope
-from memory_core.chat.texts import (
+from memory_core import (
     ADMIN_ONLY,
     GROUP_ONLY,
     SUPERUSER_ONLY,
     NotPermitted,
     UsageError,
+    YujiError,
     error_text,
+    group_scope,
+    private_scope,
 )
 
 from .. import runtime as runtime  # noqa: TID252 (plugin modules load under two names)

@@ -8,7 +8,7 @@ from nonebot import on_command
 from nonebot.adapters.onebot.v11 import Bot, Message, MessageEvent
 from nonebot.params import CommandArg
 
-from memory_core.chat.texts import UsageError, backfill_text
+from memory_core import UsageError, backfill_text
 
 from ._common import (
     COMMAND_PRIORITY,

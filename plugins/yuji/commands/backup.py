@@ -5,8 +5,7 @@ from __future__ import annotations
 from nonebot import on_command
 from nonebot.adapters.onebot.v11 import Bot, MessageEvent
 
-from memory_core.chat.texts import SUPERUSER_ONLY, NotPermitted
-from memory_core.ops import backup_reply
+from memory_core import SUPERUSER_ONLY, NotPermitted, backup_reply
 
 from .. import runtime  # noqa: TID252 - the plugin's module name depends on how NoneBot loads it
 from ._common import COMMAND_PRIORITY, answer, is_superuser

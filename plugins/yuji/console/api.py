@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends
 from fastapi.encoders import jsonable_encoder
 
-from memory_core.console import Actor, MemoryFilter
+from memory_core import Actor, MemoryFilter
 
 from .. import runtime  # noqa: TID252 (plugin modules load under two names)
 from .gate import PREFIX, authorize

@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 
 from fastapi import HTTPException, Request
 
-from memory_core import Yuji
-from memory_core.console import Actor, LoginThrottle, Session, Sessions, csrf_matches
-from memory_core.console import token_matches as token_matches
+from memory_core import Actor, LoginThrottle, Session, Sessions, Yuji, csrf_matches
+from memory_core import token_matches as token_matches
 
 from .. import runtime  # noqa: TID252 (plugin modules load under two names)
 

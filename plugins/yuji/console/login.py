@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from memory_core.console import Actor
+from memory_core import Actor
 
 from .gate import COOKIE, PREFIX, address, authorize, gate, refuse_if_throttled, token_matches
 from .web import templates

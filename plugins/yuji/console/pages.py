@@ -13,12 +13,17 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request, Response
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 from nonebot import get_bots
 
-from memory_core import Yuji
-from memory_core.chat.duration import parse_duration
-from memory_core.console import TUNABLES, Actor, MemoryFilter
-from memory_core.ops import bot_offline_key
-from memory_core.storage.schema import NIGHTLY_STEPS
-from memory_core.types import MemoryStatus, MemoryType
+from memory_core import (
+    NIGHTLY_STEPS,
+    TUNABLES,
+    Actor,
+    MemoryFilter,
+    MemoryStatus,
+    MemoryType,
+    Yuji,
+    bot_offline_key,
+    parse_duration,
+)
 
 from .. import runtime  # noqa: TID252 (plugin modules load under two names)
 from .gate import PREFIX, authorize

@@ -14,10 +14,15 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 
-from memory_core import Yuji, human_bytes
-from memory_core.console.pure import bar_heights
-from memory_core.errors import NotFound, ScopeViolation, ValidationError
-from memory_core.types import parse_scope
+from memory_core import (
+    NotFound,
+    ScopeViolation,
+    ValidationError,
+    Yuji,
+    bar_heights,
+    human_bytes,
+    parse_scope,
+)
 
 from .format import STAGE_LABELS, STATUS_LABELS, TYPE_LABELS, local_time, percent
 
