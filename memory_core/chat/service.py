@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Literal
 
 from memory_core.clock import Clock
-from memory_core.errors import LLMError
+from memory_core.errors import LLMError, LLMToolsUnsupported
 from memory_core.llm.base import ChatMessage, LLMClient
 from memory_core.llm.wire import strip_think
 from memory_core.prompts.budget import estimate_tokens
@@ -117,6 +117,8 @@ class ChatService:
         self.persona = load_persona(settings.persona_file)
         self.deadline_grace_s = DEADLINE_GRACE_S
         self._warned_no_model = False
+        self.tools_refused = False
+        """The chat model refused a request carrying tools: the memory tool is off."""
 
     async def respond(self, incoming: Incoming, send: Send) -> ReplyOutcome:
         try:
@@ -275,7 +277,7 @@ class ChatService:
     def _memory_tool(
         self, incoming: Incoming, view: ContextView, now: datetime
     ) -> MemoryTool | None:
-        if self.settings.chat_memory_tool != "on":
+        if self.settings.chat_memory_tool != "on" or self.tools_refused:
             return None
 
         async def search(query: str) -> tuple[Recalled, ...]:
@@ -349,13 +351,24 @@ class ChatService:
                     f"no time left of the {self.settings.llm_timeout_s:.1f}s reply deadline"
                 )
             offer = tool is not None and turn < TOOL_TURNS - 1
-            response = await llm.chat(
-                messages,
-                tools=[tool.spec] if offer and tool is not None else None,
-                temperature=self.settings.llm_temperature,
-                timeout_s=remaining,
-                scope=scope,
-            )
+            try:
+                response = await llm.chat(
+                    messages,
+                    tools=[tool.spec] if offer and tool is not None else None,
+                    temperature=self.settings.llm_temperature,
+                    timeout_s=remaining,
+                    scope=scope,
+                )
+            except LLMToolsUnsupported:
+                if not offer:
+                    raise
+                # The reply goes on without the tool, now and from now on.
+                log.warning(
+                    "yuji: the chat model lacks tool calling; YUJI_CHAT_MEMORY_TOOL is ignored"
+                )
+                self.tools_refused = True
+                tool = None
+                continue
             calls = response.message.tool_calls
             if tool is None or not calls or not offer:
                 # The client already cut a reasoning model's thinking; any client may not.

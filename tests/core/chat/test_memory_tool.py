@@ -3,15 +3,20 @@ its finds labelled like injected memories, recorded for /why and credited when c
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import datetime
 
-from memory_core import Yuji
+from memory_core import Settings, Yuji
+from memory_core.llm import OpenAICompatibleClient
 from memory_core.llm.fake import ScriptedLLM, text_response, tool_call, tool_calls_response
 from memory_core.prompts.memory_tool import ONLY_ONCE, ONLY_THIS_CHAT
 from memory_core.types import Recalled, RecallResult
+from tests.fakes.openai_server import FakeOpenAIServer, openai_server
 
 from .test_service import G1, Sent, heard, incoming, make_service, remembered
+
+__all__ = ["openai_server"]
 
 
 class QueryRecall:
@@ -128,3 +133,54 @@ async def test_bad_arguments_are_answered_not_raised(core: Yuji) -> None:
     )
     assert out.kind == "reply"
     assert "query" in tool_messages(llm, 1)[0]
+
+
+class HangingRecall(QueryRecall):
+    async def recall(
+        self,
+        scope: str,
+        text: str,
+        *,
+        now: datetime | None = None,
+        limit: int = 5,
+        sender_id: str | None = None,
+    ) -> RecallResult:
+        result = await super().recall(scope, text, now=now, limit=limit, sender_id=sender_id)
+        if len(self.calls) > 1:  # the reply's own recall answers; the tool's search hangs
+            await asyncio.sleep(30)
+        return result
+
+
+async def test_a_search_cannot_outlast_the_reply_deadline(core: Yuji) -> None:
+    recall = HangingRecall({})
+    llm = ScriptedLLM([tool_calls_response(tool_call("search_memory", {"query": "猫"}))])
+    await heard(core, G1, "in-1", "大肥鱼，我养的啥")
+    service = make_service(core, llm, recall, chat_memory_tool="on", llm_timeout_s=0.05)
+    service.deadline_grace_s = 0.05
+    sent = Sent()
+    out = await service.respond(incoming("大肥鱼，我养的啥"), sent)
+    assert out.kind == "failure"
+    assert sent.parts == [core.settings.failure_line]
+    assert [text for _, text in recall.calls] == ["大肥鱼，我养的啥", "猫"]
+
+
+async def test_a_model_without_tool_calling_still_replies(
+    core: Yuji, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.tools_supported = False
+    openai_server.push("在呢", "又在呢")
+    llm = OpenAICompatibleClient(
+        Settings(llm_base_url=openai_server.base_url, llm_model=openai_server.model)
+    )
+    await heard(core, G1, "in-1", "大肥鱼在吗")
+    service = make_service(core, llm, QueryRecall({}), chat_memory_tool="on")
+    try:
+        first = await service.respond(incoming("大肥鱼在吗"), Sent())
+        second = await service.respond(incoming("大肥鱼还在吗", "in-2"), Sent())
+    finally:
+        await llm.aclose()
+    assert (first.kind, first.parts) == ("reply", ("在呢",))
+    assert (second.kind, second.parts) == ("reply", ("又在呢",))
+    # Refused once, then asked without tools, and never offered again.
+    assert [bool(r.body.get("tools")) for r in openai_server.requests] == [True, False, False]
+    assert service.tools_refused
