@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 
 from memory_core.llm.base import ChatMessage
+from memory_core.llm.wire import strip_think
 
 MAX_CHARS = 80
 PLACEHOLDER = re.compile(r"\[(图片|动画表情)\]")
@@ -30,7 +31,8 @@ def describe_prompt(data_url: str) -> list[ChatMessage]:
 
 def clean_description(raw: str | None) -> str | None:
     """The description to keep, or None when the answer is unusable (empty)."""
-    text = " ".join((raw or "").split()).strip("。 ")
+    # The client already cut a reasoning model's thinking; any client may not have.
+    text = " ".join(strip_think(raw or "").split()).strip("。 ")
     text = text.replace("[", "【").replace("]", "】")
     if not text:
         return None

@@ -11,10 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy import and_, func, insert, literal, select, update
 
 from .engine import Database
 from .schema import attachments, experience_attachments, image_descriptions
+
+STALE_ERROR = "left in the queue too long"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +69,34 @@ class VisionRepo:
             result = await conn.execute(
                 update(image_descriptions)
                 .where(d.status == "pending", d.queued_at < queued_before)
-                .values(status="failed", error="left in the queue too long", finished_at=now)
+                .values(status="failed", error=STALE_ERROR, finished_at=now)
             )
+        return int(result.rowcount or 0)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+
+    async def skip_unclaimed(self, first_seen_before: datetime, now: datetime) -> int:
+        """Images first seen before `first_seen_before` and never claimed (a backlog the
+        worker did not reach in time, or images from before a vision model was set):
+        failed, so the queue only ever holds new images."""
+        a, d = attachments.c, image_descriptions.c
+        waiting = (
+            select(
+                a.sha256,
+                literal("failed"),
+                literal(STALE_ERROR),
+                a.first_seen,
+                literal(now, image_descriptions.c.finished_at.type),
+            )
+            .outerjoin(image_descriptions, d.sha256 == a.sha256)
+            .where(
+                a.status == "stored",
+                a.mime.like("image/%"),
+                d.sha256.is_(None),
+                a.first_seen < first_seen_before,
+            )
+        )
+        columns = ["sha256", "status", "error", "queued_at", "finished_at"]
+        async with self.db.write() as conn:
+            result = await conn.execute(insert(image_descriptions).from_select(columns, waiting))
         return int(result.rowcount or 0)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
 
     async def descriptions(self, experience_ids: Sequence[int]) -> dict[int, list[str | None]]:

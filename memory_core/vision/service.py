@@ -1,7 +1,7 @@
 """`core.vision`: describe new images once per content hash, and show descriptions.
 
-- `run_once()`: release images left pending longer than `QUEUE_LIMIT` (failed, so
-  they never hold anything up), claim a few new ones, and ask the vision model for
+- `run_once()`: release images left in the queue longer than `QUEUE_LIMIT`, claimed
+  or not yet reached (failed, so they never hold anything up), claim a few new ones, and ask the vision model for
   each (an OpenAI-style `image_url` part with a `data:` URL read from the attachment
   store). A sticker sent a hundred times is one file, one hash, one description.
 - `texts(experiences)`: each message's text with `[图片：描述]` in place of `[图片]`,
@@ -63,6 +63,8 @@ class VisionService:
     async def run_once(self, limit: int = CLAIM) -> VisionReport:
         now = self.clock.now()
         released = await self.repo.release_stale(now - QUEUE_LIMIT, now)
+        if self.llm is not None:
+            released += await self.repo.skip_unclaimed(now - QUEUE_LIMIT, now)
         if released:
             log.warning("vision: %d image(s) left in the queue over 5 minutes; failed", released)
         if self.llm is None:

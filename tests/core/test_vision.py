@@ -14,6 +14,9 @@ from memory_core.errors import LLMUnavailable
 from memory_core.llm.fake import LLMRequest, ScriptedLLM, text_response
 from memory_core.prompts.vision import PLACEHOLDER, clean_description, with_descriptions
 from memory_core.types import NewExperience
+from tests.fakes.openai_server import FakeOpenAIServer, Reply, openai_server
+
+__all__ = ["openai_server"]
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 CAT = b"\x89PNG\r\n\x1a\ncat" * 10
@@ -45,6 +48,8 @@ def test_clean_description_is_one_bounded_line() -> None:
     assert clean_description("[图片]") == "【图片】"
     assert clean_description("") is None
     assert len(clean_description("猫" * 500) or "") == 80
+    assert clean_description("<think>用户发了图，我想想</think>\n一只猫。") == "一只猫"
+    assert clean_description("<think>想到一半被截断") is None
 
 
 async def open_core(tmp_path: Path, vision: ScriptedLLM | None, **settings: object) -> Yuji:
@@ -70,7 +75,7 @@ async def image_message(core: Yuji, fp: str, data: bytes, text: str = "看[图�
     sha = core.archive.store.put(data)
     repo = core.archive.repo
     attachment = await repo.record_attachment(
-        sha256=sha, mime="image/png", size=len(data), url="http://x/y", at=NOW
+        sha256=sha, mime="image/png", size=len(data), url="http://x/y", at=core.clock.now()
     )
     await repo.link(exp, attachment, 1)
     return exp
@@ -142,3 +147,49 @@ async def test_without_a_vision_model_nothing_is_asked(tmp_path: Path) -> None:
         await core.close()
     assert report.described == report.failed == 0
     assert counts == {}
+
+
+async def test_an_image_the_worker_never_reached_in_five_minutes_is_failed(
+    tmp_path: Path,
+) -> None:
+    vision = ScriptedLLM(default=text_response("一只猫"))
+    core = await open_core(tmp_path, vision)
+    try:
+        old = await image_message(core, "m1", CAT)
+        clock = core.clock
+        assert isinstance(clock, FakeClock)
+        clock.advance(timedelta(minutes=6))
+        fresh = await image_message(core, "m2", DOG)
+        report = await core.vision.run_once()
+        counts = await core.vision.repo.counts()
+        exps = await core.archive.get_many("group:1", [old, fresh])
+        texts = await core.vision.texts(exps)
+    finally:
+        await core.close()
+    assert (report.released, report.described) == (1, 1)
+    assert len(vision.requests) == 1  # only the new image was sent
+    assert counts == {"failed": 1, "done": 1}
+    assert texts == {fresh: "看[图片：一只猫]"}
+
+
+async def test_a_reasoning_vision_model_s_thinking_never_reaches_the_description(
+    tmp_path: Path, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.push(
+        Reply(content="<think>图里好像是猫，我要描述</think>\n一只橘猫。", reasoning="秘密推理")
+    )
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        vision_llm_base_url=openai_server.base_url,
+        vision_llm_model="fake-vision",
+    )
+    core = await Yuji.open(settings, clock=FakeClock(NOW))
+    try:
+        exp = await image_message(core, "m1", CAT)
+        assert (await core.vision.run_once()).described == 1
+        (message,) = await core.archive.get_many("group:1", [exp])
+        texts = await core.vision.texts([message])
+    finally:
+        await core.close()
+    assert texts == {exp: "看[图片：一只橘猫]"}
+    assert openai_server.requests[0].body["model"] == "fake-vision"
