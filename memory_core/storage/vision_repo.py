@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVarTuple
 
-from sqlalchemy import and_, func, insert, literal, select, update
+from sqlalchemy import Select, and_, func, insert, literal, select, update
 
 from .engine import Database
 from .schema import attachments, experience_attachments, image_descriptions
 
+_Ts = TypeVarTuple("_Ts")
 STALE_ERROR = "left in the queue too long"
 
 
@@ -25,20 +27,22 @@ class QueuedImage:
     mime: str
 
 
+def _unseen(query: Select[*_Ts]) -> Select[*_Ts]:
+    """`query` over the stored images that have no row yet (never claimed)."""
+    a, d = attachments.c, image_descriptions.c
+    return query.outerjoin(image_descriptions, d.sha256 == a.sha256).where(
+        a.status == "stored", a.mime.like("image/%"), d.sha256.is_(None)
+    )
+
+
 class VisionRepo:
     def __init__(self, db: Database) -> None:
         self.db = db
 
     async def claim(self, now: datetime, limit: int) -> list[QueuedImage]:
         """Up to `limit` images never seen by the vision model, marked pending."""
-        a, d = attachments.c, image_descriptions.c
-        query = (
-            select(a.sha256, a.mime)
-            .outerjoin(image_descriptions, d.sha256 == a.sha256)
-            .where(a.status == "stored", a.mime.like("image/%"), d.sha256.is_(None))
-            .order_by(a.id)
-            .limit(limit)
-        )
+        a = attachments.c
+        query = _unseen(select(a.sha256, a.mime)).order_by(a.id).limit(limit)
         async with self.db.write() as conn:
             rows = (await conn.execute(query)).all()
             if rows:
@@ -77,8 +81,8 @@ class VisionRepo:
         """Images first seen before `first_seen_before` and never claimed (a backlog the
         worker did not reach in time, or images from before a vision model was set):
         failed, so the queue only ever holds new images."""
-        a, d = attachments.c, image_descriptions.c
-        waiting = (
+        a = attachments.c
+        waiting = _unseen(
             select(
                 a.sha256,
                 literal("failed"),
@@ -86,14 +90,7 @@ class VisionRepo:
                 a.first_seen,
                 literal(now, image_descriptions.c.finished_at.type),
             )
-            .outerjoin(image_descriptions, d.sha256 == a.sha256)
-            .where(
-                a.status == "stored",
-                a.mime.like("image/%"),
-                d.sha256.is_(None),
-                a.first_seen < first_seen_before,
-            )
-        )
+        ).where(a.first_seen < first_seen_before)
         columns = ["sha256", "status", "error", "queued_at", "finished_at"]
         async with self.db.write() as conn:
             result = await conn.execute(insert(image_descriptions).from_select(columns, waiting))
