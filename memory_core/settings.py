@@ -75,6 +75,10 @@ class Settings:
 
     # recall
     recall_limit: int = 5
+    recall_diversity: float = 0.3
+    """How much a memory's likeness to one already chosen for the same reply costs it
+    (maximal marginal relevance, 0-1): 0 takes the most relevant in order, higher values
+    prefer memories that say something different. Changeable live in the console."""
     near_duplicate_threshold: float = 0.85
     near_duplicate_window: int = 500
     vector_mode: VectorMode = "on"
@@ -271,7 +275,7 @@ _POSITIVE_SECONDS = (
     "llm_timeout_s",
     "alert_timeout_s",
 )
-_FRACTIONS = ("near_duplicate_threshold", "gc_keep_importance")
+_FRACTIONS = ("recall_diversity", "near_duplicate_threshold", "gc_keep_importance")
 _CLOCK_TIME = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")
 
 

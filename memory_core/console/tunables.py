@@ -17,6 +17,7 @@ Origin = Literal["default", ".env", "environment", "console"]
 
 TUNABLES: dict[str, str] = {
     "recall_limit": "每次回复最多注入的记忆条数",
+    "recall_diversity": "多样性权重（0–1）：与已选记忆越相似越扣分，0 = 只按相关度",
     "eligible_min_pending": "待整理消息达到这么多条就整理",
     "eligible_max_wait_s": "最早一条待整理消息等了这么多秒就整理",
     "consolidation_hourly_cap": "每小时最多整理批次数",

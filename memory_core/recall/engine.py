@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -202,7 +202,7 @@ class Recall:
             retrospective=ex.question.retrospective,
             contradicts=ex.contradicts,
             partners=pool,
-            params=self.params.ranking,
+            params=replace(self.params.ranking, diversity=self._settings.recall_diversity),
         )
         index = {mem.id: i for i, mem in enumerate(ex.memories)}
         out: list[Recalled] = []

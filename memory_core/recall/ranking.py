@@ -74,7 +74,8 @@ class RankParams:
     closed_boost: float = 0.5
     """Retrospective questions lift memories whose validity has ended."""
     diversity: float = 0.3
-    """MMR trade-off: how much similarity to an already chosen memory costs."""
+    """MMR trade-off: how much similarity to an already chosen memory costs (the
+    engine takes it from YUJI_RECALL_DIVERSITY, a live tunable)."""
 
 
 def recency(memory: Memory, now: datetime) -> float:

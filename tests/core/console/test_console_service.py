@@ -11,6 +11,7 @@ from memory_core import FakeClock, Yuji
 from memory_core.cli.demo_world import DemoReport, load_demo
 from memory_core.console import Actor, MemoryFilter
 from memory_core.errors import NotFound, ValidationError
+from memory_core.types import EvidenceRef, NewExperience
 
 GROUP = "group:900001"
 PRIVATE = "private:20002"
@@ -175,6 +176,46 @@ async def test_tunables_take_effect_live_and_can_be_reset(core: Yuji, world: Dem
     await core.console.reset_tunable("recall_limit", ADMIN)
     assert core.settings.recall_limit == 5
     assert core.consolidation.settings.recall_limit == 5
+
+
+async def test_the_diversity_weight_changes_what_recall_picks_live(core: Yuji) -> None:
+    """Two memories say nearly the same (a price added) and a third says something else:
+    with no diversity weight the near twin takes the second slot, with the full weight
+    the different one does, on the same engine object (no restart)."""
+    scope = "group:7"
+    ids: list[int] = []
+    for text in (
+        "小明每周六上午去琴行上吉他课",
+        "小明每周六上午去琴行上吉他课，一节课200元",
+        "周六的吉他课小明是去少年宫上",
+    ):
+        exp = await core.archive.append(
+            NewExperience(
+                scope=scope, fingerprint=text, sender_id="1", text=text, sent_at=core.clock.now()
+            )
+        )
+        written = await core.memories.write(
+            scope, type="fact", subject="小明", content=text, evidence=[EvidenceRef(exp)]
+        )
+        ids.append(written.memory.id)
+    first, twin, other = ids
+
+    async def picked() -> list[int]:
+        found = await core.recall.recall(scope, "小明周六去哪里上吉他课", limit=2)
+        return [r.memory.id for r in found.items]
+
+    assert await picked() == [first, twin]  # the default 0.3
+    await core.console.set_tunable("recall_diversity", "1", ADMIN)
+    assert await picked() == [first, other]
+    await core.console.set_tunable("recall_diversity", "0", ADMIN)
+    assert await picked() == [first, twin]
+    with pytest.raises(ValidationError):
+        await core.console.set_tunable("recall_diversity", "1.5", ADMIN)
+    views = {v.name: v for v in await core.console.settings_views()}
+    assert (views["recall_diversity"].value, views["recall_diversity"].origin) == (
+        "0.0",
+        "console",
+    )
 
 
 async def test_overrides_survive_a_restart(core: Yuji, world: DemoReport) -> None:
