@@ -32,6 +32,7 @@ from .recall.engine import Recall
 from .recall.relevance import RelevanceModel
 from .settings import Settings
 from .storage import migrate
+from .storage.alert_repo import AlertRepo
 from .storage.chat_repo import ChatRepo
 from .storage.engine import Database
 from .storage.usage_repo import UsageRepo
@@ -115,7 +116,12 @@ class Yuji:
             store=archive.store,
             timeout_s=settings.llm_timeout_s,
         )
-        alerts = AlertGate(alert_sink or make_alert_sink(settings), clock, settings.alert_dedup_s)
+        alerts = AlertGate(
+            alert_sink or make_alert_sink(settings),
+            clock,
+            settings.alert_dedup_s,
+            log=AlertRepo(db),
+        )
         db.on_full = lambda detail: alerts.fire(STORAGE_FULL_KEY, storage_full_text(detail))
         db.on_writable = lambda: alerts.recover(STORAGE_FULL_KEY, STORAGE_WRITABLE_TEXT)
         ops = OpsService(db, settings, clock, alerts)

@@ -139,7 +139,7 @@ class ConsoleService:
         return Overview(
             chats=tuple(chats),
             ops=await self.ops.status(),
-            alerts=tuple(self.alerts.history(now - timedelta(days=ALERT_DAYS))),
+            alerts=tuple(await self.alerts.history(now - timedelta(days=ALERT_DAYS))),
             chart=(await self._activity())[1],
             online=online,
         )

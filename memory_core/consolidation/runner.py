@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import tzinfo
 
 from memory_core.clock import Clock
-from memory_core.errors import BatchError, LLMError, LLMToolsUnsupported
+from memory_core.errors import BatchError, LLMError, LLMToolsUnsupported, YujiError
 from memory_core.llm.base import ChatMessage, LLMClient
 from memory_core.prompts.consolidation import Line, batch_prompt, system_prompt, tool_specs
 from memory_core.storage.consolidation_repo import Batch, ConsolidationRepo, Failed
@@ -158,6 +158,7 @@ class BatchRunner:
         failed: Failed | None = None
         if tools.acknowledged is None:
             failed = await self._fail(batch, error or "no acknowledgement")
+        await self._count_tools(batch, tools)
         return batch_report(
             batch,
             tools,
@@ -168,6 +169,14 @@ class BatchRunner:
             consecutive_failures=failed.consecutive_failures if failed else 0,
             tool_results=tuple(m.content or "" for m in messages if m.role == "tool"),
         )
+
+    async def _count_tools(self, batch: Batch, tools: BatchTools) -> None:
+        """Keep the batch's tool calls and refusals for the console (informational:
+        a write that fails is logged, the batch's outcome stands)."""
+        try:
+            await self.repo.count_tools(batch.id, tools.stats.calls, tools.stats.refused)
+        except YujiError as exc:
+            log.warning("batch %d: tool counts not recorded: %s", batch.id, exc)
 
     async def _fail(self, batch: Batch, error: str) -> Failed | None:
         failed = await self.repo.fail(batch.id, error, self.clock.now())

@@ -87,6 +87,10 @@ class Batch:
     error: str | None
     owner: str | None = None
     """The process running it, `host/boot/pid/start` (None before migration 0007)."""
+    tool_calls: int = 0
+    """The model's tool calls, recorded when the batch ends (0 before migration 0009)."""
+    refused: int = 0
+    """How many of those were refused (bad arguments, no evidence, an ended batch...)."""
 
     @property
     def is_open(self) -> bool:
@@ -281,6 +285,13 @@ class ConsolidationRepo:
                 .values(progressed_at=now)
             )
         return result.rowcount == 1
+
+    async def count_tools(self, batch_id: int, calls: int, refused: int) -> None:
+        """Record how many tool calls the batch made and how many were refused."""
+        async with self.db.write() as conn:
+            await conn.execute(
+                update(B).where(B.c.id == batch_id).values(tool_calls=calls, refused=refused)
+            )
 
     async def acknowledge(
         self, batch_id: int, token: str, outcome: str, summary: str, now: datetime

@@ -238,6 +238,9 @@ consolidation_batches = Table(
     Column("finished_at", UTCDateTime),
     Column("error", Text),
     Column("owner", String(200)),
+    # Set when the batch ends: the model's tool calls, and how many of them were refused.
+    Column("tool_calls", Integer, nullable=False, server_default="0"),
+    Column("refused", Integer, nullable=False, server_default="0"),
     CheckConstraint(_in("state", BATCH_STATES), name="state"),
     CheckConstraint(f"outcome IS NULL OR {_in('outcome', BATCH_OUTCOMES)}", name="outcome"),
     CheckConstraint("first_id <= last_id", name="range"),
@@ -515,6 +518,21 @@ image_descriptions = Table(
     CheckConstraint(_in("status", IMAGE_STATUSES), name="status"),
 )
 Index("ix_image_descriptions_status", image_descriptions.c.status, image_descriptions.c.queued_at)
+
+# --- alerts -------------------------------------------------------------------------
+
+# Every alert and recovery the alert gate sent (what the operator was told); the
+# console's overview shows the last seven days. Pruned after thirty days.
+alert_log = Table(
+    "alert_log",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("at", UTCDateTime, nullable=False),
+    Column("key", String(128), nullable=False),
+    Column("text", Text, nullable=False),
+    Column("recovered", Boolean, nullable=False, server_default="0"),
+)
+Index("ix_alert_log_at", alert_log.c.at)
 
 # Truth tables: backups compare their row counts; gc never deletes from them.
 TRUTH_TABLES = (

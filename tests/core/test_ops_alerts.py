@@ -19,6 +19,9 @@ from memory_core.ops.telegram import (
     format_fire,
     format_recover,
 )
+from memory_core.storage import migrate
+from memory_core.storage.alert_repo import AlertRepo
+from memory_core.storage.engine import Database
 from tests.fakes.telegram_server import (
     TOKEN,
     FakeTelegramServer,
@@ -88,6 +91,59 @@ def test_a_throwing_sink_never_reaches_the_caller(clock: FakeClock) -> None:
     alerts.fire("k", "x")
     alerts.recover("k", "y")
     assert alerts.failing == ()
+
+
+async def test_sent_alerts_are_in_the_log_across_a_restart(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    settings = Settings(data_dir=tmp_path / "data")
+    core = await Yuji.open(settings, clock=clock, alert_sink=RecordingAlertSink())
+    core.alerts.fire("backup", "备份失败")
+    clock.advance(timedelta(minutes=5))
+    core.alerts.fire("backup", "又失败了")  # held back by dedup: the operator was not told
+    clock.advance(timedelta(minutes=5))
+    core.alerts.recover("backup", "备份恢复")
+    await core.close()
+
+    again = await Yuji.open(settings, clock=clock, alert_sink=RecordingAlertSink())
+    try:
+        week = await again.alerts.history(clock.now() - timedelta(days=7))
+        assert [(a.key, a.text, a.recovered) for a in week] == [
+            ("backup", "备份恢复", True),
+            ("backup", "备份失败", False),
+        ]
+        clock.advance(timedelta(days=8))
+        assert await again.alerts.history(clock.now() - timedelta(days=7)) == []
+        assert len(await again.alerts.history(clock.now() - timedelta(days=9))) == 2
+        clock.advance(timedelta(days=30))  # the next write prunes rows past 30 days
+        again.alerts.fire("capacity", "磁盘快满了")
+        everything = await again.alerts.history(clock.now() - timedelta(days=365))
+        assert [a.key for a in everything] == ["capacity"]
+    finally:
+        await again.close()
+
+
+async def test_an_alert_the_log_cannot_take_is_kept_and_written_later(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'a.db'}")  # no tables yet
+    alerts = AlertGate(RecordingAlertSink(), clock, HOUR, log=AlertRepo(db))
+    try:
+        alerts.fire("storage_full", "磁盘满了")
+        await alerts.save()  # fails: no alert_log table; the alert stays in memory
+        since = clock.now() - timedelta(days=1)
+        assert [a.key for a in await alerts.history(since)] == ["storage_full"]
+        await migrate.upgrade(db)
+        alerts.recover("storage_full", "可以写了")
+        await alerts.save()
+        assert [a.key for a in await AlertRepo(db).since(since, 10)] == [
+            "storage_full",
+            "storage_full",
+        ]
+        assert [a.recovered for a in await alerts.history(since)] == [True, False]
+    finally:
+        await alerts.aclose()
+        await db.dispose()
 
 
 async def test_core_alerts_default_to_the_log_and_take_an_injected_sink(

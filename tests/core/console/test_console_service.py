@@ -218,13 +218,18 @@ async def test_the_diversity_weight_changes_what_recall_picks_live(core: Yuji) -
     )
 
 
-async def test_overrides_survive_a_restart(core: Yuji, world: DemoReport) -> None:
+async def test_overrides_and_alerts_survive_a_restart(
+    core: Yuji, world: DemoReport, clock: FakeClock
+) -> None:
     await core.console.set_tunable("eligible_min_pending", "30", ADMIN)
+    core.alerts.fire("backup", "备份失败")
     settings = core.console._configured[0]  # pyright: ignore[reportPrivateUsage]
     await core.close()
-    again = await Yuji.open(settings)
+    again = await Yuji.open(settings, clock=clock)
     try:
         assert again.settings.eligible_min_pending == 30
         assert again.consolidation.settings.eligible_min_pending == 30
+        alerts = (await again.console.overview()).alerts
+        assert [(a.key, a.text) for a in alerts] == [("backup", "备份失败")]
     finally:
         await again.close()

@@ -146,6 +146,8 @@ async def test_malformed_arguments_are_refused_and_the_model_can_retry(
     assert report.turns == 2
     assert report.refused == 5
     assert report.tool_calls == 6
+    [kept] = await service.repo.batches(G1)  # what the console's batch table shows
+    assert (kept.id, kept.tool_calls, kept.refused) == (report.batch_id, 6, 5)
     results = tool_results(llm.requests[1])
     assert [r["ok"] for r in results] == [False] * 5
     assert "not valid JSON" in results[0]["error"]
