@@ -5,7 +5,8 @@ event loop meanwhile.
         [--rounds 40]
 
 A fresh temporary database is filled through the public write paths (the archive
-writer, `core.memories.write_many`); the console is mounted on a FastAPI app exactly as
+writer, `core.memories.write_many`, the consolidation and nightly repositories'
+state machines for 2,000 acknowledged batches and 60 nights of steps); the console is mounted on a FastAPI app exactly as
 the plugin mounts it and asked in-process (httpx ASGI transport, Bearer token), so
 the times are server-side: routing, auth, the core's queries, Jinja2 rendering. Per
 page: p50 / p95 / max. A 1 ms probe task on the same loop measures how late it wakes
@@ -36,12 +37,16 @@ from archive_throughput import LoopProbe
 from memory_core import FakeClock, NewExperience, Settings, Yuji
 from memory_core.eval.generate import distractors
 from memory_core.eval.metrics import percentile
+from memory_core.storage.consolidation_repo import Cut
+from memory_core.storage.schema import NIGHTLY_STEPS
 from memory_core.types import EvidenceRef
 
 SCOPE = "group:1"
 TOKEN = "bench-token"
 MEMBERS = ["小明", "阿杰", "老周", "胖虎", "小鹿", "大刘", "糖糖", "阿May"]
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
+BATCHES = 2000
+NIGHTS = 60
 
 
 async def fill(core: Yuji, messages: int, memories: int) -> None:
@@ -68,6 +73,32 @@ async def fill(core: Yuji, messages: int, memories: int) -> None:
     ]
     for start in range(0, len(items), 5000):
         await core.memories.write_many(SCOPE, items[start : start + 5000], changed_by="bench")
+    await fill_work(core, messages)
+
+
+async def fill_work(core: Yuji, messages: int) -> None:
+    """Acknowledged consolidation batches over the archive, and NIGHTS nights of steps (every
+    fifth night with a failed step)."""
+    repo = core.consolidation.repo
+    size = max(messages // BATCHES, 1)
+    for i in range(min(BATCHES, messages)):
+        first = i * size + 1
+        cut = Cut(first_id=first, last_id=first + size - 1, count=size, chars=size * 20)
+        batch = await repo.create(SCOPE, cut, f"t{i}", NOW)
+        assert batch is not None
+        await repo.delivered(batch.id, NOW)
+        await repo.processing(batch.id, NOW)
+        await repo.count_tools(batch.id, 6, i % 3)
+        await repo.acknowledge(batch.id, batch.token, "nothing", "", NOW)
+    nightly = core.nightly.repo
+    for n in range(NIGHTS):
+        day = f"{(NOW - timedelta(days=n + 1)).date():%Y-%m-%d}"
+        for step in NIGHTLY_STEPS:
+            await nightly.begin_step(SCOPE, day, step, NOW, "bench")
+            if n % 5 == 0 and step == "cards":
+                await nightly.fail_step(SCOPE, day, step, NOW, "bench: model timed out")
+            else:
+                await nightly.finish_step(SCOPE, day, step, NOW, {})
 
 
 def app_for(core: Yuji) -> FastAPI:
@@ -107,6 +138,7 @@ async def main(messages: int, memories: int, rounds: int) -> None:
             app = app_for(core)
             transport = httpx.ASGITransport(app=app)
             cold = core.console.expire_activity
+            day = f"{(NOW - timedelta(days=30)).date():%Y-%m-%d}"
             pages = {
                 "overview, counts+chart cached": "/yuji/",
                 "overview, cold (every 60 s)": "/yuji/",
@@ -114,6 +146,10 @@ async def main(messages: int, memories: int, rounds: int) -> None:
                 "chat, filtered (type=event)": f"/yuji/chats/{SCOPE}?type=event&status=active",
                 "recall search (htmx part)": f"/yuji/chats/{SCOPE}/search?q=小明最近在忙什么",
                 "memory page": f"/yuji/chats/{SCOPE}/memories/{memories // 2}",
+                "archive, one day": f"/yuji/chats/{SCOPE}/archive?day={day}",
+                "archive, text search": f"/yuji/chats/{SCOPE}/archive?q=第4242条",
+                "archive, search, no hit": f"/yuji/chats/{SCOPE}/archive?q=没有这句话",
+                "consolidation and nightly": f"/yuji/chats/{SCOPE}/work",
             }
             async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
                 for path in pages.values():  # warm caches and imports

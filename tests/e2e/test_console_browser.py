@@ -186,3 +186,30 @@ async def test_log_in_search_open_evidence_retract_and_recall_no_longer_finds_it
     audit = await page.text_content("#audit") or ""
     assert f"{GROUP}#{coriander}" in audit
     assert "retract" in audit
+
+
+async def test_the_archive_shows_a_message_with_its_image_from_the_attachment_store(
+    page: Page, served: tuple[BotProcess, DemoReport], tmp_path: Path
+) -> None:
+    bot, _ = served
+    await log_in(page, bot)
+    await page.wait_for_selector("#chats")
+    await page.click(f"a[href='/yuji/chats/{GROUP}']")
+    await page.click(f"a[href='/yuji/chats/{GROUP}/archive']")
+    await page.fill("#archive-q", "安安宠物诊所")
+    await page.click("form.filters button")
+    await page.wait_for_url("**/archive?*q=*")
+    row = page.locator("#archive tr", has_text="一共花了 680 块")
+    image = row.locator("img.att")
+    await image.wait_for()
+    assert (await image.get_attribute("src") or "").startswith("/yuji/attachments/")
+    # the browser fetched it with the session cookie and decoded a real picture
+    await page.wait_for_function(
+        "img => img.complete && img.naturalWidth > 0", arg=await image.element_handle()
+    )
+    await Shots(tmp_path).take(page, "console-archive.png")
+
+    # the consolidation and nightly page of the same chat
+    await page.click(f"a[href='/yuji/chats/{GROUP}/work']")
+    await page.wait_for_selector("#night-grid")
+    assert "立即整理一批" in (await page.text_content("main") or "")

@@ -86,6 +86,12 @@ def console_routes() -> list[tuple[str, str]]:
 def test_the_console_is_mounted_with_pages_api_and_login() -> None:
     paths = {path for _, path in console_routes()}
     assert {"/yuji/", "/yuji/login", "/yuji/api/chats", "/yuji/audit"} <= paths
+    assert {
+        f"/yuji/chats/{GROUP}/archive",
+        f"/yuji/chats/{GROUP}/work",
+        f"/yuji/chats/{GROUP}/work/x",
+        "/yuji/attachments/x",
+    } <= paths  # the archive and consolidation pages are walked like the rest
     assert len(console_routes()) >= 20
 
 
@@ -120,6 +126,9 @@ async def test_the_right_bearer_token_opens_every_page(
         f"/yuji/chats/{GROUP}/memories/{memory_id}",
         f"/yuji/chats/{GROUP}/cards",
         f"/yuji/chats/{GROUP}/turns",
+        f"/yuji/chats/{GROUP}/archive",
+        f"/yuji/chats/{GROUP}/archive?day=2026-11-13&q=香菜",
+        f"/yuji/chats/{GROUP}/work",
         "/yuji/settings",
         "/yuji/audit",
         "/yuji/static/htmx.min.js",
@@ -166,6 +175,9 @@ async def test_a_session_change_needs_its_csrf_token(
     ]
     assert [r.status_code for r in refused] == [403, 403, 403, 403]
     assert (await yuji_core.memories.get(GROUP, memory_id)).status == "active"
+    for work in ("batch", "night", "circuit"):  # the consolidation page's buttons
+        response = await client.post(f"/yuji/chats/{GROUP}/work/{work}", data={"day": ""})
+        assert response.status_code == 403, work
     done = await client.post(action, data={"csrf": csrf})
     assert done.status_code == 303
     assert (await yuji_core.memories.get(GROUP, memory_id)).status == "retracted"
