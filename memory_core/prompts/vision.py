@@ -14,7 +14,8 @@ from memory_core.llm.base import ChatMessage
 from memory_core.llm.wire import strip_think
 
 MAX_CHARS = 80
-PLACEHOLDER = re.compile(r"\[(图片|动画表情)\]")
+PLACEHOLDER = re.compile(r"\[(图片|动画表情|表情包)\]")
+"""What the archive writes for an image, a sticker and a market sticker (mface)."""
 
 SYSTEM = (
     "你帮一个 QQ 群聊机器人看图。用一句中文描述这张图（不超过 60 字）：画面里有什么、"
@@ -40,7 +41,7 @@ def clean_description(raw: str | None) -> str | None:
 
 
 def with_descriptions(text: str, descriptions: Sequence[str | None]) -> str:
-    """`text` with the n-th `[图片]` / `[动画表情]` read as `[图片：描述]` (the n-th
+    """`text` with the n-th `[图片]` / `[动画表情]` / `[表情包]` read as `[图片：描述]` (the n-th
     image of the message, in segment order; None leaves that placeholder alone).
     Descriptions without a placeholder to fill are appended."""
     pending = list(descriptions)

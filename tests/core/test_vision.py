@@ -31,6 +31,7 @@ def test_descriptions_fill_placeholders_in_order() -> None:
     assert with_descriptions("[图片][图片]", [None, "狗"]) == "[图片][图片：狗]"
     assert with_descriptions("看猫", ["猫"]) == "看猫[图片：猫]"
     assert with_descriptions("[图片]", []) == "[图片]"
+    assert with_descriptions("[表情包]", ["摸鱼的猫"]) == "[表情包：摸鱼的猫]"
 
 
 @given(st.text(max_size=40), st.lists(st.none() | st.text(min_size=1, max_size=5), max_size=4))
