@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.consolidation_overhead import instant_model
+from benchmarks.consolidation_overhead import WORDS, instant_model
 from memory_core import FakeClock, NewExperience, Settings, Yuji
 from memory_core.chat.service import Incoming
 from memory_core.llm import LLMRequest, ScriptedLLM, text_response
@@ -40,24 +40,6 @@ from memory_core.prompts.budget import estimate_tokens
 from tests.core.nightly.seed import quiet_responder, sh
 
 SCOPE = "group:8001"
-WORDS = [
-    "今天",
-    "食堂",
-    "红烧肉",
-    "真香",
-    "明天",
-    "爬山",
-    "打游戏",
-    "上分",
-    "作业",
-    "好难",
-    "哈哈哈",
-    "周末",
-    "电影",
-    "猫猫",
-    "加班",
-    "下雨",
-]
 CACHE_BLOCK = 64
 
 
