@@ -64,7 +64,9 @@ async def main(chats: int, fragments: int, memories: int) -> None:
             start = time.perf_counter()
             reports = await core.nightly.run()
             night = time.perf_counter() - start
-            cold = sum(1 for m in await core.memories.list(scopes[-1], status="cold", limit=10**6))
+            cold = sum(
+                1 for m in await core.memories.newest(scopes[-1], status="cold", limit=10**6)
+            )
             print(
                 f"night: {chats} chats x ({fragments} fragments, {memories} memories): "
                 f"{night:.2f} s total, {1000 * night / chats:.1f} ms per chat, "

@@ -28,8 +28,7 @@ from memory_core.eval import vector_eval
 from memory_core.eval.generate import distractors
 from memory_core.eval.metrics import percentile
 from memory_core.settings import VectorMode
-from memory_core.storage import fts, memory_repo
-from memory_core.storage.memory_repo import m
+from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.tokenize import bigram_tokens
 from memory_core.types import EvidenceRef, NewExperience
 
@@ -84,12 +83,11 @@ async def measure(size: int, count: int, vector: VectorMode = "on") -> dict[str,
                 await core.recall.recall(SCOPE, q)
                 recall_ms.append((time.perf_counter() - t) * 1000)
             raw_ms: list[float] = []
+            repo = MemoryRepo(core.db)
             for q in qs:
-                match = fts.match_any(SCOPE, bi=bigram_tokens(q))
+                tokens = bigram_tokens(q)
                 t = time.perf_counter()
-                if match is not None:
-                    async with core.db.read() as conn:
-                        await memory_repo.fts_bm25(conn, match, m.scope == SCOPE, limit=5)
+                await repo.bm25(SCOPE, tokens, limit=5)
                 raw_ms.append((time.perf_counter() - t) * 1000)
         finally:
             await core.close()

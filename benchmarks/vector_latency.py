@@ -30,8 +30,7 @@ import numpy as np
 from sqlalchemy import insert, select
 
 from memory_core import Settings, Yuji
-from memory_core.recall.visibility import visible
-from memory_core.storage import memory_repo
+from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.storage.schema import aliases, memories
 from memory_core.vectors import Dense, E5Embedder, sync_index
 from memory_core.vectors.store import IndexRow, VectorIndex, model_folder
@@ -114,8 +113,7 @@ async def main(args: argparse.Namespace, data: dict[str, Any]) -> None:
             recall_ms: list[float] = []
             for _ in range(args.rounds):
                 for q in data["queries"]:
-                    async with core.db.read() as conn:
-                        ids = await memory_repo.ids_where(conn, visible(q["scope"], now))
+                    ids = await MemoryRepo(core.db).visible_ids(q["scope"], now)
                     t = time.perf_counter()
                     await dense.scores(q["scope"], q["text"], ids)
                     score_ms.append((time.perf_counter() - t) * 1000)

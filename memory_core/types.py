@@ -125,3 +125,23 @@ class RecallResult:
     items: tuple[Recalled, ...]
     retrospective: bool = False
     trace: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryVersion:
+    """One row of a memory's history: what it said from `changed_at` on, who changed
+    it and why."""
+
+    memory_id: int
+    version: int
+    type: MemoryType
+    subject: str
+    content: str
+    importance: float
+    confidence: float
+    status: MemoryStatus
+    valid_from: datetime | None
+    valid_to: datetime | None
+    changed_at: datetime
+    changed_by: str
+    reason: str

@@ -8,9 +8,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from memory_core.consolidation.runner import lacks_tools
 from memory_core.consolidation.service import ConsolidationService
 from memory_core.settings import Settings
-from memory_core.storage import memory_repo
 from memory_core.storage.chat_repo import ChatRepo
 from memory_core.storage.engine import Database
+from memory_core.storage.memory_repo import MemoryRepo
 
 from .texts import ScopeStatus
 
@@ -21,6 +21,7 @@ ExtraStatus = Callable[[str], Awaitable[Mapping[str, str]]]
 class ChatContextSource:
     def __init__(self, db: Database, consolidation: ConsolidationService) -> None:
         self.db = db
+        self.memories = MemoryRepo(db)
         self.consolidation = consolidation
 
     async def acked_id(self, scope: str) -> int:
@@ -38,8 +39,7 @@ class ChatContextSource:
         wanted = set(ids)
         if len(wanted) < 2:
             return []
-        async with self.db.read() as conn:
-            edges = await memory_repo.relations(conn, scope, wanted, ("contradicts",))
+        edges = await self.memories.relations(scope, wanted, ("contradicts",))
         return [(src, dst) for src, dst, _ in edges if src in wanted and dst in wanted]
 
 

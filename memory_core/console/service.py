@@ -163,7 +163,7 @@ class ConsoleService:
     async def memory(self, scope: str, memory_id: int) -> MemoryDetail:
         memory = await self.memories.get(scope, memory_id)
         versions = await self.memories.history(scope, memory_id)
-        if any(v["changed_by"] == FORGET_ACTOR for v in versions):
+        if any(v.changed_by == FORGET_ACTOR for v in versions):
             raise NotFound(f"memory #{memory_id} not found")  # forgotten on request
         refs = await self.memories.evidence(scope, memory_id)
         relations = await self.repo.relations_of(scope, memory_id)

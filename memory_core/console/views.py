@@ -14,7 +14,7 @@ from memory_core.storage.chat_repo import Injection
 from memory_core.storage.console_repo import RelationRow
 from memory_core.storage.consolidation_repo import Batch, Fragment
 from memory_core.storage.nightly_repo import Card
-from memory_core.types import Experience, Memory
+from memory_core.types import Experience, Memory, MemoryVersion
 
 Via = Literal["session", "bearer"]
 
@@ -85,7 +85,7 @@ class Related:
 @dataclass(frozen=True, slots=True)
 class MemoryDetail:
     memory: Memory
-    versions: tuple[dict[str, object], ...]
+    versions: tuple[MemoryVersion, ...]
     evidence: tuple[EvidenceItem, ...]
     relations: tuple[Related, ...]
     aliases: tuple[tuple[str, str], ...]

@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from memory_core.recall.visibility import is_retrospective, visible
+from memory_core.recall.visibility import is_retrospective
 from memory_core.service import Yuji
-from memory_core.storage import memory_repo
+from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.vectors.build import sync_index
 from memory_core.vectors.dense import Dense
 from memory_core.vectors.fusion import rrf
@@ -46,11 +46,11 @@ async def baselines(core: Yuji, loaded: Loaded, ds: Dataset, limit: int) -> dict
     dense = await prepare(core)
     plain: list[Answer] = []
     hybrid: list[Answer] = []
+    repo = MemoryRepo(core.db)
     for q in ds.queries:
         started = time.perf_counter()
-        async with core.db.read() as conn:
-            retro = is_retrospective(q.text)
-            ids = await memory_repo.ids_where(conn, visible(q.scope, ds.now, retrospective=retro))
+        retro = is_retrospective(q.text)
+        ids = await repo.visible_ids(q.scope, ds.now, retrospective=retro)
         found = await dense.scores(q.scope, q.text, ids)
         vector_ranked: list[int] = []
         if found is not None:

@@ -16,14 +16,18 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.clock import Clock, as_utc
 from memory_core.errors import EvidenceRequired, NotFound, ValidationError
-from memory_core.recall import visibility
 from memory_core.settings import Settings
-from memory_core.storage import fts
-from memory_core.storage import memory_repo as repo
 from memory_core.storage.engine import Database
-from memory_core.storage.memory_repo import m
+from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.tokenize import bigram_tokens
-from memory_core.types import EvidenceRef, Memory, MemoryStatus, MemoryType, RelationKind
+from memory_core.types import (
+    EvidenceRef,
+    Memory,
+    MemoryStatus,
+    MemoryType,
+    MemoryVersion,
+    RelationKind,
+)
 
 from . import gates
 from .aliases import canonical_subject
@@ -50,6 +54,7 @@ class Memories:
         on_change: Callable[[str], None] | None = None,
     ) -> None:
         self._db = db
+        self._repo = MemoryRepo(db)
         self._clock = clock
         self._settings = settings
         self._search = search
@@ -104,14 +109,14 @@ class Memories:
         window = self._settings.near_duplicate_window
         threshold = self._settings.near_duplicate_threshold
         async with self._db.write() as conn:
-            await _require_evidence_in_scope(conn, scope, refs)
-            alias_map = await repo.alias_map(conn, scope)
+            await self._require_evidence_in_scope(conn, scope, refs)
+            alias_map = await self._repo.alias_map(scope, conn=conn)
             indexes: dict[str, WindowIndex] = {}
             for item in items:
                 if item.type not in indexes:
                     index = indexes[item.type] = WindowIndex(window)
                     for memory_id, text in reversed(
-                        await repo.recent_texts(conn, scope, item.type, window)
+                        await self._repo.recent_texts(scope, item.type, window, conn=conn)
                     ):
                         index.add(memory_id, text)
             for row in rows:
@@ -123,23 +128,25 @@ class Memories:
                     created_at=now,
                     updated_at=now,
                 )
-            ids = await repo.insert_memories(conn, rows)
+            ids = await self._repo.insert_memories(rows, conn=conn)
             hints: list[tuple[int, float] | None] = []
             for memory_id, item in zip(ids, items, strict=True):
                 index = indexes[item.type]
                 hints.append(index.best(item.content.strip(), threshold))
                 index.add(memory_id, item.content.strip())
-            written = await repo.get_many_ordered(conn, scope, ids)
-            await repo.insert_versions(
-                conn, written, changed_by=changed_by, reason="written", at=now
+            written = await self._repo.get_many_ordered(scope, ids, conn=conn)
+            await self._repo.insert_versions(
+                written, changed_by=changed_by, reason="written", at=now, conn=conn
             )
-            await repo.insert_evidence_many(
-                conn, [(mid, item.evidence) for mid, item in zip(ids, items, strict=True)], now
+            await self._repo.insert_evidence(
+                [(mid, item.evidence) for mid, item in zip(ids, items, strict=True)], now, conn=conn
             )
-            await repo.fts_put_many(conn, written)
+            await self._repo.index(written, conn=conn)
             hinted = {
                 memory.id: memory
-                for memory in await repo.get_many(conn, scope, [h[0] for h in hints if h])
+                for memory in await self._repo.get_many(
+                    scope, [h[0] for h in hints if h], conn=conn
+                )
             }
         self._changed(scope)
         return [
@@ -184,12 +191,14 @@ class Memories:
             changes["valid_to"] = as_utc(valid_to)
         now = self._clock.now()
         async with self._db.write() as conn:
-            old = await _get(conn, scope, memory_id)
+            old = await self._get(conn, scope, memory_id)
             if old.status == "retracted":
                 raise ValidationError(f"memory #{memory_id} is retracted")
-            await _require_evidence_in_scope(conn, scope, evidence)
+            await self._require_evidence_in_scope(conn, scope, evidence)
             if subject is not None:
-                changes["subject"] = canonical_subject(subject, await repo.alias_map(conn, scope))
+                changes["subject"] = canonical_subject(
+                    subject, await self._repo.alias_map(scope, conn=conn)
+                )
             changes = {k: v for k, v in changes.items() if getattr(old, k) != v}
             if not changes and not evidence:
                 raise ValidationError("the edit changes nothing")
@@ -197,8 +206,8 @@ class Memories:
             end = changes.get("valid_to")
             if end is not None and start is not None and end <= start:
                 raise ValidationError("valid_to must be after valid_from")
-            memory = await _new_version(conn, old, changes, changed_by, reason, now)
-            await repo.insert_evidence(conn, memory_id, evidence, now)
+            memory = await self._new_version(conn, old, changes, changed_by, reason, now)
+            await self._repo.insert_evidence([(memory_id, evidence)], now, conn=conn)
         self._changed(scope)
         return memory
 
@@ -208,12 +217,12 @@ class Memories:
         """Close `old` in favour of `new` if all four gates pass, else mark a contradiction."""
         now = self._clock.now()
         async with self._db.write() as conn:
-            old = await _get(conn, scope, old_id)
-            new = await _get(conn, scope, new_id)
+            old = await self._get(conn, scope, old_id)
+            new = await self._get(conn, scope, new_id)
             failures = gates.supersede_failures(
                 old,
                 new,
-                new_evidence=await repo.evidence_count(conn, new_id),
+                new_evidence=await self._repo.evidence_count(new_id, conn=conn),
                 reason=reason,
                 changed_by=changed_by,
             )
@@ -221,21 +230,21 @@ class Memories:
                 # FORMAT.md: the old memory ends where the new one begins.
                 end = max(new.valid_from or now, old.valid_from or now)
                 note = f"superseded by #{new_id}: {reason}"
-                await _new_version(conn, old, {"valid_to": end}, changed_by, note, now)
-                await repo.add_relation(
-                    conn, scope, new_id, old_id, "supersedes", reason=reason, at=now
+                await self._new_version(conn, old, {"valid_to": end}, changed_by, note, now)
+                await self._repo.add_relation(
+                    scope, new_id, old_id, "supersedes", reason=reason, at=now, conn=conn
                 )
                 return SupersedeOutcome(applied=True, detail=f"#{old_id} closed by #{new_id}")
             detail = "; ".join(failures)
             if old_id != new_id:
-                await repo.add_relation(
-                    conn,
+                await self._repo.add_relation(
                     scope,
                     new_id,
                     old_id,
                     "contradicts",
                     reason=f"supersede refused ({detail}): {reason}",
                     at=now,
+                    conn=conn,
                 )
                 detail = f"recorded as contradicts: {detail}"
         log.info("supersede #%s -> #%s in %s degraded: %s", old_id, new_id, scope, detail)
@@ -256,10 +265,10 @@ class Memories:
         end = as_utc(at)
         now = self._clock.now()
         async with self._db.write() as conn:
-            old = await _get(conn, scope, memory_id)
+            old = await self._get(conn, scope, memory_id)
             if old.valid_from is not None and end < old.valid_from:
                 raise ValidationError("valid_to must not be before valid_from")
-            return await _new_version(conn, old, {"valid_to": end}, changed_by, reason, now)
+            return await self._new_version(conn, old, {"valid_to": end}, changed_by, reason, now)
 
     async def contradict(
         self, scope: str, a_id: int, b_id: int, *, reason: str, changed_by: str
@@ -315,14 +324,14 @@ class Memories:
             raise ValidationError(f"a memory cannot be linked to itself ({kind})")
         now = self._clock.now()
         async with self._db.write() as conn:
-            await _get(conn, scope, src_id)
-            await _get(conn, scope, dst_id)
+            await self._get(conn, scope, src_id)
+            await self._get(conn, scope, dst_id)
             if kind == "contradicts":
-                edges = await repo.relations(conn, scope, [src_id], ["contradicts"])
+                edges = await self._repo.relations(scope, [src_id], ["contradicts"], conn=conn)
                 if any({a, b} == {src_id, dst_id} for a, b, _ in edges):
                     return
-            await repo.add_relation(
-                conn, scope, src_id, dst_id, kind, reason=f"{changed_by}: {reason}", at=now
+            await self._repo.add_relation(
+                scope, src_id, dst_id, kind, reason=f"{changed_by}: {reason}", at=now, conn=conn
             )
 
     async def retract(self, scope: str, memory_id: int, *, reason: str, changed_by: str) -> Memory:
@@ -340,22 +349,24 @@ class Memories:
             raise ValidationError("a status change needs a reason")
         now = self._clock.now()
         async with self._db.write() as conn:
-            old = await _get(conn, scope, memory_id)
+            old = await self._get(conn, scope, memory_id)
             if old.status == status:
                 return old
-            if await _forgotten(conn, memory_id):
+            if await self._repo.changed_by(memory_id, FORGET_ACTOR, conn=conn):
                 raise ValidationError(f"memory #{memory_id} was forgotten at a person's request")
-            return await _new_version(conn, old, {"status": status}, changed_by, reason, now)
+            return await self._new_version(conn, old, {"status": status}, changed_by, reason, now)
 
     async def forget(self, scope: str, memory_id: int, *, reason: str) -> Memory:
         """Retract for a person's request to be forgotten: a version by FORGET_ACTOR
         (also when the memory was retracted already), after which it stays retracted."""
         now = self._clock.now()
         async with self._db.write() as conn:
-            old = await _get(conn, scope, memory_id)
-            if await _forgotten(conn, memory_id):
+            old = await self._get(conn, scope, memory_id)
+            if await self._repo.changed_by(memory_id, FORGET_ACTOR, conn=conn):
                 return old
-            return await _new_version(conn, old, {"status": "retracted"}, FORGET_ACTOR, reason, now)
+            return await self._new_version(
+                conn, old, {"status": "retracted"}, FORGET_ACTOR, reason, now
+            )
 
     async def set_flags(
         self, scope: str, memory_id: int, *, pinned: bool | None = None, starred: bool | None = None
@@ -363,10 +374,10 @@ class Memories:
         """Pin (never goes cold) or star (ranks higher); bookkeeping, not a new version."""
         values = {k: v for k, v in (("pinned", pinned), ("starred", starred)) if v is not None}
         async with self._db.write() as conn:
-            await _get(conn, scope, memory_id)
+            await self._get(conn, scope, memory_id)
             if values:
-                await repo.update_memory(conn, memory_id, values)
-            return await _get(conn, scope, memory_id)
+                await self._repo.update_memory(memory_id, values, conn=conn)
+            return await self._get(conn, scope, memory_id)
 
     async def add_alias(self, scope: str, alias: str, canonical: str) -> None:
         """An explicit nickname mapping inside one chat (never guessed)."""
@@ -375,26 +386,24 @@ class Memories:
             raise ValidationError("alias and canonical name must not be empty")
         now = self._clock.now()
         async with self._db.write() as conn:
-            known = await repo.alias_map(conn, scope)
+            known = await self._repo.alias_map(scope, conn=conn)
             canonical = canonical_subject(canonical, known)
             if alias == canonical:
                 raise ValidationError(f"{alias!r} already is the canonical name")
-            await repo.upsert_alias(conn, scope, alias, canonical, now)
+            await self._repo.upsert_alias(scope, alias, canonical, now, conn=conn)
         self._changed(scope)
 
     async def aliases(self, scope: str) -> dict[str, str]:
-        async with self._db.read() as conn:
-            return await repo.alias_map(conn, scope)
+        return await self._repo.alias_map(scope)
 
     # --- reading ----------------------------------------------------------------------
 
     async def get(self, scope: str, memory_id: int) -> Memory:
         async with self._db.read() as conn:
-            return await _get(conn, scope, memory_id)
+            return await self._get(conn, scope, memory_id)
 
     async def get_many(self, scope: str, ids: Sequence[int]) -> list[Memory]:
-        async with self._db.read() as conn:
-            return await repo.get_many(conn, scope, ids)
+        return await self._repo.get_many(scope, ids)
 
     async def search(
         self, scope: str, text: str, *, limit: int = 10, now: datetime | None = None
@@ -403,20 +412,12 @@ class Memories:
         when = now or self._clock.now()
         if self._search is not None:
             return await self._search(scope, text, limit, when)
-        match = fts.match_any(scope, bi=bigram_tokens(text))
-        if match is None:
-            return []
-        async with self._db.read() as conn:
-            found = await repo.fts_candidates(
-                conn, match, visibility.visible(scope, when), limit=limit * 20
-            )
         wanted = set(bigram_tokens(text))
-        ranked = sorted(
-            found, key=lambda f: (-len(wanted & set(fts.unkeyed_tokens(f[1]))), -f[0].id)
-        )
-        return [memory for memory, _, _ in ranked[:limit]]
+        found = await self._repo.word_matches(scope, wanted, when, limit=limit * 20)
+        ranked = sorted(found, key=lambda f: (-len(wanted & f[1]), -f[0].id))
+        return [memory for memory, _ in ranked[:limit]]
 
-    async def list(
+    async def newest(
         self,
         scope: str,
         *,
@@ -424,35 +425,65 @@ class Memories:
         status: MemoryStatus | None = "active",
         limit: int = 100,
     ) -> list[Memory]:
-        """Newest first; `status=None` lists every status."""
-        where = [m.scope == scope]
-        if types:
-            where.append(m.type.in_(list(types)))
-        if status is not None:
-            where.append(m.status == status)
-        async with self._db.read() as conn:
-            return await repo.select_where(conn, *where, limit=limit)
+        """This chat's memories, newest first; `status=None` lists every status."""
+        return await self._repo.newest(scope, types=types, status=status, limit=limit)
 
     async def credit(self, scope: str, ids: Sequence[int], at: datetime) -> None:
         """A memory was actually used in a reply: hit_count + 1, last_accessed_at = at."""
-        async with self._db.write() as conn:
-            await repo.credit(conn, scope, ids, as_utc(at))
+        await self._repo.credit(scope, ids, as_utc(at))
 
     async def touch(self, scope: str, ids: Sequence[int], at: datetime) -> None:
         """Record an access without crediting a use (last_accessed_at only)."""
-        async with self._db.write() as conn:
-            await repo.touch(conn, scope, ids, as_utc(at))
+        await self._repo.touch(scope, ids, as_utc(at))
 
     async def evidence(self, scope: str, memory_id: int) -> list[EvidenceRef]:
         async with self._db.read() as conn:
-            await _get(conn, scope, memory_id)
-            return await repo.evidence(conn, memory_id)
+            await self._get(conn, scope, memory_id)
+            return await self._repo.evidence(memory_id, conn=conn)
 
-    async def history(self, scope: str, memory_id: int) -> list[dict[str, Any]]:
+    async def history(self, scope: str, memory_id: int) -> list[MemoryVersion]:
         """Every version of the memory, oldest first, with who changed it and why."""
         async with self._db.read() as conn:
-            await _get(conn, scope, memory_id)
-            return await repo.history(conn, memory_id)
+            await self._get(conn, scope, memory_id)
+            return await self._repo.history(memory_id, conn=conn)
+
+    async def _get(self, conn: AsyncConnection, scope: str, memory_id: int) -> Memory:
+        memory = await self._repo.get(scope, memory_id, conn=conn)
+        if memory is None:
+            raise NotFound(f"memory #{memory_id} not found")
+        return memory
+
+    async def _require_evidence_in_scope(
+        self, conn: AsyncConnection, scope: str, refs: Sequence[EvidenceRef]
+    ) -> None:
+        exps, mems, frags = await self._repo.existing_in_scope(scope, refs, conn=conn)
+        for ref in refs:
+            if ref.experience_id is not None and ref.experience_id not in exps:
+                raise NotFound(f"experience #{ref.experience_id} not found")
+            if ref.memory_id is not None and ref.memory_id not in mems:
+                raise NotFound(f"memory #{ref.memory_id} not found")
+            if ref.fragment_id is not None and ref.fragment_id not in frags:
+                raise NotFound(f"fragment #{ref.fragment_id} not found")
+
+    async def _new_version(
+        self,
+        conn: AsyncConnection,
+        old: Memory,
+        changes: dict[str, Any],
+        changed_by: str,
+        reason: str,
+        now: datetime,
+    ) -> Memory:
+        await self._repo.update_memory(
+            old.id, {**changes, "version": old.version + 1, "updated_at": now}, conn=conn
+        )
+        memory = await self._get(conn, old.scope, old.id)
+        await self._repo.insert_versions(
+            [memory], changed_by=changed_by, reason=reason, at=now, conn=conn
+        )
+        if "content" in changes or "subject" in changes:
+            await self._repo.reindex(memory, conn=conn)
+        return memory
 
 
 def _validated(item: NewMemory, now: datetime) -> dict[str, Any]:
@@ -486,45 +517,3 @@ def _validated(item: NewMemory, now: datetime) -> dict[str, Any]:
 def _check_unit(name: str, value: float) -> None:
     if not 0.0 <= value <= 1.0:
         raise ValidationError(f"{name} must be between 0 and 1, got {value}")
-
-
-async def _get(conn: AsyncConnection, scope: str, memory_id: int) -> Memory:
-    memory = await repo.get(conn, scope, memory_id)
-    if memory is None:
-        raise NotFound(f"memory #{memory_id} not found")
-    return memory
-
-
-async def _forgotten(conn: AsyncConnection, memory_id: int) -> bool:
-    return any(v["changed_by"] == FORGET_ACTOR for v in await repo.history(conn, memory_id))
-
-
-async def _require_evidence_in_scope(
-    conn: AsyncConnection, scope: str, refs: Sequence[EvidenceRef]
-) -> None:
-    exps, mems, frags = await repo.existing_in_scope(conn, scope, refs)
-    for ref in refs:
-        if ref.experience_id is not None and ref.experience_id not in exps:
-            raise NotFound(f"experience #{ref.experience_id} not found")
-        if ref.memory_id is not None and ref.memory_id not in mems:
-            raise NotFound(f"memory #{ref.memory_id} not found")
-        if ref.fragment_id is not None and ref.fragment_id not in frags:
-            raise NotFound(f"fragment #{ref.fragment_id} not found")
-
-
-async def _new_version(
-    conn: AsyncConnection,
-    old: Memory,
-    changes: dict[str, Any],
-    changed_by: str,
-    reason: str,
-    now: datetime,
-) -> Memory:
-    await repo.update_memory(
-        conn, old.id, {**changes, "version": old.version + 1, "updated_at": now}
-    )
-    memory = await _get(conn, old.scope, old.id)
-    await repo.insert_version(conn, memory, changed_by=changed_by, reason=reason, at=now)
-    if "content" in changes or "subject" in changes:
-        await repo.fts_put(conn, memory)
-    return memory

@@ -95,7 +95,7 @@ async def build(
         timeline=TIMELINE_ENTRIES,
         memory_ids=[m.id for m in mine] if looking_back else [],
     )
-    states = await memories.list(scope, types=["state"], status="active", limit=STATE_LIMIT)
+    states = await memories.newest(scope, types=["state"], status="active", limit=STATE_LIMIT)
     background: tuple[str, str] | None = None
     if looking_back:
         shown = {date.fromisoformat(d.day) for d in material.diaries}

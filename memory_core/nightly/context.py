@@ -23,7 +23,7 @@ from memory_core.llm.base import LLMClient
 from memory_core.ops.alerts import AlertSink
 from memory_core.prompts.nightly import Prompt
 from memory_core.settings import Settings
-from memory_core.storage.nightly_gc_repo import NightlyGcRepo
+from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.storage.nightly_repo import NightlyRepo, StepRow
 
 from .asking import Check, InvalidReply, ask
@@ -41,7 +41,8 @@ class ModelMissing(LLMUnavailable):
 @dataclass(frozen=True, slots=True)
 class Services:
     repo: NightlyRepo
-    gc_repo: NightlyGcRepo
+    memory_repo: MemoryRepo
+    """Reads only (gc candidates, index upkeep): changes go through `memories`."""
     memories: MemoryPort
     llm: LLMClient | None
     settings: Settings

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from memory_core.storage.nightly_gc_repo import GcCandidate as GcCandidate
+from memory_core.storage.memory_repo import GcCandidate as GcCandidate
 
 
 @dataclass(frozen=True, slots=True)

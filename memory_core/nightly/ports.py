@@ -54,7 +54,7 @@ class MemoryPort(Protocol):
         self, scope: str, memory_id: int, status: MemoryStatus, *, reason: str, changed_by: str
     ) -> Memory: ...
 
-    async def list(
+    async def newest(
         self,
         scope: str,
         *,

@@ -28,7 +28,7 @@ from memory_core.llm.base import LLMClient
 from memory_core.ops.alerts import AlertSink
 from memory_core.settings import Settings
 from memory_core.storage.engine import Database
-from memory_core.storage.nightly_gc_repo import NightlyGcRepo
+from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.storage.nightly_health_repo import NightlyHealthRepo, ScopeHealth
 from memory_core.storage.nightly_repo import Card, Diary, NightlyRepo, StepRow
 from memory_core.types import Recalled
@@ -77,7 +77,7 @@ class NightlyService:
         self.tz = ZoneInfo(settings.timezone)
         self.cutoff = parse_cutoff(settings.nightly_time)
         self.archive = archive
-        self.services = Services(self.repo, NightlyGcRepo(db), memories, llm, settings, alerts)
+        self.services = Services(self.repo, MemoryRepo(db), memories, llm, settings, alerts)
         self._lock = asyncio.Lock()
         self.owner = uuid.uuid4().hex[:12]
         """This process's mark on the steps it runs (a lease against other processes)."""
@@ -270,7 +270,7 @@ class NightlyService:
         """Once per run: merge the derived full-text index, drop logs past retention."""
         notes: list[str] = []
         try:
-            optimized = await self.services.gc_repo.optimize_derived()
+            optimized = await self.services.memory_repo.optimize_derived()
             if optimized:
                 notes.append(f"optimized {', '.join(optimized)}")
             removed = await asyncio.to_thread(

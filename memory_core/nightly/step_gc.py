@@ -29,7 +29,7 @@ async def collect(run: DayRun) -> StepResult:
     if rules.cold_after_days <= 0:
         return StepResult("gc disabled", skipped=True)
     horizon = run.now - timedelta(days=rules.cold_after_days)
-    rows = await services.gc_repo.gc_rows(run.scope, horizon, GC_SCAN_LIMIT)
+    rows = await services.memory_repo.gc_rows(run.scope, horizon, GC_SCAN_LIMIT)
     chosen = gc.select_cold(rows, run.now, rules, GC_MAX_PER_RUN)
     if not chosen:
         return StepResult("nothing cold", {"cold": []}, skipped=True)

@@ -122,7 +122,7 @@ async def events(run: DayRun) -> StepResult:
     by_id = {f.id: f for f in frags}
     known = [
         m.content
-        for m in await services.memories.list(run.scope, types=["event"], limit=KNOWN_EVENTS)
+        for m in await services.memories.newest(run.scope, types=["event"], limit=KNOWN_EVENTS)
     ]
 
     def check(reply: Any) -> str | None:

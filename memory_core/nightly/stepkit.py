@@ -38,7 +38,7 @@ async def diary_of(run: DayRun) -> Diary | None:
 
 
 async def active_states(run: DayRun) -> list[Memory]:
-    return await run.services.memories.list(
+    return await run.services.memories.newest(
         run.scope, types=["state"], status="active", limit=STATE_LIST_LIMIT
     )
 

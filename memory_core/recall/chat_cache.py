@@ -15,9 +15,7 @@ from typing import TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory_core.storage import memory_repo as repo
-
-from .visibility import visible
+from memory_core.storage.memory_repo import MemoryRepo
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -26,7 +24,8 @@ Names = tuple[int, list[str], dict[str, str]]
 
 
 class ChatCache:
-    def __init__(self, ttl_s: float) -> None:
+    def __init__(self, repo: MemoryRepo, ttl_s: float) -> None:
+        self._repo = repo
         self.ttl_s = ttl_s
         self._names: dict[str, tuple[float, Names]] = {}
         self._df: dict[str, dict[str, int]] = {}
@@ -53,7 +52,7 @@ class ChatCache:
         if hit is not None:
             return hit
         self._df.pop(scope, None)  # counted against the old names' statistics
-        return self._keep(self._names, scope, await repo.scope_names(conn, scope))
+        return self._keep(self._names, scope, await self._repo.scope_names(scope, conn=conn))
 
     async def frequencies(
         self, conn: AsyncConnection, scope: str, wanted: set[str]
@@ -63,7 +62,7 @@ class ChatCache:
         known = self._df.setdefault(scope, {})
         missing = wanted - known.keys()
         if missing:
-            fetched = await repo.fts_document_frequencies(conn, scope, missing)
+            fetched = await self._repo.document_frequencies(scope, missing, conn=conn)
             for term in missing:
                 known[term] = fetched.get(term, 0)
         return {term: known[term] for term in wanted if known[term] > 0}
@@ -73,7 +72,7 @@ class ChatCache:
         hit = _fresh(self._replaced.get(scope))
         if hit is not None:
             return hit
-        return self._keep(self._replaced, scope, await repo.has_replaced(conn, scope))
+        return self._keep(self._replaced, scope, await self._repo.has_replaced(scope, conn=conn))
 
     async def visible_ids(
         self, conn: AsyncConnection, scope: str, now: datetime, retrospective: bool
@@ -85,7 +84,7 @@ class ChatCache:
         hit = _fresh(self._ids.get(key))
         if hit is not None:
             return hit
-        ids = await repo.ids_where(conn, visible(scope, now, retrospective=retrospective))
+        ids = await self._repo.visible_ids(scope, now, retrospective=retrospective, conn=conn)
         return self._keep(self._ids, key, frozenset(ids))
 
     def _keep(self, store: dict[K, tuple[float, V]], key: K, value: V) -> V:

@@ -33,10 +33,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.clock import Clock, as_utc
 from memory_core.settings import Settings
-from memory_core.storage import fts
-from memory_core.storage import memory_repo as repo
 from memory_core.storage.engine import Database
-from memory_core.storage.memory_repo import m
+from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.tokenize import bigram_tokens
 from memory_core.types import Memory, Recalled, RecallResult, RelationKind, Stage
 
@@ -48,7 +46,7 @@ from .question import Names, Question, analyse
 from .ranking import Candidate, RankParams, select
 from .relevance import LEXICAL, RelevanceModel
 from .relevance import load as load_model
-from .visibility import is_visible, visible_bound, visible_params
+from .visibility import is_visible
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +110,8 @@ class Recall:
         self._settings = settings
         self.dense = dense
         self.params = params or EngineParams()
-        self._cache = ChatCache(self.params.stats_ttl_s)
+        self._repo = MemoryRepo(db)
+        self._cache = ChatCache(self._repo, self.params.stats_ttl_s)
         self._model = model
         self._lexical_model = lexical_model
 
@@ -266,12 +265,12 @@ class Recall:
                 for mid in await self._successors(conn, scope, [*ended[:3], *past]):
                     found[mid] = (found.get(mid, (None, "search"))[0], "successor")
             leaders = _leaders(words, dense_rank, self.params.link_sources)
-            edges = await repo.relations(conn, scope, leaders, LINK_KINDS)
+            edges = await self._repo.relations(scope, leaders, LINK_KINDS, conn=conn)
             for src, dst, _ in edges:
                 for a, b in ((src, dst), (dst, src)):
                     if a in leaders:
                         found.setdefault(b, (None, "link"))
-            fetched = await repo.get_many(conn, scope, found)
+            fetched = await self._repo.get_many(scope, found, conn=conn)
         kept = [mem for mem in fetched if is_visible(mem, scope, now, retrospective=retro)]
         seen = tuple(
             Seen(
@@ -316,14 +315,7 @@ class Recall:
     ) -> list[Memory]:
         """Plain FTS5 bm25 top-k over the same index (no bars, no validity, no stages)."""
         del now
-        match = fts.match_any(scope, bi=bigram_tokens(text))
-        if match is None:
-            return []
-        async with self._db.read() as conn:
-            ranked = await repo.fts_bm25(
-                conn, match, (m.scope == scope) & (m.status == "active"), limit=limit
-            )
-            return await repo.get_many_ordered(conn, scope, [mid for mid, _ in ranked])
+        return await self._repo.bm25(scope, bigram_tokens(text), limit=limit)
 
     def invalidate(self, scope: str) -> None:
         """A write changed this chat's memories, names or aliases."""
@@ -331,8 +323,7 @@ class Recall:
 
     async def reindex(self) -> int:
         """Rebuild the derived full-text index from the memories table."""
-        async with self._db.write() as conn:
-            count = await repo.fts_rebuild(conn)
+        count = await self._repo.rebuild_index()
         self._cache.clear()
         return count
 
@@ -358,17 +349,15 @@ class Recall:
             for spelling in names.spellings(canonical)
             for token in bigram_tokens(spelling)
         }
-        match = fts.match_any(scope, bi=terms | people)
-        if match is None:
-            return []
-        rows = await repo.fts_recall_candidates(
-            conn,
-            match,
-            visible_bound(with_past),
-            visible_params(scope, now),
+        rows = await self._repo.word_candidates(
+            scope,
+            terms | people,
+            now,
+            with_past=with_past,
             limit=self.params.words_limit,
+            conn=conn,
         )
-        return [(mem.id, not is_visible(mem, scope, now)) for mem, _, _ in rows]
+        return [(mem.id, not is_visible(mem, scope, now)) for mem in rows]
 
     async def _successors(
         self,
@@ -382,7 +371,7 @@ class Recall:
         for _ in range(SUCCESSOR_HOPS):
             if not frontier:
                 break
-            edges = await repo.relations(conn, scope, frontier, ("supersedes",))
+            edges = await self._repo.relations(scope, frontier, ("supersedes",), conn=conn)
             newer = {src for src, dst, _ in edges if dst in frontier}
             out.extend(sorted(newer))
             frontier = newer

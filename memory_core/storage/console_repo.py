@@ -18,7 +18,7 @@ from memory_core.types import Experience, Memory, MemoryStatus, MemoryType
 from .archive_repo import experience_of
 from .chat_repo import Injection, injection_of
 from .engine import Database
-from .memory_repo import m, to_memory
+from .memory_sql import m, to_memory
 from .nightly_repo import Diary, StepRow, TimelineEntry, step_of
 from .redaction_repo import forgotten
 from .schema import (

@@ -5,7 +5,7 @@ older one (a trigger refuses UPDATE/DELETE on `cards` and `diaries`). The fragme
 written by consolidation are read here and marked `archived` once a diary has
 absorbed them. `prompt_material` also reads when recalled memories' evidence was
 said (memory_evidence -> experiences / fragments), read-only. Per-chat retry/circuit state: `nightly_health_repo`; gc's reads of the
-memory tables: `nightly_gc_repo`.
+memory tables: `memory_repo`.
 """
 
 from __future__ import annotations

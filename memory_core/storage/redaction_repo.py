@@ -17,7 +17,7 @@ from typing import Any, cast
 from sqlalchemy import and_, case, delete, func, insert, select, update
 
 from .engine import Database
-from .memory_repo import memory_fts
+from .memory_sql import memory_fts
 from .schema import (
     aliases,
     attachments,

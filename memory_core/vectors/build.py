@@ -19,9 +19,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from memory_core.storage import vectors_repo
 from memory_core.storage.engine import Database
-from memory_core.storage.vectors_repo import MemoryText
+from memory_core.storage.memory_repo import MemoryRepo, MemoryText
 
 from .embedder import Embedder, Matrix, l2_normalise
 from .store import STORED_DTYPE, IndexRow, VectorIndex, model_folder, text_sha
@@ -112,9 +111,10 @@ async def sync_index(
 ) -> EmbedReport:
     """Embed what is missing or stale and write the index (only if it changed)."""
     folder = model_folder(vectors_dir, embedder.model_id)
-    fingerprint = await vectors_repo.source_fingerprint(db)
-    memories = await vectors_repo.embeddable_memories(db)
-    evidence = await vectors_repo.evidence_texts(db, EVIDENCE_VIEWS)
+    repo = MemoryRepo(db)
+    fingerprint = await repo.source_fingerprint()
+    memories = await repo.embeddable()
+    evidence = await repo.evidence_texts(EVIDENCE_VIEWS)
     previous = None if rebuild else VectorIndex.load(folder, embedder.model_id)
     index, report = plan_index(memories, embedder, previous, evidence)
     unchanged = (

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from memory_core.settings import Settings
-from memory_core.storage import vectors_repo
 from memory_core.storage.engine import Database
+from memory_core.storage.memory_repo import MemoryRepo
 
 from .build import read_source
 from .embedder import Embedder
@@ -41,7 +41,7 @@ async def needs_embedding(db: Database, settings: Settings, embedder: Embedder) 
     """True when the memories or aliases changed since the index was last written."""
     folder = model_folder(settings.vectors_dir, embedder.model_id)
     built_from = read_source(folder)
-    return built_from is None or built_from != await vectors_repo.source_fingerprint(db)
+    return built_from is None or built_from != await MemoryRepo(db).source_fingerprint()
 
 
 def embed_command(

@@ -38,7 +38,7 @@ async def test_write_stores_memory_version_evidence_and_index(core: Yuji) -> Non
     assert out.near_duplicate is None
     assert await core.memories.evidence(G1, memory.id) == refs
     history = await core.memories.history(G1, memory.id)
-    assert [h["version"] for h in history] == [1]
+    assert [h.version for h in history] == [1]
     async with core.db.read() as conn:
         rows = (
             await conn.execute(
@@ -51,14 +51,14 @@ async def test_write_stores_memory_version_evidence_and_index(core: Yuji) -> Non
 async def test_write_without_evidence_is_refused(core: Yuji) -> None:
     with pytest.raises(EvidenceRequired):
         await core.memories.write(G1, type="fact", subject="x", content="y", evidence=[])
-    assert await core.memories.list(G1) == []
+    assert await core.memories.newest(G1) == []
 
 
 async def test_write_refuses_evidence_of_another_chat(core: Yuji) -> None:
     other = await ev(core, G2, "x1")
     with pytest.raises(NotFound):
         await core.memories.write(G1, type="fact", subject="x", content="y", evidence=other)
-    assert await core.memories.list(G1) == []
+    assert await core.memories.newest(G1) == []
 
 
 @pytest.mark.parametrize(
@@ -90,7 +90,7 @@ async def test_near_duplicate_is_a_hint_and_never_merges(core: Yuji) -> None:
     assert second.near_duplicate.id == first.memory.id
     assert second.similarity >= 0.85
     assert second.memory.id != first.memory.id
-    assert len(await core.memories.list(G1)) == 2
+    assert len(await core.memories.newest(G1)) == 2
 
 
 async def test_numbers_are_never_near_duplicates(core: Yuji) -> None:
@@ -129,8 +129,8 @@ async def test_edit_keeps_old_text_in_versions(core: Yuji) -> None:
     )
     assert (edited.content, edited.version) == ("新的说法", 2)
     history = await core.memories.history(G1, memory.id)
-    assert [(h["version"], h["content"]) for h in history] == [(1, "旧的说法"), (2, "新的说法")]
-    assert history[1]["reason"] == "更正"
+    assert [(h.version, h.content) for h in history] == [(1, "旧的说法"), (2, "新的说法")]
+    assert history[1].reason == "更正"
 
 
 async def test_edit_of_another_chats_memory_is_not_found(core: Yuji) -> None:
@@ -237,8 +237,8 @@ async def test_retract_hides_but_keeps_history(core: Yuji) -> None:
     ).memory
     retracted = await core.memories.retract(G1, memory.id, reason="说错了", changed_by="admin")
     assert (retracted.status, retracted.version) == ("retracted", 2)
-    assert await core.memories.list(G1) == []
-    assert [m.id for m in await core.memories.list(G1, status="retracted")] == [memory.id]
+    assert await core.memories.newest(G1) == []
+    assert [m.id for m in await core.memories.newest(G1, status="retracted")] == [memory.id]
     assert len(await core.memories.history(G1, memory.id)) == 2
     assert await core.memories.evidence(G1, memory.id) == refs
 

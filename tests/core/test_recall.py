@@ -21,6 +21,7 @@ from memory_core.recall.chat_cache import ChatCache
 from memory_core.recall.dense_port import DenseScores
 from memory_core.recall.engine import Recall
 from memory_core.settings import VectorMode
+from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.storage.schema import aliases
 from memory_core.types import EvidenceRef, NewExperience
 from memory_core.vectors import E5Embedder
@@ -271,7 +272,8 @@ async def test_a_write_is_seen_by_the_next_question_despite_the_chat_cache(core:
 async def test_a_write_by_another_process_shows_once_the_chat_cache_expires(core: Yuji) -> None:
     """Another process (the CLI) writes without telling this one: what recall cached
     about the chat is reused for its TTL, then read again."""
-    long, none = ChatCache(ttl_s=3600), ChatCache(ttl_s=0)
+    repo = MemoryRepo(core.db)
+    long, none = ChatCache(repo, ttl_s=3600), ChatCache(repo, ttl_s=0)
     await write(core, G1, "小明在学吉他")
     async with core.db.read() as conn:
         before = await long.names(conn, G1)

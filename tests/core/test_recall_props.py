@@ -128,7 +128,7 @@ async def test_supersede_never_closes_a_memory_of_another_chat(
 async def test_near_duplicate_hint_never_merges(core: Yuji, contents: list[str]) -> None:
     scope = "group:1"
     refs = await evidence(core, scope)
-    before = len(await core.memories.list(scope, limit=10_000))
+    before = len(await core.memories.newest(scope, limit=10_000))
     for i, content in enumerate(contents):
         out = await core.memories.write(
             scope, type="fact", subject="x", content=content, evidence=refs
@@ -138,4 +138,4 @@ async def test_near_duplicate_hint_never_merges(core: Yuji, contents: list[str])
             assert out.near_duplicate.id != out.memory.id
             assert out.similarity >= 0.85
             assert out.near_duplicate.scope == scope
-        assert len(await core.memories.list(scope, limit=10_000)) == before + i + 1
+        assert len(await core.memories.newest(scope, limit=10_000)) == before + i + 1

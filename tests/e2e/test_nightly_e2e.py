@@ -162,7 +162,7 @@ async def test_yuji_nightly_turns_a_day_of_archived_chat_into_diary_cards_and_ev
         assert (rows[0]["first_id"], rows[0]["last_id"]) == (ids[0], ids[-1])
         cards = {c.kind: c.content for c in await core.nightly.cards(SCOPE)}
         assert cards == {"preferences": "小白最近改吃辣了", "goals": "周六一起去西湖边爬山"}
-        [event] = await core.memories.list(SCOPE, types=["event"])
+        [event] = await core.memories.newest(SCOPE, types=["event"])
         assert event.content == "小白约南杉周六早上八点在西湖边见面去爬山"
         refs = await core.memories.evidence(SCOPE, event.id)
         assert [r.fragment_id for r in refs] == list(diary.fragment_ids)

@@ -143,7 +143,7 @@ async def test_remember_hints_a_near_duplicate(app: App, yuji_core: Yuji) -> Non
 async def test_remember_needs_text_and_an_admin(app: App, yuji_core: Yuji) -> None:
     await run(app, group_message("/remember", role="admin"), "用法：/remember <要记住的话>")
     await run(app, group_message("/remember 我是群主", role="member"), ADMIN_ONLY)
-    assert await yuji_core.memories.list(SCOPE) == []
+    assert await yuji_core.memories.newest(SCOPE) == []
 
 
 async def test_forget_retracts_a_memory_of_this_group(app: App, yuji_core: Yuji) -> None:

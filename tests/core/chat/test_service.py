@@ -190,7 +190,7 @@ async def test_refusal_is_retried_once_then_replaced_by_the_fallback(core: Yuji)
     assert out.kind == "fallback"
     assert len(llm.requests) == 2
     assert sent.parts == [core.settings.fallback_line]
-    assert await core.memories.list(G1) == []
+    assert await core.memories.newest(G1) == []
 
 
 async def test_a_good_retry_is_sent_silently(core: Yuji) -> None:

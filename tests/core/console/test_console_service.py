@@ -52,7 +52,7 @@ async def test_retract_hides_from_recall_and_restore_brings_back(
         ("retract", f"{GROUP}#{coriander}", "192.0.2.7"),
         ("restore", f"{GROUP}#{coriander}", "192.0.2.7"),
     ]
-    reasons = [v["reason"] for v in (await core.console.memory(GROUP, coriander)).versions]
+    reasons = [v.reason for v in (await core.console.memory(GROUP, coriander)).versions]
     assert reasons[1] == f"控制台审计 #{audit[-1].id}: 测试"
 
 
@@ -63,13 +63,13 @@ async def test_edit_is_a_new_version_naming_its_audit_row(core: Yuji, world: Dem
     )
     detail = await core.console.memory(GROUP, memory_id)
     assert detail.memory.content == "大刘住在滨江区"
-    assert [v["content"] for v in detail.versions] == [
+    assert [v.content for v in detail.versions] == [
         "大刘住在滨江（从下沙搬过去）",
         "大刘住在滨江区",
     ]
     audit_id = (await core.console.audit())[0].id
-    assert detail.versions[-1]["reason"] == f"控制台审计 #{audit_id}: 更准确"
-    assert str(detail.versions[-1]["changed_by"]).startswith("console:")
+    assert detail.versions[-1].reason == f"控制台审计 #{audit_id}: 更准确"
+    assert str(detail.versions[-1].changed_by).startswith("console:")
 
 
 async def test_pin_and_star_are_flags_not_versions(core: Yuji, world: DemoReport) -> None:

@@ -118,7 +118,7 @@ async def test_a_crash_inside_cards_reuses_the_saved_reply_and_writes_once(
     assert cards_prompts == []
     history = await core.nightly.card_history(SCOPE, "preferences")
     assert [(c.version, c.content) for c in history] == [(1, "喜欢清淡"), (2, "改吃辣了")]
-    kept = await core.memories.list(SCOPE, types=["state"])
+    kept = await core.memories.newest(SCOPE, types=["state"])
     assert [m.content for m in kept] == ["以前喜欢清淡"]
 
 
@@ -377,7 +377,7 @@ async def test_a_failure_half_way_through_events_never_writes_an_event_twice(
     retried = await core.nightly.retry_due()
 
     assert (DAY, "events", "done") in outcomes(retried)
-    kept = sorted(m.content for m in await core.memories.list(SCOPE, types=["event"]))
+    kept = sorted(m.content for m in await core.memories.newest(SCOPE, types=["event"]))
     assert kept == ["南杉下周搬家", "小白约南杉周六爬山"]
 
 

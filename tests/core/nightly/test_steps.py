@@ -64,7 +64,7 @@ async def test_settle_rewrites_a_past_due_state_in_past_tense_and_keeps_evidence
     assert settled.valid_to == trip.valid_to
     assert await core.memories.evidence(SCOPE, trip.id) == evidence
     history = await core.memories.history(SCOPE, trip.id)
-    assert [h["content"] for h in history] == ["这周在杭州出差", "那周在杭州出差（已结束）"]
+    assert [h.content for h in history] == ["这周在杭州出差", "那周在杭州出差（已结束）"]
     assert (await core.memories.get(SCOPE, future.id)).version == 1
     prompt = llm.requests[0].messages[1].content or ""
     assert f"[状态 {trip.id}]" in prompt
@@ -195,7 +195,7 @@ async def test_cards_apply_changes_and_keep_the_displaced_preference_as_a_past_s
     assert cards["preferences"].content == "小白最近改吃辣了"
     assert cards["preferences"].version == 2
     assert cards["goals"].content == "周六一起爬山"
-    [old] = list(await core.memories.list(SCOPE, types=["state"]))
+    [old] = list(await core.memories.newest(SCOPE, types=["state"]))
     assert old.content == "小白以前喜欢清淡口味"
     assert old.valid_to == sh(2026, 11, 21, 4, 0)
     assert old.valid_from == sh(2026, 11, 19, 4, 0)  # since the night that wrote the line
@@ -259,7 +259,7 @@ async def test_states_resolves_early_only_on_the_diarys_words(core: Yuji, llm: S
     resolved = await core.memories.get(SCOPE, trip.id)
     assert resolved.content == "那周在杭州出差，提前结束了"
     assert resolved.valid_to == sh(2026, 11, 21, 4, 0)
-    [fresh] = [m for m in await core.memories.list(SCOPE, types=["state"]) if m.id != trip.id]
+    [fresh] = [m for m in await core.memories.newest(SCOPE, types=["state"]) if m.id != trip.id]
     assert (fresh.subject, fresh.content) == ("南杉", "南杉在家休假")
     assert fresh.valid_to == sh(2026, 11, 24, 4, 0)
 
@@ -298,7 +298,7 @@ async def test_events_come_from_fragments_with_evidence(core: Yuji, llm: Scripte
 
     assert steps["events"].outcome == "done"
     assert steps["events"].attempts == 2
-    [memory] = await core.memories.list(SCOPE, types=["event"])
+    [memory] = await core.memories.newest(SCOPE, types=["event"])
     assert memory.content == event["content"]
     assert memory.valid_from == sh(2026, 11, 20, 21, 0)
     refs = await core.memories.evidence(SCOPE, memory.id)
@@ -367,7 +367,7 @@ async def test_gc_moves_idle_memories_to_cold_and_spares_the_exempt(
     steps = by_step(await core.nightly.run(day=DAY, scope=SCOPE))
 
     assert steps["gc"].outcome == "done"
-    statuses = {m.id: m.status for m in await core.memories.list(SCOPE, status=None)}
+    statuses = {m.id: m.status for m in await core.memories.newest(SCOPE, status=None)}
     assert statuses == {
         idle.id: "cold",
         rule.id: "active",
@@ -375,4 +375,4 @@ async def test_gc_moves_idle_memories_to_cold_and_spares_the_exempt(
         credited.id: "active",
     }
     history = await core.memories.history(SCOPE, idle.id)
-    assert [h["status"] for h in history] == ["active", "cold"]
+    assert [h.status for h in history] == ["active", "cold"]

@@ -43,7 +43,7 @@ async def test_import_twice_then_once_with_a_changed_value(core: Yuji, tmp_path:
     first = await core.porting.import_facts(path, scope=SCOPE)
     assert (first.read, first.new, first.duplicate, first.changed) == (5, 3, 0, 0)
     assert first.refused == {"subject, key and value are required": 1, "not JSON": 1}
-    memories = await core.memories.list(SCOPE)
+    memories = await core.memories.newest(SCOPE)
     assert {m.content for m in memories} == {
         "工作：在字节做后端",
         "咖啡：喜欢冰美式",
@@ -58,12 +58,12 @@ async def test_import_twice_then_once_with_a_changed_value(core: Yuji, tmp_path:
 
     second = await core.porting.import_facts(path, scope=SCOPE)
     assert (second.new, second.duplicate, second.changed) == (0, 3, 0)
-    assert len(await core.memories.list(SCOPE, status=None)) == 3
+    assert len(await core.memories.newest(SCOPE, status=None)) == 3
 
     changed = [dict(FACTS[0], value="在腾讯做前端。"), *FACTS[1:]]
     third = await core.porting.import_facts(_write(tmp_path / "f2.jsonl", changed), scope=SCOPE)
     assert (third.new, third.duplicate, third.changed) == (0, 2, 1)
-    every = await core.memories.list(SCOPE, status=None)
+    every = await core.memories.newest(SCOPE, status=None)
     assert len(every) == 4
     old = next(m for m in every if m.content == "工作：在字节做后端")
     new = next(m for m in every if m.content == "工作：在腾讯做前端。")
@@ -79,7 +79,7 @@ async def test_dry_run_writes_nothing(core: Yuji, tmp_path: Path) -> None:
         _write(tmp_path / "facts.jsonl", FACTS), scope=SCOPE, dry_run=True
     )
     assert counts.new == 3
-    assert await core.memories.list(SCOPE) == []
+    assert await core.memories.newest(SCOPE) == []
 
 
 async def test_a_run_cut_off_before_keeping_the_key_is_not_written_twice(
@@ -95,7 +95,7 @@ async def test_a_run_cut_off_before_keeping_the_key_is_not_written_twice(
         await conn.execute(delete(import_keys))
     again = await core.porting.import_facts(path, scope=SCOPE)
     assert (again.new, again.duplicate) == (0, 1)
-    assert len(await core.memories.list(SCOPE, status=None)) == 1
+    assert len(await core.memories.newest(SCOPE, status=None)) == 1
 
 
 @pytest.mark.parametrize(
@@ -131,13 +131,13 @@ async def test_a_corrected_fact_survives_a_pack_round_trip(core: Yuji, tmp_path:
     await core.porting.import_facts(_write(tmp_path / "a.jsonl", [fact]), scope=SCOPE)
     changed = dict(fact, value="住在苏州")
     await core.porting.import_facts(_write(tmp_path / "b.jsonl", [changed]), scope=SCOPE)
-    old = next(m for m in await core.memories.list(SCOPE, status=None) if "杭州" in m.content)
+    old = next(m for m in await core.memories.newest(SCOPE, status=None) if "杭州" in m.content)
     assert old.valid_to == old.valid_from
 
     pack = json.loads(json.dumps(await core.porting.export(SCOPE)))
     counts = await core.porting.import_pack(pack, scope="group:778")
     assert counts.refused == {}
-    restored = {m.content: m for m in await core.memories.list("group:778", status=None)}
+    restored = {m.content: m for m in await core.memories.newest("group:778", status=None)}
     assert restored["城市：住在杭州"].valid_to == old.valid_from
     assert restored["城市：住在杭州"].valid_from == old.valid_from
     assert restored["城市：住在苏州"].valid_to is None

@@ -105,7 +105,7 @@ async def test_nothing_of_them_remains_visible_and_others_stay(
     assert (report.messages_redacted, report.messages_total, report.files_deleted) == (2, 2, 1)
     assert {"42", "小明", "小明同学", "明明"} <= set(report.names)
 
-    active = {m.id for m in await core.memories.list(HERE)}
+    active = {m.id for m in await core.memories.newest(HERE)}
     assert active == {made["hers"], made["mixed"]}
     for question in ("小明养猫吗", "明明爱吃什么", "周末去哪爬山"):
         recalled = await core.recall.recall(HERE, question, now=clock.now())

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from memory_core import FakeClock, Settings, Yuji
 from memory_core.recall.features import FEATURES
 from memory_core.recall.relevance import RelevanceModel
-from memory_core.storage import memory_repo
+from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.vectors import FakeEmbedder, sync_index
 from tests.core.vectors.helpers import add_alias, add_memory
 
@@ -55,10 +55,9 @@ async def test_recall_returns_only_the_asked_chat(
             for scope in SCOPES:
                 await add_alias(core.db, scope, "阿明", "小明")
             if linked and len(ids) > 1:  # a link across chats must not carry a memory over
-                async with core.db.write() as conn:
-                    await memory_repo.add_relation(
-                        conn, written[0][0], ids[0], ids[-1], "related", reason="t", at=NOW
-                    )
+                await MemoryRepo(core.db).add_relation(
+                    written[0][0], ids[0], ids[-1], "related", reason="t", at=NOW
+                )
             assert core.vectors is not None
             await sync_index(core.db, core.vectors.embedder, config.vectors_dir)
             for retrospective in ("", "以前"):

@@ -1,0 +1,163 @@
+"""The statements of the memory aggregate that are more than one line: row mapping,
+the visibility rule in SQL, and the full-text candidate queries. `MemoryRepo`
+(memory_repo.py) is the only user.
+
+Visibility, the one rule every read of memories for a question goes through: a
+memory is visible to a question asked in `scope` at `now` when it belongs to that
+chat, has not been retracted and is valid at `now`; a retrospective question also
+sees memories whose validity has ended and cold ones, but never retracted ones,
+other chats' or ones that start after `now`. `memory_core.recall.visibility` holds
+the same rule in Python, applied once more to whatever a stage returns.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import cache
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    String,
+    and_,
+    bindparam,
+    column,
+    func,
+    literal,
+    literal_column,
+    or_,
+    select,
+    table,
+    text,
+)
+
+from memory_core.clock import as_utc
+from memory_core.types import Memory
+
+from .schema import memories, memory_relations
+
+m = memories.c
+
+memory_fts = table("memory_fts", column("rowid"), column("bi"), column("uni"))
+"""The FTS5 virtual table (created in raw SQL by migration 0001; see storage/fts.py)."""
+
+
+def to_memory(row: Any) -> Memory:
+    return Memory(
+        id=row.id,
+        scope=row.scope,
+        type=row.type,
+        subject=row.subject,
+        content=row.content,
+        importance=row.importance,
+        confidence=row.confidence,
+        status=row.status,
+        valid_from=row.valid_from,
+        valid_to=row.valid_to,
+        version=row.version,
+        origin=row.origin,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        last_accessed_at=row.last_accessed_at,
+        hit_count=row.hit_count,
+        pinned=bool(row.pinned),
+        starred=bool(row.starred),
+    )
+
+
+# --- visibility ---------------------------------------------------------------------
+
+
+def visible(scope: str, now: datetime, *, retrospective: bool = False) -> ColumnElement[bool]:
+    return _rule(literal(scope, String), literal(as_utc(now), m.valid_from.type), retrospective)
+
+
+@cache
+def visible_bound(retrospective: bool) -> ColumnElement[bool]:
+    """`visible()` with the chat and the moment left as bound parameters (given by
+    `visible_params`): the hot path builds its statement once, not per question."""
+    scope = bindparam("visible_scope", type_=String)
+    now = bindparam("visible_now", type_=m.valid_from.type)
+    return _rule(scope, now, retrospective)
+
+
+def visible_params(scope: str, now: datetime) -> dict[str, object]:
+    return {"visible_scope": scope, "visible_now": as_utc(now)}
+
+
+def _rule(
+    scope: ColumnElement[str], now: ColumnElement[datetime], retrospective: bool
+) -> ColumnElement[bool]:
+    started = or_(m.valid_from.is_(None), m.valid_from <= now)
+    if retrospective:
+        return and_(m.scope == scope, m.status.in_(("active", "cold")), started)
+    return and_(
+        m.scope == scope,
+        m.status == "active",
+        started,
+        or_(m.valid_to.is_(None), m.valid_to > now),
+    )
+
+
+# --- full-text candidates -------------------------------------------------------------
+
+
+def candidates_with_columns(visible_: ColumnElement[bool], limit: int) -> Select[Any]:
+    """The `limit` best (bm25) visible memories whose index row matches `:match`, with
+    their (bi, uni) columns.
+
+    The full-text index must drive: a plain join lets SQLite walk the chat's memories
+    and run the MATCH once per memory. So the best matches are ranked first in a
+    subquery (with room for some that visibility then removes) and joined after.
+    The index columns are read by rowid for the kept rows only: selecting them in the
+    ranking subquery would read them for every ranked row (3x slower at 10k)."""
+    doc = memory_fts.alias("doc")
+    return _candidates(visible_, limit, doc.c.bi, doc.c.uni, doc=doc)
+
+
+def candidates_with_links(visible_: ColumnElement[bool], limit: int) -> Select[Any]:
+    """Like `candidates_with_columns`, with the `bi` column and whether the memory has
+    any relation at all (recall's graph stage skips its query when no source has one)."""
+    doc = memory_fts.alias("doc")
+    r = memory_relations.c
+    linked = or_(
+        select(literal_column("1")).where(r.src_id == m.id).exists(),
+        select(literal_column("1")).where(r.dst_id == m.id).exists(),
+    ).label("linked")
+    return _candidates(visible_, limit, doc.c.bi, linked, doc=doc)
+
+
+def _candidates(visible_: ColumnElement[bool], limit: int, *extra: Any, doc: Any) -> Select[Any]:
+    ranked = _ranked(limit * 4)
+    return (
+        select(memories, *extra)
+        .join_from(ranked, memories, m.id == ranked.c.rid)
+        .join(doc, doc.c.rowid == ranked.c.rid)
+        .where(visible_)
+        .order_by(ranked.c.rank)
+        .limit(limit)
+    )
+
+
+def bm25(where: ColumnElement[bool], limit: int) -> Any:
+    """Plain FTS5 bm25 ranking of the rows matching `:match`: (id, rank)."""
+    ranked = _ranked(limit * 4)
+    return (
+        select(m.id, ranked.c.rank)
+        .join_from(ranked, memories, m.id == ranked.c.rid)
+        .where(where)
+        .order_by(ranked.c.rank)
+        .limit(limit)
+    )
+
+
+def _ranked(limit: int) -> Any:
+    rank = func.bm25(literal_column("memory_fts"))
+    return (
+        select(memory_fts.c.rowid.label("rid"), rank.label("rank"))
+        .where(text("memory_fts MATCH :match"))
+        .order_by(rank)
+        .limit(limit)
+        .subquery()
+    )

@@ -1,0 +1,34 @@
+"""The base every repository shares: it holds the `Database`, and each of its
+methods takes an optional open connection (`conn=`).
+
+Given a connection, a method runs inside the caller's transaction, so a service
+composes several calls (of one repository or several) into one `Database.write()`
+or `.read()`; given none, the method opens its own transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from .engine import Database
+
+
+class Repository:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def reading(self, conn: AsyncConnection | None) -> AbstractAsyncContextManager[AsyncConnection]:
+        """`conn` itself, or a read transaction of its own."""
+        return _within(conn) if conn is not None else self.db.read()
+
+    def writing(self, conn: AsyncConnection | None) -> AbstractAsyncContextManager[AsyncConnection]:
+        """`conn` itself (the caller's write transaction), or a write of its own."""
+        return _within(conn) if conn is not None else self.db.write()
+
+
+@asynccontextmanager
+async def _within(conn: AsyncConnection) -> AsyncGenerator[AsyncConnection, None]:
+    yield conn
