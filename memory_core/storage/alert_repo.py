@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import delete, insert, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from .engine import Database
+from .repository import Repository
 from .schema import alert_log
 
 
@@ -23,13 +24,16 @@ class AlertRecord:
     recovered: bool
 
 
-class AlertRepo:
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
-    async def add(self, records: Sequence[AlertRecord], *, prune_before: datetime) -> None:
+class AlertRepo(Repository):
+    async def add(
+        self,
+        records: Sequence[AlertRecord],
+        *,
+        prune_before: datetime,
+        conn: AsyncConnection | None = None,
+    ) -> None:
         """Append `records` and drop the rows older than `prune_before`, in one write."""
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             if records:
                 await conn.execute(
                     insert(alert_log),
@@ -40,10 +44,12 @@ class AlertRepo:
                 )
             await conn.execute(delete(alert_log).where(alert_log.c.at < prune_before))
 
-    async def since(self, at: datetime, limit: int) -> list[AlertRecord]:
+    async def since(
+        self, at: datetime, limit: int, *, conn: AsyncConnection | None = None
+    ) -> list[AlertRecord]:
         """The rows at or after `at`, newest first (at most `limit`)."""
         a = alert_log.c
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(alert_log).where(a.at >= at).order_by(a.at.desc(), a.id.desc()).limit(limit)
             )

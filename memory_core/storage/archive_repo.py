@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import Insert, Row, func, insert, select, update
+from sqlalchemy import Insert, Row, func, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.types import Experience, NewExperience, Source
 
 from .engine import Database
+from .repository import upsert
 from .schema import attachments, experience_attachments, experiences
 
 _T = TypeVar("_T")
@@ -86,28 +87,19 @@ class ArchiveRepo:
     ) -> int:
         """The row of a stored file, created once per content hash."""
         async with self.db.write() as conn:
-            existing = (
-                await conn.execute(
-                    select(attachments.c.id, attachments.c.status).where(
-                        attachments.c.sha256 == sha256
-                    )
-                )
-            ).first()
-            if existing is not None:
-                if existing.status != "stored":
-                    # Retention had removed the file; the fetch just wrote it again.
-                    await conn.execute(
-                        update(attachments)
-                        .where(attachments.c.id == existing.id)
-                        .values(status="stored", cleaned_at=None)
-                    )
-                return int(existing.id)
+            # A known hash whose file retention had removed: the fetch just wrote it again.
             result = await conn.execute(
-                insert(attachments).values(
+                upsert(conn, attachments)
+                .values(
                     sha256=sha256, mime=mime, size=size, status="stored", url=url, first_seen=at
                 )
+                .on_conflict_do_update(
+                    index_elements=[attachments.c.sha256],
+                    set_={"status": "stored", "cleaned_at": None},
+                )
+                .returning(attachments.c.id)
             )
-            return int(cast(Any, result.inserted_primary_key)[0])
+            return int(result.scalar_one())
 
     async def record_failed_attachment(self, *, url: str, error: str, at: datetime) -> int:
         async with self.db.write() as conn:

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import Row, insert, select, update
 
 from .engine import Database
+from .repository import upsert
 from .schema import chat_state, injections
 
 
@@ -114,17 +115,13 @@ class ChatRepo:
 
     async def _upsert(self, scope: str, now: datetime, **values: Any) -> None:
         async with self.db.write() as conn:
-            exists = (
-                await conn.execute(select(chat_state.c.scope).where(chat_state.c.scope == scope))
-            ).first()
-            if exists is None:
-                await conn.execute(insert(chat_state).values(scope=scope, updated_at=now, **values))
-            else:
-                await conn.execute(
-                    update(chat_state)
-                    .where(chat_state.c.scope == scope)
-                    .values(updated_at=now, **values)
+            await conn.execute(
+                upsert(conn, chat_state)
+                .values(scope=scope, updated_at=now, **values)
+                .on_conflict_do_update(
+                    index_elements=[chat_state.c.scope], set_={"updated_at": now, **values}
                 )
+            )
 
     # --- injections --------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from .engine import Database
 from .memory_sql import m, to_memory
 from .nightly_repo import Diary, StepRow, TimelineEntry, step_of
 from .redaction_repo import forgotten
+from .repository import upsert
 from .schema import (
     console_audit,
     console_overrides,
@@ -106,9 +107,12 @@ class ConsoleRepo:
     async def set_override(self, name: str, value: Any, at: datetime) -> None:
         o = console_overrides.c
         async with self.db.write() as conn:
-            await conn.execute(delete(console_overrides).where(o.name == name))
             await conn.execute(
-                insert(console_overrides).values(name=name, value=value, updated_at=at)
+                upsert(conn, console_overrides)
+                .values(name=name, value=value, updated_at=at)
+                .on_conflict_do_update(
+                    index_elements=[o.name], set_={"value": value, "updated_at": at}
+                )
             )
 
     async def drop_override(self, name: str) -> None:

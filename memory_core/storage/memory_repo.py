@@ -24,7 +24,7 @@ from . import fts
 from . import memory_sql as sql
 from .engine import Database
 from .memory_sql import m, to_memory
-from .repository import Repository
+from .repository import Repository, upsert
 from .schema import aliases, experiences, fragments, memories, memory_evidence, memory_relations
 from .schema import memory_versions as versions
 
@@ -352,20 +352,18 @@ class MemoryRepo(Repository):
         """Insert once; the same (src, dst, kind) again is a no-op."""
         r = memory_relations.c
         async with self.writing(conn) as c:
-            exists_ = await c.execute(
-                select(r.id).where(r.src_id == src_id, r.dst_id == dst_id, r.kind == kind)
-            )
-            if exists_.first() is None:
-                await c.execute(
-                    insert(memory_relations).values(
-                        scope=scope,
-                        src_id=src_id,
-                        dst_id=dst_id,
-                        kind=kind,
-                        reason=reason,
-                        created_at=at,
-                    )
+            await c.execute(
+                upsert(c, memory_relations)
+                .values(
+                    scope=scope,
+                    src_id=src_id,
+                    dst_id=dst_id,
+                    kind=kind,
+                    reason=reason,
+                    created_at=at,
                 )
+                .on_conflict_do_nothing(index_elements=[r.src_id, r.dst_id, r.kind])
+            )
 
     async def relations(
         self,
@@ -410,19 +408,16 @@ class MemoryRepo(Repository):
         *,
         conn: AsyncConnection | None = None,
     ) -> None:
+        """Map `alias` to `canonical` in this chat (a new mapping, or a changed one)."""
         a = aliases.c
         async with self.writing(conn) as c:
-            found = (
-                await c.execute(select(a.id).where(a.scope == scope, a.alias == alias))
-            ).first()
-            if found is None:
-                await c.execute(
-                    insert(aliases).values(
-                        scope=scope, alias=alias, canonical=canonical, created_at=at
-                    )
+            await c.execute(
+                upsert(c, aliases)
+                .values(scope=scope, alias=alias, canonical=canonical, created_at=at)
+                .on_conflict_do_update(
+                    index_elements=[a.scope, a.alias], set_={"canonical": canonical}
                 )
-            else:
-                await c.execute(update(aliases).where(a.id == found.id).values(canonical=canonical))
+            )
 
     async def alias_map(self, scope: str, *, conn: AsyncConnection | None = None) -> dict[str, str]:
         a = aliases.c

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, insert, select, update
+from sqlalchemy import Row, select
 
 from .engine import Database
+from .repository import upsert
 from .schema import nightly_scopes
 
 
@@ -45,13 +46,11 @@ class NightlyHealthRepo:
             "updated_at": at,
         }
         async with self.db.write() as conn:
-            result = await conn.execute(
-                update(nightly_scopes)
-                .where(nightly_scopes.c.scope == health.scope)
-                .values(**values)
+            await conn.execute(
+                upsert(conn, nightly_scopes)
+                .values(scope=health.scope, **values)
+                .on_conflict_do_update(index_elements=[nightly_scopes.c.scope], set_=values)
             )
-            if not result.rowcount:
-                await conn.execute(insert(nightly_scopes).values(scope=health.scope, **values))
 
     async def retries_due(self, now: datetime) -> list[str]:
         async with self.db.read() as conn:

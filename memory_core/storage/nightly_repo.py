@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .consolidation_repo import Fragment, fragment_of
 from .engine import Database
+from .repository import upsert
 from .schema import (
     cards,
     diaries,
@@ -311,10 +312,11 @@ class NightlyRepo:
                     )
                 )
             if timeline_entry:
+                t = timeline.c
                 await conn.execute(
-                    insert(timeline).values(
-                        scope=scope, day=day, content=timeline_entry, created_at=at
-                    )
+                    upsert(conn, timeline)
+                    .values(scope=scope, day=day, content=timeline_entry, created_at=at)
+                    .on_conflict_do_nothing(index_elements=[t.scope, t.day, t.content])
                 )
             await _finish(conn, scope, day, "cards", at, detail)
 

@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .engine import Database
+from .repository import upsert
 from .schema import (
     aliases,
     cards,
@@ -148,30 +149,21 @@ async def restore_diary(db: Database, scope: str, day: str, content: str, at: da
     """The day's diary, unless the chat already has one for that day."""
     d = diaries.c
     async with db.write() as conn:
-        found = await conn.scalar(
-            select(func.count()).select_from(diaries).where(d.scope == scope, d.day == day)
+        result = await conn.execute(
+            upsert(conn, diaries)
+            .values(scope=scope, day=day, content=content, fragment_ids=[], created_at=at)
+            .on_conflict_do_nothing(index_elements=[d.scope, d.day])
         )
-        if found:
-            return False
-        await conn.execute(
-            insert(diaries).values(
-                scope=scope, day=day, content=content, fragment_ids=[], created_at=at
-            )
-        )
-        return True
+        return result.rowcount == 1
 
 
 async def restore_timeline(db: Database, scope: str, day: str, content: str, at: datetime) -> bool:
+    """The timeline entry, unless the chat already has the same one for that day."""
     t = timeline.c
     async with db.write() as conn:
-        found = await conn.scalar(
-            select(func.count())
-            .select_from(timeline)
-            .where(t.scope == scope, t.day == day, t.content == content)
+        result = await conn.execute(
+            upsert(conn, timeline)
+            .values(scope=scope, day=day, content=content, created_at=at)
+            .on_conflict_do_nothing(index_elements=[t.scope, t.day, t.content])
         )
-        if found:
-            return False
-        await conn.execute(
-            insert(timeline).values(scope=scope, day=day, content=content, created_at=at)
-        )
-        return True
+        return result.rowcount == 1

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import select
 
 from .engine import Database
+from .repository import upsert
 from .schema import experiences, import_checkpoints, import_keys, memories, memory_evidence
 
 FINGERPRINT_CHUNK = 900
@@ -57,17 +58,11 @@ class PortingRepo:
             "finished_at": at if finished else None,
         }
         async with self.db.write() as conn:
-            done = await conn.execute(
-                update(import_checkpoints)
-                .where(c.kind == kind, c.source_key == source_key, c.scope == scope)
-                .values(**values)
+            await conn.execute(
+                upsert(conn, import_checkpoints)
+                .values(kind=kind, source_key=source_key, scope=scope, **values)
+                .on_conflict_do_update(index_elements=[c.kind, c.source_key, c.scope], set_=values)
             )
-            if not done.rowcount:
-                await conn.execute(
-                    insert(import_checkpoints).values(
-                        kind=kind, source_key=source_key, scope=scope, **values
-                    )
-                )
 
     # --- archive reads the import needs -----------------------------------------------
 
@@ -106,17 +101,13 @@ class PortingRepo:
     ) -> None:
         k = import_keys.c
         async with self.db.write() as conn:
-            done = await conn.execute(
-                update(import_keys)
-                .where(k.scope == scope, k.source == source, k.key == key)
-                .values(memory_id=memory_id)
-            )
-            if not done.rowcount:
-                await conn.execute(
-                    insert(import_keys).values(
-                        scope=scope, source=source, key=key, memory_id=memory_id, created_at=at
-                    )
+            await conn.execute(
+                upsert(conn, import_keys)
+                .values(scope=scope, source=source, key=key, memory_id=memory_id, created_at=at)
+                .on_conflict_do_update(
+                    index_elements=[k.scope, k.source, k.key], set_={"memory_id": memory_id}
                 )
+            )
 
     async def memory_citing(self, scope: str, experience_id: int, origin: str) -> int | None:
         """The newest memory of this origin resting on the experience (a run cut off

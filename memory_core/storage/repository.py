@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
+from sqlalchemy import Table
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .engine import Database
@@ -27,6 +29,14 @@ class Repository:
     def writing(self, conn: AsyncConnection | None) -> AbstractAsyncContextManager[AsyncConnection]:
         """`conn` itself (the caller's write transaction), or a write of its own."""
         return _within(conn) if conn is not None else self.db.write()
+
+
+def upsert(conn: AsyncConnection, table: Table) -> sqlite.Insert | postgresql.Insert:
+    """An INSERT of the connection's dialect that takes `on_conflict_do_nothing` /
+    `on_conflict_do_update` against a UNIQUE constraint: one statement, where a
+    look-then-insert would race another writer."""
+    module = postgresql if conn.dialect.name == "postgresql" else sqlite
+    return module.insert(table)
 
 
 @asynccontextmanager

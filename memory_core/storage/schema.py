@@ -304,6 +304,7 @@ timeline = Table(
     Column("day", String(10), nullable=False),
     Column("content", Text, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("scope", "day", "content"),
 )
 Index("ix_timeline_scope_day", timeline.c.scope, timeline.c.day)
 

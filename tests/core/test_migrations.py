@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,52 @@ async def test_0002_rebuilds_the_index_with_a_tokenizer_that_keeps_tokens_whole(
         assert [r.memory.id for r in got.items] == [written.memory.id]
     finally:
         await again.close()
+
+
+async def test_0010_keeps_one_timeline_entry_per_day_and_text(db: Database) -> None:
+    """Upgrade collapses entries written twice (first row kept), the constraint then
+    refuses a repeat; downgrade lets it in again, and upgrade collapses it again."""
+    from sqlalchemy import insert, select
+
+    from memory_core.errors import ConstraintViolation
+    from memory_core.storage.schema import timeline
+
+    at = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+    async def add(content: str, day: str = "2026-12-01") -> None:
+        async with db.write() as conn:
+            await conn.execute(
+                insert(timeline).values(scope="group:1", day=day, content=content, created_at=at)
+            )
+
+    async def rows() -> list[tuple[int, str, str]]:
+        async with db.read() as conn:
+            found = await conn.execute(
+                select(timeline.c.id, timeline.c.day, timeline.c.content).order_by(timeline.c.id)
+            )
+            return [(int(r.id), str(r.day), str(r.content)) for r in found]
+
+    await migrate.upgrade(db, "0009")
+    for content, day in [
+        ("认识了", "2026-12-01"),
+        ("认识了", "2026-12-01"),
+        ("认识了", "2026-12-02"),
+    ]:
+        await add(content, day)
+    await add("吵了一架")
+    await add("认识了")
+    await migrate.upgrade(db, "0010")
+    assert await rows() == [
+        (1, "2026-12-01", "认识了"),
+        (3, "2026-12-02", "认识了"),
+        (4, "2026-12-01", "吵了一架"),
+    ]
+    with pytest.raises(ConstraintViolation):
+        await add("吵了一架")
+
+    await migrate.downgrade(db, "0009")
+    await add("吵了一架")
+    assert len(await rows()) == 4
+    await migrate.upgrade(db)
+    assert [r[0] for r in await rows()] == [1, 3, 4]
+    assert await migrate.current_revision(db) == migrate.head_revision()
