@@ -23,7 +23,7 @@ import json
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,49 +61,43 @@ def model_folder(vectors_dir: Path, model_id: str) -> Path:
     return vectors_dir / re.sub(r"[^A-Za-z0-9._-]+", "_", model_id)
 
 
-@dataclass(frozen=True, eq=False)
 class VectorIndex:
-    model_id: str
-    dim: int
-    rows: tuple[IndexRow, ...]
-    vectors: Stored
-    _by_id: dict[int, int] = field(init=False, repr=False)
-    _subjects: dict[str, frozenset[str]] = field(init=False, repr=False)
-    _ids: npt.NDArray[np.int64] = field(init=False, repr=False)
-    _scope_rows: dict[str, npt.NDArray[np.int64]] = field(init=False, repr=False)
-    _blocks: dict[str, tuple[int, int]] = field(init=False, repr=False)
-    """scope -> (start, stop) when the scope's rows are contiguous (as `save` writes them)."""
-    _subject_codes: npt.NDArray[np.int64] = field(init=False, repr=False)
-    _subject_code: dict[str, int] = field(init=False, repr=False)
-    _selected: dict[tuple[str, frozenset[int]], Positions] = field(init=False, repr=False)
-    """The last few `select` answers: recall asks with the same cached id set until a
-    write changes it, and the selection costs more than the scoring at 10^4."""
+    """One model's vectors and the lookups recall needs, derived once from the rows.
 
-    def __post_init__(self) -> None:
-        if self.vectors.shape != (len(self.rows), self.dim):
-            raise ValueError(f"matrix {self.vectors.shape} does not fit {len(self.rows)} rows")
-        object.__setattr__(self, "_by_id", {r.memory_id: i for i, r in enumerate(self.rows)})
+    The rows and the matrix are never changed after construction; only the small
+    cache of `select` answers grows."""
+
+    def __init__(
+        self, model_id: str, dim: int, rows: tuple[IndexRow, ...], vectors: Stored
+    ) -> None:
+        if vectors.shape != (len(rows), dim):
+            raise ValueError(f"matrix {vectors.shape} does not fit {len(rows)} rows")
+        self.model_id = model_id
+        self.dim = dim
+        self.rows = rows
+        self.vectors = vectors
+        self._by_id = {r.memory_id: i for i, r in enumerate(rows)}
         subjects: dict[str, set[str]] = {}
-        for row in self.rows:
+        for row in rows:
             subjects.setdefault(row.scope, set()).add(row.subject)
-        object.__setattr__(self, "_subjects", {k: frozenset(v) for k, v in subjects.items()})
-        ids = np.fromiter((r.memory_id for r in self.rows), np.int64, len(self.rows))
-        object.__setattr__(self, "_ids", ids)
+        self._subjects = {k: frozenset(v) for k, v in subjects.items()}
+        self._ids = np.fromiter((r.memory_id for r in rows), np.int64, len(rows))
         by_scope: dict[str, list[int]] = {}
-        for i, row in enumerate(self.rows):
+        for i, row in enumerate(rows):
             by_scope.setdefault(row.scope, []).append(i)
-        object.__setattr__(
-            self, "_scope_rows", {k: np.asarray(v, np.int64) for k, v in by_scope.items()}
-        )
-        blocks = {k: (v[0], v[-1] + 1) for k, v in by_scope.items() if v[-1] - v[0] + 1 == len(v)}
-        object.__setattr__(self, "_blocks", blocks)
+        self._scope_rows = {k: np.asarray(v, np.int64) for k, v in by_scope.items()}
+        self._blocks = {
+            k: (v[0], v[-1] + 1) for k, v in by_scope.items() if v[-1] - v[0] + 1 == len(v)
+        }
+        """scope -> (start, stop) when the scope's rows are contiguous (as `save` writes them)."""
         code: dict[str, int] = {}
-        codes = np.fromiter(
-            (code.setdefault(r.subject, len(code)) for r in self.rows), np.int64, len(self.rows)
+        self._subject_codes = np.fromiter(
+            (code.setdefault(r.subject, len(code)) for r in rows), np.int64, len(rows)
         )
-        object.__setattr__(self, "_subject_codes", codes)
-        object.__setattr__(self, "_subject_code", code)
-        object.__setattr__(self, "_selected", {})
+        self._subject_code = code
+        self._selected: dict[tuple[str, frozenset[int]], Positions] = {}
+        """The last few `select` answers: recall asks with the same cached id set until a
+        write changes it, and the selection costs more than the scoring at 10^4."""
 
     @classmethod
     def empty(cls, model_id: str, dim: int) -> VectorIndex:
