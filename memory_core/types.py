@@ -14,6 +14,16 @@ RelationKind = Literal["supports", "related", "contradicts", "supersedes", "merg
 Stage = Literal["lexical", "vector", "graph"]
 """Which signal brought a recalled memory: its words (possibly its vector too), its
 vector alone, or a link / the supersede chain from another candidate."""
+CardKind = Literal[
+    "preferences",
+    "interaction_patterns",
+    "recent_status",
+    "goals",
+    "relationships",
+    "key_events",
+    "interaction_rules",
+]
+"""The seven cards the nightly run keeps per chat."""
 
 
 _SCOPE = re.compile(r"(group|private):[1-9][0-9]{0,19}")

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import get_args
 
 from memory_core.clock import Clock
 from memory_core.errors import NotFound, ValidationError
@@ -22,14 +23,14 @@ from memory_core.storage.archive_repo import (
     LinkedAttachment,
 )
 from memory_core.storage.engine import Database
-from memory_core.types import Experience, NewExperience
+from memory_core.types import Experience, NewExperience, Source
 
 from .attachments import AttachmentIngest
 from .fetcher import AttachmentFetcher, HttpxFetcher
 from .store import AttachmentStore
 from .writer import DrainReport, GroupCommitWriter
 
-SOURCES = ("realtime", "backfill", "migrated")
+SOURCES = get_args(Source)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memory_core.llm.base import ToolSpec
+from memory_core.types import MemoryType
 
-MemoryTypeArg = Literal["fact", "preference", "event", "relation", "state", "rule"]
+MemoryTypeArg = MemoryType
 
 BOT_MARK = "【机器人】"
 QUOTE_MARK = "【含机器人原话】"

@@ -14,16 +14,8 @@ from typing import Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory_core.llm.base import ChatMessage
+from memory_core.types import CardKind as CardKind
 
-CardKind = Literal[
-    "preferences",
-    "interaction_patterns",
-    "recent_status",
-    "goals",
-    "relationships",
-    "key_events",
-    "interaction_rules",
-]
 CARD_LABELS: dict[str, str] = {
     "preferences": "偏好",
     "interaction_patterns": "相处模式",

@@ -8,6 +8,8 @@ aliases). Everything else is bookkeeping or derived.
 
 from __future__ import annotations
 
+from typing import get_args
+
 from sqlalchemy import (
     Boolean,
     CheckConstraint,
@@ -23,6 +25,9 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
+from memory_core.settings import LLMJob
+from memory_core.types import CardKind, MemoryStatus, MemoryType, RelationKind, Source
+
 from .types import JSONText, UTCDateTime
 
 metadata = MetaData(
@@ -35,22 +40,14 @@ metadata = MetaData(
     }
 )
 
-SOURCES = ("realtime", "backfill", "migrated")
+SOURCES = get_args(Source)
 ATTACHMENT_STATUSES = ("stored", "cleaned", "failed")
-MEMORY_TYPES = ("fact", "preference", "event", "relation", "state", "rule")
-MEMORY_STATUSES = ("active", "retracted", "cold")
-RELATION_KINDS = ("supports", "related", "contradicts", "supersedes", "merged")
+MEMORY_TYPES = get_args(MemoryType)
+MEMORY_STATUSES = get_args(MemoryStatus)
+RELATION_KINDS = get_args(RelationKind)
 BATCH_STATES = ("queued", "delivered", "processing", "done", "failed")
 BATCH_OUTCOMES = ("extracted", "nothing")
-CARD_KINDS = (
-    "preferences",
-    "interaction_patterns",
-    "recent_status",
-    "goals",
-    "relationships",
-    "key_events",
-    "interaction_rules",
-)
+CARD_KINDS = get_args(CardKind)
 NIGHTLY_STEPS = ("settle", "diary", "cards", "states", "events", "gc")
 """`states` is step 3.5: time-bound states the diary explicitly changes."""
 NIGHTLY_STATES = ("pending", "running", "done", "failed")
@@ -381,7 +378,7 @@ Index("ix_injections_scope_id", injections.c.scope, injections.c.id)
 
 # --- model usage ------------------------------------------------------------------
 
-LLM_JOBS = ("chat", "consolidation", "nightly", "vision")
+LLM_JOBS = get_args(LLMJob)
 LLM_OUTCOMES = (
     "ok",
     "timeout",
