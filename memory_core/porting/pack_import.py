@@ -18,8 +18,8 @@ from memory_core.archive.service import ArchiveService
 from memory_core.clock import Clock
 from memory_core.errors import YujiError
 from memory_core.memories.service import Memories
-from memory_core.storage import pack_repo
 from memory_core.storage.engine import Database
+from memory_core.storage.pack_repo import PackRepo
 from memory_core.storage.porting_repo import PortingRepo
 from memory_core.types import EvidenceRef, MemoryStatus, MemoryType, NewExperience, RelationKind
 
@@ -219,9 +219,10 @@ class PackImporter:
             history.setdefault(str(c["kind"]), []).append(
                 (str(c["content"]), None if day is None else str(day))
             )
+        packs = PackRepo(self.db)
         for kind, versions in history.items():
-            await pack_repo.restore_cards(self.db, scope, kind, versions, now)
+            await packs.restore_cards(scope, kind, versions, now)
         for d in pack.get("diaries", []):
-            await pack_repo.restore_diary(self.db, scope, str(d["day"]), str(d["content"]), now)
+            await packs.restore_diary(scope, str(d["day"]), str(d["content"]), now)
         for t in pack.get("timeline", []):
-            await pack_repo.restore_timeline(self.db, scope, str(t["day"]), str(t["content"]), now)
+            await packs.restore_timeline(scope, str(t["day"]), str(t["content"]), now)

@@ -12,9 +12,9 @@ from memory_core.archive.service import ArchiveService
 from memory_core.clock import Clock
 from memory_core.memories.service import Memories
 from memory_core.settings import Settings
-from memory_core.storage import pack_repo
 from memory_core.storage.chatrecorder_repo import ChatrecorderReader
 from memory_core.storage.engine import Database
+from memory_core.storage.pack_repo import PackRepo
 from memory_core.storage.porting_repo import PortingRepo
 
 from .backup_redact import RedactedBackup, redact_backups
@@ -99,7 +99,7 @@ class Porting:
 
     async def export(self, scope: str) -> dict[str, Any]:
         """One chat's memory pack (docs/memory-pack.md), ready for `json.dump`."""
-        rows = await pack_repo.export_rows(self.db, scope)
+        rows = await PackRepo(self.db).export_rows(scope)
         return build_pack(scope, rows, exported_at=self.clock.now(), pack_id=uuid.uuid4().hex)
 
     async def import_pack(

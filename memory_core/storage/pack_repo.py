@@ -1,5 +1,6 @@
 """SQL of memory packs: everything of one chat a pack carries, read in one snapshot,
-and the nightly material (cards, diaries, timeline) a restored pack brings back."""
+and the nightly material (cards, diaries, timeline) a restored pack brings back.
+Every method takes an optional open connection (see repository.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ from typing import Any
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from .engine import Database
-from .repository import upsert
+from .repository import Repository, upsert
 from .schema import (
     aliases,
     cards,
@@ -48,61 +48,118 @@ class PackRows:
     """Memories a forget request retracted (or found retracted already)."""
 
 
-async def export_rows(db: Database, scope: str) -> PackRows:
-    rows = PackRows()
-    async with db.read() as conn:
-        m = memories.c
-        rows.memories = await _all(conn, select(memories).where(m.scope == scope).order_by(m.id))
-        ids = select(m.id).where(m.scope == scope).scalar_subquery()
-        v = memory_versions.c
-        rows.versions = await _all(
-            conn,
-            select(memory_versions).where(v.memory_id.in_(ids)).order_by(v.memory_id, v.version),
-        )
-        e, x, f = memory_evidence.c, experiences.c, fragments.c
-        rows.evidence = await _all(
-            conn,
-            select(
-                e.memory_id,
-                e.role,
-                e.source_memory_id,
-                e.fragment_id,
-                e.experience_id,
-                x.sender_id,
-                x.sender_name,
-                x.sent_at,
-                x.text,
-                f.summary,
-                f.first_sent_at,
-                redactions.c.id.label("redaction_id"),
-            )
-            .select_from(memory_evidence)
-            .outerjoin(experiences, x.id == e.experience_id)
-            .outerjoin(fragments, f.id == e.fragment_id)
-            .outerjoin(redactions, redactions.c.experience_id == e.experience_id)
-            .where(e.memory_id.in_(ids))
-            .order_by(e.memory_id, e.id),
-        )
-        r = memory_relations.c
-        rows.relations = await _all(
-            conn, select(memory_relations).where(r.scope == scope).order_by(r.id)
-        )
-        a = aliases.c
-        rows.aliases = await _all(conn, select(aliases).where(a.scope == scope).order_by(a.id))
-        c = cards.c
-        rows.cards = await _all(
-            conn, select(cards).where(c.scope == scope).order_by(c.kind, c.version)
-        )
+class PackRepo(Repository):
+    async def export_rows(self, scope: str, *, conn: AsyncConnection | None = None) -> PackRows:
+        """Everything of one chat a pack carries, in one snapshot."""
+        async with self.reading(conn) as c:
+            return await _export(c, scope)
+
+    async def restore_cards(
+        self,
+        scope: str,
+        kind: str,
+        history: Sequence[tuple[str, str | None]],
+        at: datetime,
+        *,
+        conn: AsyncConnection | None = None,
+    ) -> int:
+        """A card's versions (content, day), oldest first: all of them into a chat without
+        this card, else only the newest when it differs from the chat's current one (so a
+        rerun adds nothing). Returns the versions written."""
+        if not history:
+            return 0
+        async with self.writing(conn) as c:
+            return await _restore_cards(c, scope, kind, history, at)
+
+    async def restore_diary(
+        self,
+        scope: str,
+        day: str,
+        content: str,
+        at: datetime,
+        *,
+        conn: AsyncConnection | None = None,
+    ) -> bool:
+        """The day's diary, unless the chat already has one for that day."""
         d = diaries.c
-        rows.diaries = await _all(conn, select(diaries).where(d.scope == scope).order_by(d.day))
+        async with self.writing(conn) as c:
+            result = await c.execute(
+                upsert(c, diaries)
+                .values(scope=scope, day=day, content=content, fragment_ids=[], created_at=at)
+                .on_conflict_do_nothing(index_elements=[d.scope, d.day])
+            )
+            return result.rowcount == 1
+
+    async def restore_timeline(
+        self,
+        scope: str,
+        day: str,
+        content: str,
+        at: datetime,
+        *,
+        conn: AsyncConnection | None = None,
+    ) -> bool:
+        """The timeline entry, unless the chat already has the same one for that day."""
         t = timeline.c
-        rows.timeline = await _all(
-            conn, select(timeline).where(t.scope == scope).order_by(t.day, t.id)
+        async with self.writing(conn) as c:
+            result = await c.execute(
+                upsert(c, timeline)
+                .values(scope=scope, day=day, content=content, created_at=at)
+                .on_conflict_do_nothing(index_elements=[t.scope, t.day, t.content])
+            )
+            return result.rowcount == 1
+
+
+async def _export(conn: AsyncConnection, scope: str) -> PackRows:
+    rows = PackRows()
+    m = memories.c
+    rows.memories = await _all(conn, select(memories).where(m.scope == scope).order_by(m.id))
+    ids = select(m.id).where(m.scope == scope).scalar_subquery()
+    v = memory_versions.c
+    rows.versions = await _all(
+        conn,
+        select(memory_versions).where(v.memory_id.in_(ids)).order_by(v.memory_id, v.version),
+    )
+    e, x, f = memory_evidence.c, experiences.c, fragments.c
+    rows.evidence = await _all(
+        conn,
+        select(
+            e.memory_id,
+            e.role,
+            e.source_memory_id,
+            e.fragment_id,
+            e.experience_id,
+            x.sender_id,
+            x.sender_name,
+            x.sent_at,
+            x.text,
+            f.summary,
+            f.first_sent_at,
+            redactions.c.id.label("redaction_id"),
         )
-        q = forget_requests.c
-        for names, report in await conn.execute(select(q.names, q.report).where(q.scope == scope)):
-            rows.forgotten_names += [str(n) for n in names]
-            rows.forgotten_memories |= {int(i) for i in (report or {}).get("memory_ids", [])}
+        .select_from(memory_evidence)
+        .outerjoin(experiences, x.id == e.experience_id)
+        .outerjoin(fragments, f.id == e.fragment_id)
+        .outerjoin(redactions, redactions.c.experience_id == e.experience_id)
+        .where(e.memory_id.in_(ids))
+        .order_by(e.memory_id, e.id),
+    )
+    r = memory_relations.c
+    rows.relations = await _all(
+        conn, select(memory_relations).where(r.scope == scope).order_by(r.id)
+    )
+    a = aliases.c
+    rows.aliases = await _all(conn, select(aliases).where(a.scope == scope).order_by(a.id))
+    c = cards.c
+    rows.cards = await _all(conn, select(cards).where(c.scope == scope).order_by(c.kind, c.version))
+    d = diaries.c
+    rows.diaries = await _all(conn, select(diaries).where(d.scope == scope).order_by(d.day))
+    t = timeline.c
+    rows.timeline = await _all(conn, select(timeline).where(t.scope == scope).order_by(t.day, t.id))
+    q = forget_requests.c
+    for names, report in await conn.execute(select(q.names, q.report).where(q.scope == scope)):
+        rows.forgotten_names += [str(n) for n in names]
+        rows.forgotten_memories |= {int(i) for i in (report or {}).get("memory_ids", [])}
     return rows
 
 
@@ -110,60 +167,31 @@ async def _all(conn: AsyncConnection, query: Any) -> list[Row]:
     return [dict(row) for row in (await conn.execute(query)).mappings()]
 
 
-# --- restoring nightly material --------------------------------------------------------
-
-
-async def restore_cards(
-    db: Database, scope: str, kind: str, history: Sequence[tuple[str, str | None]], at: datetime
+async def _restore_cards(
+    conn: AsyncConnection,
+    scope: str,
+    kind: str,
+    history: Sequence[tuple[str, str | None]],
+    at: datetime,
 ) -> int:
-    """A card's versions (content, day), oldest first: all of them into a chat without
-    this card, else only the newest when it differs from the chat's current one (so a
-    rerun adds nothing). Returns the versions written."""
-    if not history:
-        return 0
     c = cards.c
-    async with db.write() as conn:
-        latest = (
-            await conn.execute(
-                select(c.version, c.content)
-                .where(c.scope == scope, c.kind == kind)
-                .order_by(c.version.desc())
-                .limit(1)
-            )
-        ).first()
-        todo = list(history)
-        if latest is not None:
-            todo = [] if latest.content == history[-1][0] else todo[-1:]
-        version = 0 if latest is None else int(latest.version)
-        for content, day in todo:
-            version += 1
-            await conn.execute(
-                insert(cards).values(
-                    scope=scope, kind=kind, version=version, content=content, day=day, created_at=at
-                )
-            )
-        return len(todo)
-
-
-async def restore_diary(db: Database, scope: str, day: str, content: str, at: datetime) -> bool:
-    """The day's diary, unless the chat already has one for that day."""
-    d = diaries.c
-    async with db.write() as conn:
-        result = await conn.execute(
-            upsert(conn, diaries)
-            .values(scope=scope, day=day, content=content, fragment_ids=[], created_at=at)
-            .on_conflict_do_nothing(index_elements=[d.scope, d.day])
+    latest = (
+        await conn.execute(
+            select(c.version, c.content)
+            .where(c.scope == scope, c.kind == kind)
+            .order_by(c.version.desc())
+            .limit(1)
         )
-        return result.rowcount == 1
-
-
-async def restore_timeline(db: Database, scope: str, day: str, content: str, at: datetime) -> bool:
-    """The timeline entry, unless the chat already has the same one for that day."""
-    t = timeline.c
-    async with db.write() as conn:
-        result = await conn.execute(
-            upsert(conn, timeline)
-            .values(scope=scope, day=day, content=content, created_at=at)
-            .on_conflict_do_nothing(index_elements=[t.scope, t.day, t.content])
+    ).first()
+    todo = list(history)
+    if latest is not None:
+        todo = [] if latest.content == history[-1][0] else todo[-1:]
+    version = 0 if latest is None else int(latest.version)
+    for content, day in todo:
+        version += 1
+        await conn.execute(
+            insert(cards).values(
+                scope=scope, kind=kind, version=version, content=content, day=day, created_at=at
+            )
         )
-        return result.rowcount == 1
+    return len(todo)
