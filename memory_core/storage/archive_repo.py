@@ -19,8 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.types import Experience, NewExperience, Source
 
-from .engine import Database
-from .repository import upsert
+from .repository import Repository, upsert
 from .schema import attachments, experience_attachments, experiences
 
 _T = TypeVar("_T")
@@ -65,28 +64,36 @@ class ArchiveCounts:
     attachment_bytes_stored: int
 
 
-class ArchiveRepo:
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
+class ArchiveRepo(Repository):
     # --- writes ----------------------------------------------------------------
 
     async def insert_many(
-        self, exps: Sequence[NewExperience], received_at: Sequence[datetime]
+        self,
+        exps: Sequence[NewExperience],
+        received_at: Sequence[datetime],
+        *,
+        conn: AsyncConnection | None = None,
     ) -> list[Appended]:
         """Insert in one transaction; duplicates (in the database or in `exps`) keep
         the first row and report its id with `created=False`."""
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             return await _insert_many(conn, exps, received_at)
 
     async def insert_one(self, exp: NewExperience, received_at: datetime) -> Appended:
         return (await self.insert_many([exp], [received_at]))[0]
 
     async def record_attachment(
-        self, *, sha256: str, mime: str, size: int, url: str, at: datetime
+        self,
+        *,
+        sha256: str,
+        mime: str,
+        size: int,
+        url: str,
+        at: datetime,
+        conn: AsyncConnection | None = None,
     ) -> int:
         """The row of a stored file, created once per content hash."""
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             # A known hash whose file retention had removed: the fetch just wrote it again.
             result = await conn.execute(
                 upsert(conn, attachments)
@@ -101,8 +108,10 @@ class ArchiveRepo:
             )
             return int(result.scalar_one())
 
-    async def record_failed_attachment(self, *, url: str, error: str, at: datetime) -> int:
-        async with self.db.write() as conn:
+    async def record_failed_attachment(
+        self, *, url: str, error: str, at: datetime, conn: AsyncConnection | None = None
+    ) -> int:
+        async with self.writing(conn) as conn:
             result = await conn.execute(
                 insert(attachments).values(
                     status="failed", url=url, error=error[:500], first_seen=at
@@ -110,8 +119,15 @@ class ArchiveRepo:
             )
             return int(cast(Any, result.inserted_primary_key)[0])
 
-    async def link(self, experience_id: int, attachment_id: int, segment_index: int) -> None:
-        async with self.db.write() as conn:
+    async def link(
+        self,
+        experience_id: int,
+        attachment_id: int,
+        segment_index: int,
+        *,
+        conn: AsyncConnection | None = None,
+    ) -> None:
+        async with self.writing(conn) as conn:
             # Idempotent: the single writer makes check-then-insert race-free.
             already = await conn.scalar(
                 select(func.count()).where(
@@ -131,8 +147,10 @@ class ArchiveRepo:
 
     # --- reads -----------------------------------------------------------------
 
-    async def get(self, scope: str, experience_id: int) -> Experience | None:
-        async with self.db.read() as conn:
+    async def get(
+        self, scope: str, experience_id: int, *, conn: AsyncConnection | None = None
+    ) -> Experience | None:
+        async with self.reading(conn) as conn:
             row = (
                 await conn.execute(
                     select(experiences).where(
@@ -142,11 +160,13 @@ class ArchiveRepo:
             ).first()
         return None if row is None else _experience(row)
 
-    async def get_many(self, scope: str, ids: Sequence[int]) -> list[Experience]:
+    async def get_many(
+        self, scope: str, ids: Sequence[int], *, conn: AsyncConnection | None = None
+    ) -> list[Experience]:
         if not ids:
             return []
         found: list[Experience] = []
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             for chunk in _chunks(sorted(set(ids)), ID_CHUNK):
                 rows = await conn.execute(
                     select(experiences)
@@ -156,8 +176,10 @@ class ArchiveRepo:
                 found += [_experience(r) for r in rows]
         return found
 
-    async def after(self, scope: str, after_id: int, limit: int) -> list[Experience]:
-        async with self.db.read() as conn:
+    async def after(
+        self, scope: str, after_id: int, limit: int, *, conn: AsyncConnection | None = None
+    ) -> list[Experience]:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(experiences)
                 .where(experiences.c.scope == scope, experiences.c.id > after_id)
@@ -166,15 +188,19 @@ class ArchiveRepo:
             )
             return [_experience(r) for r in rows]
 
-    async def recent(self, scope: str, limit: int, before_id: int | None) -> list[Experience]:
+    async def recent(
+        self, scope: str, limit: int, before_id: int | None, *, conn: AsyncConnection | None = None
+    ) -> list[Experience]:
         query = select(experiences).where(experiences.c.scope == scope)
         if before_id is not None:
             query = query.where(experiences.c.id < before_id)
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(query.order_by(experiences.c.id.desc()).limit(limit))
             return [_experience(r) for r in reversed(rows.all())]
 
-    async def newest_received_before(self, scope: str, before: datetime) -> Experience | None:
+    async def newest_received_before(
+        self, scope: str, before: datetime, *, conn: AsyncConnection | None = None
+    ) -> Experience | None:
         """The last message of `scope` the archive had at `before` (by arrival)."""
         query = (
             select(experiences)
@@ -182,12 +208,14 @@ class ArchiveRepo:
             .order_by(experiences.c.id.desc())
             .limit(1)
         )
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             row = (await conn.execute(query)).first()
             return None if row is None else _experience(row)
 
-    async def by_fingerprint(self, scope: str, fingerprint: str) -> Experience | None:
-        async with self.db.read() as conn:
+    async def by_fingerprint(
+        self, scope: str, fingerprint: str, *, conn: AsyncConnection | None = None
+    ) -> Experience | None:
+        async with self.reading(conn) as conn:
             row = (
                 await conn.execute(
                     select(experiences).where(
@@ -197,22 +225,24 @@ class ArchiveRepo:
             ).first()
         return None if row is None else _experience(row)
 
-    async def scopes(self) -> list[str]:
-        async with self.db.read() as conn:
+    async def scopes(self, *, conn: AsyncConnection | None = None) -> list[str]:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(experiences.c.scope).distinct().order_by(experiences.c.scope)
             )
             return [str(r[0]) for r in rows]
 
-    async def max_id(self, scope: str) -> int:
-        async with self.db.read() as conn:
+    async def max_id(self, scope: str, *, conn: AsyncConnection | None = None) -> int:
+        async with self.reading(conn) as conn:
             value = await conn.scalar(
                 select(func.max(experiences.c.id)).where(experiences.c.scope == scope)
             )
         return int(value or 0)
 
-    async def attachments_of(self, experience_id: int) -> list[LinkedAttachment]:
-        async with self.db.read() as conn:
+    async def attachments_of(
+        self, experience_id: int, *, conn: AsyncConnection | None = None
+    ) -> list[LinkedAttachment]:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(
                     experience_attachments.c.experience_id,
@@ -232,15 +262,17 @@ class ArchiveRepo:
                 for r in rows
             ]
 
-    async def attachment_by_sha(self, sha256: str) -> AttachmentRow | None:
-        async with self.db.read() as conn:
+    async def attachment_by_sha(
+        self, sha256: str, *, conn: AsyncConnection | None = None
+    ) -> AttachmentRow | None:
+        async with self.reading(conn) as conn:
             row = (
                 await conn.execute(select(attachments).where(attachments.c.sha256 == sha256))
             ).first()
         return None if row is None else _attachment(row)
 
-    async def counts(self) -> ArchiveCounts:
-        async with self.db.read() as conn:
+    async def counts(self, *, conn: AsyncConnection | None = None) -> ArchiveCounts:
+        async with self.reading(conn) as conn:
             per_scope: dict[str, dict[str, int]] = {}
             rows = await conn.execute(
                 select(experiences.c.scope, experiences.c.source, func.count())

@@ -12,9 +12,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Row, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from .engine import Database
-from .repository import upsert
+from .repository import Repository, upsert
 from .schema import chat_state, injections
 
 
@@ -76,21 +76,18 @@ class Injection:
     """Empty for replies recorded before the console existed."""
 
 
-class ChatRepo:
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
+class ChatRepo(Repository):
     # --- chat_state ------------------------------------------------------------
 
-    async def state(self, scope: str) -> ChatState:
-        async with self.db.read() as conn:
+    async def state(self, scope: str, *, conn: AsyncConnection | None = None) -> ChatState:
+        async with self.reading(conn) as conn:
             row = (
                 await conn.execute(select(chat_state).where(chat_state.c.scope == scope))
             ).first()
         return _state(row) if row is not None else ChatState(scope=scope)
 
-    async def states(self) -> list[ChatState]:
-        async with self.db.read() as conn:
+    async def states(self, *, conn: AsyncConnection | None = None) -> list[ChatState]:
+        async with self.reading(conn) as conn:
             rows = (await conn.execute(select(chat_state).order_by(chat_state.c.scope))).all()
         return [_state(row) for row in rows]
 
@@ -135,8 +132,9 @@ class ChatRepo:
         items: Sequence[InjectedItem],
         now: datetime,
         blocks: Sequence[InjectedBlock] = (),
+        conn: AsyncConnection | None = None,
     ) -> int:
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             result = await conn.execute(
                 insert(injections).values(
                     scope=scope,
@@ -150,9 +148,11 @@ class ChatRepo:
             )
             return _inserted_id(result.inserted_primary_key)
 
-    async def set_reply_fingerprint(self, injection_id: int, reply_fingerprint: str) -> None:
+    async def set_reply_fingerprint(
+        self, injection_id: int, reply_fingerprint: str, *, conn: AsyncConnection | None = None
+    ) -> None:
         """The message id of the reply, known only once it was sent."""
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             await conn.execute(
                 update(injections)
                 .where(injections.c.id == injection_id)
@@ -177,8 +177,8 @@ class ChatRepo:
         )
         return await self._one(query)
 
-    async def _one(self, query: Any) -> Injection | None:
-        async with self.db.read() as conn:
+    async def _one(self, query: Any, *, conn: AsyncConnection | None = None) -> Injection | None:
+        async with self.reading(conn) as conn:
             row = (await conn.execute(query)).first()
         return injection_of(row) if row is not None else None
 

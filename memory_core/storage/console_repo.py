@@ -12,16 +12,16 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, insert, or_, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.types import Experience, Memory, MemoryStatus, MemoryType
 
 from .archive_repo import experience_of
 from .chat_repo import Injection, injection_of
-from .engine import Database
 from .memory_sql import m, to_memory
 from .nightly_repo import Diary, StepRow, TimelineEntry, step_of
 from .redaction_repo import forgotten
-from .repository import upsert
+from .repository import Repository, upsert
 from .schema import (
     console_audit,
     console_overrides,
@@ -72,16 +72,21 @@ class MemoryFilter:
     offset: int = 0
 
 
-class ConsoleRepo:
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
+class ConsoleRepo(Repository):
     # --- audit ---------------------------------------------------------------------
 
     async def add_audit(
-        self, *, at: datetime, address: str, via: str, action: str, target: str, detail: str
+        self,
+        *,
+        at: datetime,
+        address: str,
+        via: str,
+        action: str,
+        target: str,
+        detail: str,
+        conn: AsyncConnection | None = None,
     ) -> int:
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             result = await conn.execute(
                 insert(console_audit).values(
                     at=at, address=address, via=via, action=action, target=target, detail=detail
@@ -89,9 +94,11 @@ class ConsoleRepo:
             )
             return int(result.inserted_primary_key[0])  # pyright: ignore[reportOptionalSubscript]
 
-    async def audit(self, limit: int = 200) -> list[AuditEntry]:
+    async def audit(
+        self, limit: int = 200, *, conn: AsyncConnection | None = None
+    ) -> list[AuditEntry]:
         a = console_audit.c
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(select(console_audit).order_by(a.id.desc()).limit(limit))
             return [
                 AuditEntry(r.id, r.at, r.address, r.via, r.action, r.target, r.detail) for r in rows
@@ -99,14 +106,16 @@ class ConsoleRepo:
 
     # --- overrides -----------------------------------------------------------------
 
-    async def overrides(self) -> dict[str, Any]:
-        async with self.db.read() as conn:
+    async def overrides(self, *, conn: AsyncConnection | None = None) -> dict[str, Any]:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(select(console_overrides))
             return {str(r.name): r.value for r in rows}
 
-    async def set_override(self, name: str, value: Any, at: datetime) -> None:
+    async def set_override(
+        self, name: str, value: Any, at: datetime, *, conn: AsyncConnection | None = None
+    ) -> None:
         o = console_overrides.c
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             await conn.execute(
                 upsert(conn, console_overrides)
                 .values(name=name, value=value, updated_at=at)
@@ -115,15 +124,15 @@ class ConsoleRepo:
                 )
             )
 
-    async def drop_override(self, name: str) -> None:
-        async with self.db.write() as conn:
+    async def drop_override(self, name: str, *, conn: AsyncConnection | None = None) -> None:
+        async with self.writing(conn) as conn:
             await conn.execute(delete(console_overrides).where(console_overrides.c.name == name))
 
     # --- chats and activity ----------------------------------------------------------
 
-    async def chat_counts(self) -> list[ChatCounts]:
+    async def chat_counts(self, *, conn: AsyncConnection | None = None) -> list[ChatCounts]:
         """Messages and memories per chat (every chat that has either)."""
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             counts = [
                 {
                     str(r.scope): int(r.n)
@@ -136,10 +145,12 @@ class ConsoleRepo:
         said, kept = counts
         return [ChatCounts(s, said.get(s, 0), kept.get(s, 0)) for s in sorted(said.keys() | kept)]
 
-    async def hourly(self, since: datetime) -> tuple[dict[str, int], dict[str, int]]:
+    async def hourly(
+        self, since: datetime, *, conn: AsyncConnection | None = None
+    ) -> tuple[dict[str, int], dict[str, int]]:
         """Messages and new memories since `since`, per UTC hour ("YYYY-MM-DD HH")."""
         e = experiences.c
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             result: list[dict[str, int]] = []
             for column, table in ((e.sent_at, experiences), (m.created_at, memories)):
                 hour = func.substr(column, 1, 13).label("hour")
@@ -154,7 +165,9 @@ class ConsoleRepo:
 
     # --- memories ----------------------------------------------------------------------
 
-    async def memories(self, scope: str, where: MemoryFilter) -> tuple[list[Memory], int]:
+    async def memories(
+        self, scope: str, where: MemoryFilter, *, conn: AsyncConnection | None = None
+    ) -> tuple[list[Memory], int]:
         """One page of this chat's memories, newest first, and how many match in all."""
         clauses = [m.scope == scope, ~forgotten(m.id)]
         if where.types:
@@ -163,7 +176,7 @@ class ConsoleRepo:
             clauses.append(m.status == where.status)
         if where.subject:
             clauses.append(m.subject == where.subject)
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             total = int(
                 await conn.scalar(select(func.count()).select_from(memories).where(*clauses)) or 0
             )
@@ -176,9 +189,11 @@ class ConsoleRepo:
             )
             return [to_memory(r) for r in rows], total
 
-    async def subjects(self, scope: str, limit: int = 200) -> list[str]:
+    async def subjects(
+        self, scope: str, limit: int = 200, *, conn: AsyncConnection | None = None
+    ) -> list[str]:
         """This chat's subjects, the most written about first."""
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(m.subject)
                 .where(m.scope == scope)
@@ -188,13 +203,17 @@ class ConsoleRepo:
             )
             return [str(r.subject) for r in rows]
 
-    async def scope_of_memory(self, memory_id: int) -> str | None:
-        async with self.db.read() as conn:
+    async def scope_of_memory(
+        self, memory_id: int, *, conn: AsyncConnection | None = None
+    ) -> str | None:
+        async with self.reading(conn) as conn:
             return await conn.scalar(select(m.scope).where(m.id == memory_id))
 
-    async def relations_of(self, scope: str, memory_id: int) -> list[RelationRow]:
+    async def relations_of(
+        self, scope: str, memory_id: int, *, conn: AsyncConnection | None = None
+    ) -> list[RelationRow]:
         r = memory_relations.c
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(memory_relations)
                 .where(r.scope == scope, or_(r.src_id == memory_id, r.dst_id == memory_id))
@@ -204,18 +223,22 @@ class ConsoleRepo:
 
     # --- replies, diaries, timeline -------------------------------------------------------
 
-    async def injections(self, scope: str, limit: int) -> list[Injection]:
+    async def injections(
+        self, scope: str, limit: int, *, conn: AsyncConnection | None = None
+    ) -> list[Injection]:
         """The last `limit` replies' injections of this chat, newest first."""
         i = injections.c
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(injections).where(i.scope == scope).order_by(i.id.desc()).limit(limit)
             )
             return [injection_of(r) for r in rows]
 
-    async def diaries(self, scope: str, limit: int) -> list[Diary]:
+    async def diaries(
+        self, scope: str, limit: int, *, conn: AsyncConnection | None = None
+    ) -> list[Diary]:
         d = diaries.c
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(diaries).where(d.scope == scope).order_by(d.day.desc()).limit(limit)
             )
@@ -224,9 +247,11 @@ class ConsoleRepo:
                 for r in rows
             ]
 
-    async def timeline(self, scope: str, limit: int) -> list[TimelineEntry]:
+    async def timeline(
+        self, scope: str, limit: int, *, conn: AsyncConnection | None = None
+    ) -> list[TimelineEntry]:
         t = timeline.c
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(timeline)
                 .where(t.scope == scope)
@@ -238,7 +263,14 @@ class ConsoleRepo:
     # --- archive and nightly grid ---------------------------------------------------------
 
     async def messages(
-        self, scope: str, *, start: datetime, end: datetime, text: str, limit: int
+        self,
+        scope: str,
+        *,
+        start: datetime,
+        end: datetime,
+        text: str,
+        limit: int,
+        conn: AsyncConnection | None = None,
     ) -> list[Experience]:
         """This chat's messages sent in [start, end), oldest first; with `text`, only
         those containing it (then newest first, from the whole archive)."""
@@ -248,13 +280,15 @@ class ConsoleRepo:
             query = query.where(e.text.contains(text, autoescape=True)).order_by(e.id.desc())
         else:
             query = query.where(e.sent_at >= start, e.sent_at < end).order_by(e.sent_at, e.id)
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             return [experience_of(r) for r in await conn.execute(query.limit(limit))]
 
-    async def night_grid(self, scope: str, days: int) -> list[StepRow]:
+    async def night_grid(
+        self, scope: str, days: int, *, conn: AsyncConnection | None = None
+    ) -> list[StepRow]:
         """Every step row of this chat's latest `days` nights, newest night first."""
         n = nightly_runs.c
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             latest = (
                 select(n.day).where(n.scope == scope).distinct().order_by(n.day.desc()).limit(days)
             )

@@ -29,7 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.errors import BatchError, NotFound
 
-from .engine import Database
+from .repository import Repository
 from .schema import consolidation_batches as B
 from .schema import consolidation_cursors as C
 from .schema import experiences as E
@@ -156,77 +156,93 @@ def fragment_of(row: Any) -> Fragment:
     return Fragment(**{k: m[k] for k in Fragment.__dataclass_fields__})
 
 
-class ConsolidationRepo:
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
+class ConsolidationRepo(Repository):
     # --- reads -------------------------------------------------------------------
 
-    async def pending(self, scope: str | None = None) -> list[Pending]:
+    async def pending(
+        self, scope: str | None = None, *, conn: AsyncConnection | None = None
+    ) -> list[Pending]:
         """Per chat with archived experiences (or just `scope`): acked watermark, count
         behind it, oldest. The counts are only taken for the chats returned."""
         sql = text(_PENDING_SQL if scope is None else _PENDING_SQL + "AND s.scope = :scope")
         sql = sql.columns(
             scope=String, acked=Integer, failures=Integer, cnt=Integer, oldest=UTCDateTime
         )
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = (await conn.execute(sql, {} if scope is None else {"scope": scope})).all()
         return [Pending(r.scope, r.acked, r.cnt, r.oldest, r.failures) for r in rows]
 
-    async def cursor(self, scope: str) -> Cursor:
-        async with self.db.read() as conn:
+    async def cursor(self, scope: str, *, conn: AsyncConnection | None = None) -> Cursor:
+        async with self.reading(conn) as conn:
             return await _cursor(conn, scope)
 
-    async def batch(self, batch_id: int) -> Batch:
-        async with self.db.read() as conn:
+    async def batch(self, batch_id: int, *, conn: AsyncConnection | None = None) -> Batch:
+        async with self.reading(conn) as conn:
             return await _get_batch(conn, batch_id)
 
-    async def open_batches(self) -> list[Batch]:
-        async with self.db.read() as conn:
+    async def open_batches(self, *, conn: AsyncConnection | None = None) -> list[Batch]:
+        async with self.reading(conn) as conn:
             rows = (await conn.execute(select(B).where(B.c.state.in_(OPEN_STATES)))).all()
         return [_batch(r) for r in rows]
 
-    async def batches(self, scope: str | None = None, *, limit: int = 50) -> list[Batch]:
+    async def batches(
+        self, scope: str | None = None, *, limit: int = 50, conn: AsyncConnection | None = None
+    ) -> list[Batch]:
         """Newest first."""
         query = select(B).order_by(B.c.id.desc()).limit(limit)
         if scope is not None:
             query = query.where(B.c.scope == scope)
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             return [_batch(r) for r in (await conn.execute(query)).all()]
 
-    async def started_since(self, since: datetime) -> list[datetime]:
-        async with self.db.read() as conn:
+    async def started_since(
+        self, since: datetime, *, conn: AsyncConnection | None = None
+    ) -> list[datetime]:
+        async with self.reading(conn) as conn:
             rows = (await conn.execute(select(B.c.created_at).where(B.c.created_at > since))).all()
         return [r.created_at for r in rows]
 
-    async def stale(self, before: datetime) -> list[Batch]:
+    async def stale(self, before: datetime, *, conn: AsyncConnection | None = None) -> list[Batch]:
         """Open batches whose last sign of life is older than `before`."""
         last = func.coalesce(B.c.progressed_at, B.c.delivered_at, B.c.created_at)
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = (
                 await conn.execute(select(B).where(B.c.state.in_(OPEN_STATES), last < before))
             ).all()
         return [_batch(r) for r in rows]
 
     async def fragments(
-        self, scope: str, *, archived: bool | None = None, limit: int = 200, newest: bool = False
+        self,
+        scope: str,
+        *,
+        archived: bool | None = None,
+        limit: int = 200,
+        newest: bool = False,
+        conn: AsyncConnection | None = None,
     ) -> list[Fragment]:
         """Oldest first: the first `limit`, or with `newest` the last `limit`."""
         order = F.c.id.desc() if newest else F.c.id
         query = select(F).where(F.c.scope == scope).order_by(order).limit(limit)
         if archived is not None:
             query = query.where(F.c.archived == archived)
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = [fragment_of(r) for r in (await conn.execute(query)).all()]
         return rows[::-1] if newest else rows
 
     # --- the state machine -------------------------------------------------------------
 
     async def create(
-        self, scope: str, cut: Cut, token: str, now: datetime, *, owner: str | None = None
+        self,
+        scope: str,
+        cut: Cut,
+        token: str,
+        now: datetime,
+        *,
+        owner: str | None = None,
+        conn: AsyncConnection | None = None,
     ) -> Batch | None:
         """Latch `cut` as a queued batch; None when any batch is still open (serial)."""
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             busy = await conn.scalar(
                 select(func.count()).select_from(B).where(B.c.state.in_(OPEN_STATES))
             )
@@ -261,9 +277,11 @@ class ConsolidationRepo:
             batch_id = result.inserted_primary_key[0] if result.inserted_primary_key else 0
             return await _get_batch(conn, int(batch_id))
 
-    async def delivered(self, batch_id: int, now: datetime) -> Batch:
+    async def delivered(
+        self, batch_id: int, now: datetime, *, conn: AsyncConnection | None = None
+    ) -> Batch:
         """queued -> delivered, and the chat's `delivered` watermark to the batch end."""
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             batch = await _transition(conn, batch_id, ("queued",), "delivered", now)
             await conn.execute(
                 update(C)
@@ -272,13 +290,17 @@ class ConsolidationRepo:
             )
             return batch
 
-    async def processing(self, batch_id: int, now: datetime) -> Batch:
-        async with self.db.write() as conn:
+    async def processing(
+        self, batch_id: int, now: datetime, *, conn: AsyncConnection | None = None
+    ) -> Batch:
+        async with self.writing(conn) as conn:
             return await _transition(conn, batch_id, ("delivered",), "processing", now)
 
-    async def touch(self, batch_id: int, now: datetime) -> bool:
+    async def touch(
+        self, batch_id: int, now: datetime, *, conn: AsyncConnection | None = None
+    ) -> bool:
         """Record progress; False when the batch has ended (watchdog, reconcile)."""
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             result = await conn.execute(
                 update(B)
                 .where(B.c.id == batch_id, B.c.state.in_(OPEN_STATES))
@@ -294,11 +316,18 @@ class ConsolidationRepo:
             )
 
     async def acknowledge(
-        self, batch_id: int, token: str, outcome: str, summary: str, now: datetime
+        self,
+        batch_id: int,
+        token: str,
+        outcome: str,
+        summary: str,
+        now: datetime,
+        *,
+        conn: AsyncConnection | None = None,
     ) -> int | None:
         """delivered|processing -> done; `acked` to the batch end; a fragment when
         something was extracted. Returns the fragment id."""
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             batch = await _get_batch(conn, batch_id)
             if batch.token != token:
                 raise BatchError("token does not belong to this batch")
@@ -348,16 +377,20 @@ class ConsolidationRepo:
             )
             return int(result.inserted_primary_key[0]) if result.inserted_primary_key else None
 
-    async def fail(self, batch_id: int, error: str, now: datetime) -> Failed | None:
+    async def fail(
+        self, batch_id: int, error: str, now: datetime, *, conn: AsyncConnection | None = None
+    ) -> Failed | None:
         """open -> failed; `delivered` back to `acked`. None if it had already ended."""
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             return await _fail(conn, batch_id, error, now)
 
-    async def reconcile(self, now: datetime) -> tuple[list[Batch], list[CursorFix]]:
+    async def reconcile(
+        self, now: datetime, *, conn: AsyncConnection | None = None
+    ) -> tuple[list[Batch], list[CursorFix]]:
         """Start-up repair: fail every open batch, then for every cursor move
         `acked` back to the end of its last done batch (never forward) and
         `delivered` back to `acked`."""
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             before = {
                 r.scope: (r.delivered_id, r.acked_id) for r in (await conn.execute(select(C))).all()
             }

@@ -7,9 +7,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Row, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from .engine import Database
-from .repository import upsert
+from .repository import Repository, upsert
 from .schema import nightly_scopes
 
 
@@ -24,18 +24,17 @@ class ScopeHealth:
     last_success_at: datetime | None = None
 
 
-class NightlyHealthRepo:
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
-    async def get(self, scope: str) -> ScopeHealth:
-        async with self.db.read() as conn:
+class NightlyHealthRepo(Repository):
+    async def get(self, scope: str, *, conn: AsyncConnection | None = None) -> ScopeHealth:
+        async with self.reading(conn) as conn:
             row = (
                 await conn.execute(select(nightly_scopes).where(nightly_scopes.c.scope == scope))
             ).first()
         return ScopeHealth(scope) if row is None else _health(row)
 
-    async def save(self, health: ScopeHealth, at: datetime) -> None:
+    async def save(
+        self, health: ScopeHealth, at: datetime, *, conn: AsyncConnection | None = None
+    ) -> None:
         values = {
             "consecutive_failures": health.consecutive_failures,
             "circuit_open": health.circuit_open,
@@ -45,15 +44,15 @@ class NightlyHealthRepo:
             "last_success_at": health.last_success_at,
             "updated_at": at,
         }
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             await conn.execute(
                 upsert(conn, nightly_scopes)
                 .values(scope=health.scope, **values)
                 .on_conflict_do_update(index_elements=[nightly_scopes.c.scope], set_=values)
             )
 
-    async def retries_due(self, now: datetime) -> list[str]:
-        async with self.db.read() as conn:
+    async def retries_due(self, now: datetime, *, conn: AsyncConnection | None = None) -> list[str]:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(nightly_scopes.c.scope)
                 .where(

@@ -19,8 +19,7 @@ from sqlalchemy import Row, Select, and_, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .consolidation_repo import Fragment, fragment_of
-from .engine import Database
-from .repository import upsert
+from .repository import Repository, upsert
 from .schema import (
     cards,
     diaries,
@@ -83,23 +82,31 @@ class StepRow:
     detail: dict[str, Any]
 
 
-class NightlyRepo:
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
+class NightlyRepo(Repository):
     # --- checkpoints -------------------------------------------------------------
 
-    async def steps(self, scope: str, day: str) -> dict[str, StepRow]:
-        async with self.db.read() as conn:
+    async def steps(
+        self, scope: str, day: str, *, conn: AsyncConnection | None = None
+    ) -> dict[str, StepRow]:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(nightly_runs).where(nightly_runs.c.scope == scope, nightly_runs.c.day == day)
             )
             return {str(r.step): _step(r) for r in rows}
 
-    async def begin_step(self, scope: str, day: str, step: str, at: datetime, owner: str) -> int:
+    async def begin_step(
+        self,
+        scope: str,
+        day: str,
+        step: str,
+        at: datetime,
+        owner: str,
+        *,
+        conn: AsyncConnection | None = None,
+    ) -> int:
         """Mark the step running for `owner` and count the attempt; returns the attempt
         number. The detail of an interrupted attempt (a stored reply) is kept."""
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             row = (
                 await conn.execute(
                     select(nightly_runs.c.id, nightly_runs.c.attempts, nightly_runs.c.detail).where(
@@ -136,31 +143,59 @@ class NightlyRepo:
             )
             return attempts
 
-    async def save_detail(self, scope: str, day: str, step: str, detail: Mapping[str, Any]) -> None:
+    async def save_detail(
+        self,
+        scope: str,
+        day: str,
+        step: str,
+        detail: Mapping[str, Any],
+        *,
+        conn: AsyncConnection | None = None,
+    ) -> None:
         """Progress inside a running step, so a crash resumes instead of repeating."""
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             await _set_step(conn, scope, day, step, detail=dict(detail))
 
     async def finish_step(
-        self, scope: str, day: str, step: str, at: datetime, detail: Mapping[str, Any]
+        self,
+        scope: str,
+        day: str,
+        step: str,
+        at: datetime,
+        detail: Mapping[str, Any],
+        *,
+        conn: AsyncConnection | None = None,
     ) -> None:
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             await _finish(conn, scope, day, step, at, detail)
 
-    async def fail_step(self, scope: str, day: str, step: str, at: datetime, error: str) -> None:
-        async with self.db.write() as conn:
+    async def fail_step(
+        self,
+        scope: str,
+        day: str,
+        step: str,
+        at: datetime,
+        error: str,
+        *,
+        conn: AsyncConnection | None = None,
+    ) -> None:
+        async with self.writing(conn) as conn:
             await _set_step(
                 conn, scope, day, step, state="failed", error=error[:2000], finished_at=at
             )
 
-    async def pause_step(self, scope: str, day: str, step: str, note: str) -> None:
+    async def pause_step(
+        self, scope: str, day: str, step: str, note: str, *, conn: AsyncConnection | None = None
+    ) -> None:
         """Back to `pending` (not a failure): the step waits for something, e.g. a model."""
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             await _set_step(conn, scope, day, step, state="pending", error=note[:2000])
 
-    async def last_finished_day(self, scope: str) -> str | None:
+    async def last_finished_day(
+        self, scope: str, *, conn: AsyncConnection | None = None
+    ) -> str | None:
         """The latest day whose last step (gc) is done."""
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             value = await conn.scalar(
                 select(func.max(nightly_runs.c.day)).where(
                     nightly_runs.c.scope == scope,
@@ -170,8 +205,10 @@ class NightlyRepo:
             )
         return None if value is None else str(value)
 
-    async def latest_day_steps(self, scope: str) -> list[StepRow]:
-        async with self.db.read() as conn:
+    async def latest_day_steps(
+        self, scope: str, *, conn: AsyncConnection | None = None
+    ) -> list[StepRow]:
+        async with self.reading(conn) as conn:
             day = await conn.scalar(
                 select(func.max(nightly_runs.c.day)).where(nightly_runs.c.scope == scope)
             )
@@ -184,21 +221,23 @@ class NightlyRepo:
             )
             return [_step(r) for r in rows]
 
-    async def run_scopes(self) -> list[str]:
-        async with self.db.read() as conn:
+    async def run_scopes(self, *, conn: AsyncConnection | None = None) -> list[str]:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(select(nightly_runs.c.scope).distinct())
             return sorted(str(r[0]) for r in rows)
 
     # --- fragments -----------------------------------------------------------------
 
-    async def fragment_scopes(self) -> list[str]:
-        async with self.db.read() as conn:
+    async def fragment_scopes(self, *, conn: AsyncConnection | None = None) -> list[str]:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(select(fragments.c.scope).distinct())
             return sorted(str(r[0]) for r in rows)
 
-    async def unarchived_fragments(self, scope: str, until: datetime) -> list[Fragment]:
+    async def unarchived_fragments(
+        self, scope: str, until: datetime, *, conn: AsyncConnection | None = None
+    ) -> list[Fragment]:
         """Every fragment not yet in a diary whose last message is at or before `until`."""
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(fragments)
                 .where(
@@ -210,18 +249,22 @@ class NightlyRepo:
             )
             return [fragment_of(r) for r in rows]
 
-    async def oldest_unarchived_at(self, scope: str) -> datetime | None:
-        async with self.db.read() as conn:
+    async def oldest_unarchived_at(
+        self, scope: str, *, conn: AsyncConnection | None = None
+    ) -> datetime | None:
+        async with self.reading(conn) as conn:
             return await conn.scalar(
                 select(func.min(fragments.c.last_sent_at)).where(
                     fragments.c.scope == scope, fragments.c.archived.is_(False)
                 )
             )
 
-    async def fragments_by_ids(self, scope: str, ids: Sequence[int]) -> list[Fragment]:
+    async def fragments_by_ids(
+        self, scope: str, ids: Sequence[int], *, conn: AsyncConnection | None = None
+    ) -> list[Fragment]:
         if not ids:
             return []
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(fragments)
                 .where(fragments.c.scope == scope, fragments.c.id.in_(sorted(set(ids))))
@@ -239,9 +282,11 @@ class NightlyRepo:
         fragment_ids: Sequence[int],
         at: datetime,
         detail: Mapping[str, Any],
+        *,
+        conn: AsyncConnection | None = None,
     ) -> None:
         """Diary, archived fragments and the step's checkpoint in one transaction."""
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             await conn.execute(
                 insert(diaries).values(
                     scope=scope,
@@ -259,8 +304,10 @@ class NightlyRepo:
                 )
             await _finish(conn, scope, day, "diary", at, detail)
 
-    async def diary(self, scope: str, day: str) -> Diary | None:
-        async with self.db.read() as conn:
+    async def diary(
+        self, scope: str, day: str, *, conn: AsyncConnection | None = None
+    ) -> Diary | None:
+        async with self.reading(conn) as conn:
             row = (
                 await conn.execute(
                     select(diaries).where(diaries.c.scope == scope, diaries.c.day == day)
@@ -270,12 +317,16 @@ class NightlyRepo:
 
     # --- cards and timeline ----------------------------------------------------------
 
-    async def current_cards(self, scope: str) -> dict[str, Card]:
-        async with self.db.read() as conn:
+    async def current_cards(
+        self, scope: str, *, conn: AsyncConnection | None = None
+    ) -> dict[str, Card]:
+        async with self.reading(conn) as conn:
             return {str(r.kind): _card(r) for r in await conn.execute(_cards_query(scope))}
 
-    async def card_history(self, scope: str, kind: str) -> list[Card]:
-        async with self.db.read() as conn:
+    async def card_history(
+        self, scope: str, kind: str, *, conn: AsyncConnection | None = None
+    ) -> list[Card]:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(cards)
                 .where(cards.c.scope == scope, cards.c.kind == kind)
@@ -291,10 +342,12 @@ class NightlyRepo:
         timeline_entry: str | None,
         at: datetime,
         detail: Mapping[str, Any],
+        *,
+        conn: AsyncConnection | None = None,
     ) -> None:
         """The next version of each changed card, the timeline line and the checkpoint,
         in one transaction: a crash leaves either all of it or none."""
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             for kind, content in contents.items():
                 current = await conn.scalar(
                     select(func.max(cards.c.version)).where(
@@ -321,12 +374,18 @@ class NightlyRepo:
             await _finish(conn, scope, day, "cards", at, detail)
 
     async def prompt_material(
-        self, scope: str, *, diaries: int, timeline: int, memory_ids: Sequence[int]
+        self,
+        scope: str,
+        *,
+        diaries: int,
+        timeline: int,
+        memory_ids: Sequence[int],
+        conn: AsyncConnection | None = None,
     ) -> PromptMaterial:
         """Everything the chat prompt's nightly blocks read, in one read transaction
         (this runs on every reply): current cards, the latest timeline entries and
         diaries, and the earliest evidence instant of each recalled memory."""
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             current = {str(r.kind): _card(r) for r in await conn.execute(_cards_query(scope))}
             rows = await conn.execute(_timeline_query(scope, timeline))
             entries = [
@@ -342,15 +401,23 @@ class NightlyRepo:
 
     # --- settled states ----------------------------------------------------------------
 
-    async def settled_ids(self, scope: str) -> set[int]:
-        async with self.db.read() as conn:
+    async def settled_ids(self, scope: str, *, conn: AsyncConnection | None = None) -> set[int]:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(nightly_settled.c.memory_id).where(nightly_settled.c.scope == scope)
             )
             return {int(r[0]) for r in rows}
 
-    async def mark_settled(self, scope: str, memory_id: int, day: str, at: datetime) -> None:
-        async with self.db.write() as conn:
+    async def mark_settled(
+        self,
+        scope: str,
+        memory_id: int,
+        day: str,
+        at: datetime,
+        *,
+        conn: AsyncConnection | None = None,
+    ) -> None:
+        async with self.writing(conn) as conn:
             known = await conn.scalar(
                 select(func.count()).where(nightly_settled.c.memory_id == memory_id)
             )

@@ -16,11 +16,13 @@ from datetime import datetime
 from pathlib import Path
 
 from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.errors import StorageError
 
-from .engine import BUSY_TIMEOUT_S, Database
+from .engine import BUSY_TIMEOUT_S
 from .failures import storage_error
+from .repository import Repository
 from .schema import attachments
 
 # --- whole files (blocking) -----------------------------------------------------------
@@ -130,12 +132,9 @@ class StoredAttachment:
     sha256: str
 
 
-class OpsRepo:
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
+class OpsRepo(Repository):
     async def stored_before(
-        self, cutoff: datetime, *, after_id: int, limit: int
+        self, cutoff: datetime, *, after_id: int, limit: int, conn: AsyncConnection | None = None
     ) -> list[StoredAttachment]:
         """Attachments (id > `after_id`) whose file is on disk, first seen before `cutoff`."""
         query = (
@@ -148,11 +147,13 @@ class OpsRepo:
             .order_by(attachments.c.id)
             .limit(limit)
         )
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = (await conn.execute(query)).all()
         return [StoredAttachment(id=r.id, sha256=r.sha256 or "") for r in rows]
 
-    async def mark_cleaned(self, ids: Sequence[int], at: datetime) -> int:
+    async def mark_cleaned(
+        self, ids: Sequence[int], at: datetime, *, conn: AsyncConnection | None = None
+    ) -> int:
         if not ids:
             return 0
         statement = (
@@ -160,6 +161,6 @@ class OpsRepo:
             .where(attachments.c.id.in_(list(ids)), attachments.c.status == "stored")
             .values(status="cleaned", cleaned_at=at)
         )
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             result = await conn.execute(statement)
         return int(result.rowcount)

@@ -8,26 +8,23 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from .engine import Database
-from .repository import upsert
+from .repository import Repository, upsert
 from .schema import experiences, import_checkpoints, import_keys, memories, memory_evidence
 
 FINGERPRINT_CHUNK = 900
 
 
-class PortingRepo:
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
+class PortingRepo(Repository):
     # --- checkpoints -----------------------------------------------------------------
 
     async def checkpoint(
-        self, kind: str, source_key: str, scope: str
+        self, kind: str, source_key: str, scope: str, *, conn: AsyncConnection | None = None
     ) -> tuple[int, dict[str, Any], bool] | None:
         """(position, counts, finished) of an earlier run, or None."""
         c = import_checkpoints.c
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             row = (
                 await conn.execute(
                     select(c.position, c.counts, c.finished_at).where(
@@ -49,6 +46,7 @@ class PortingRepo:
         counts: dict[str, Any],
         at: datetime,
         finished: bool = False,
+        conn: AsyncConnection | None = None,
     ) -> None:
         c = import_checkpoints.c
         values: dict[str, Any] = {
@@ -57,7 +55,7 @@ class PortingRepo:
             "updated_at": at,
             "finished_at": at if finished else None,
         }
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             await conn.execute(
                 upsert(conn, import_checkpoints)
                 .values(kind=kind, source_key=source_key, scope=scope, **values)
@@ -66,10 +64,12 @@ class PortingRepo:
 
     # --- archive reads the import needs -----------------------------------------------
 
-    async def existing_fingerprints(self, scope: str, fingerprints: Sequence[str]) -> set[str]:
+    async def existing_fingerprints(
+        self, scope: str, fingerprints: Sequence[str], *, conn: AsyncConnection | None = None
+    ) -> set[str]:
         found: set[str] = set()
         e = experiences.c
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             for start in range(0, len(fingerprints), FINGERPRINT_CHUNK):
                 chunk = list(fingerprints[start : start + FINGERPRINT_CHUNK])
                 rows = await conn.execute(
@@ -80,27 +80,38 @@ class PortingRepo:
 
     # --- import keys ------------------------------------------------------------------
 
-    async def keyed_memory(self, scope: str, source: str, key: str) -> int | None:
+    async def keyed_memory(
+        self, scope: str, source: str, key: str, *, conn: AsyncConnection | None = None
+    ) -> int | None:
         k = import_keys.c
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             value = await conn.scalar(
                 select(k.memory_id).where(k.scope == scope, k.source == source, k.key == key)
             )
         return None if value is None else int(value)
 
-    async def keyed_memories(self, scope: str, source: str) -> dict[str, int]:
+    async def keyed_memories(
+        self, scope: str, source: str, *, conn: AsyncConnection | None = None
+    ) -> dict[str, int]:
         k = import_keys.c
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(k.key, k.memory_id).where(k.scope == scope, k.source == source)
             )
             return {str(key): int(mid) for key, mid in rows}
 
     async def set_key(
-        self, scope: str, source: str, key: str, memory_id: int, at: datetime
+        self,
+        scope: str,
+        source: str,
+        key: str,
+        memory_id: int,
+        at: datetime,
+        *,
+        conn: AsyncConnection | None = None,
     ) -> None:
         k = import_keys.c
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             await conn.execute(
                 upsert(conn, import_keys)
                 .values(scope=scope, source=source, key=key, memory_id=memory_id, created_at=at)
@@ -109,11 +120,13 @@ class PortingRepo:
                 )
             )
 
-    async def memory_citing(self, scope: str, experience_id: int, origin: str) -> int | None:
+    async def memory_citing(
+        self, scope: str, experience_id: int, origin: str, *, conn: AsyncConnection | None = None
+    ) -> int | None:
         """The newest memory of this origin resting on the experience (a run cut off
         between writing a memory and recording its key finds it here)."""
         e = memory_evidence.c
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             value = await conn.scalar(
                 select(memories.c.id)
                 .join(memory_evidence, e.memory_id == memories.c.id)

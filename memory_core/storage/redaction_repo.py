@@ -15,9 +15,10 @@ from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import and_, case, delete, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from .engine import Database
 from .memory_sql import memory_fts
+from .repository import Repository
 from .schema import (
     aliases,
     attachments,
@@ -59,19 +60,23 @@ class ForgetRequest:
     finished_at: datetime | None
 
 
-class RedactionRepo:
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
+class RedactionRepo(Repository):
     # --- the request ------------------------------------------------------------------
 
     async def open_request(
-        self, scope: str, user_id: str, requested_by: str, names: Sequence[str], at: datetime
+        self,
+        scope: str,
+        user_id: str,
+        requested_by: str,
+        names: Sequence[str],
+        at: datetime,
+        *,
+        conn: AsyncConnection | None = None,
     ) -> ForgetRequest:
         """The unfinished request for this person here (an interrupted run), its names
         widened by `names`; else a new one."""
         q = forget_requests.c
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             row = (
                 await conn.execute(
                     select(forget_requests).where(
@@ -104,29 +109,40 @@ class RedactionRepo:
             found = (await conn.execute(select(forget_requests).where(q.id == request_id))).first()
         return _request(found)
 
-    async def finish_request(self, request_id: int, report: dict[str, Any], at: datetime) -> None:
-        async with self.db.write() as conn:
+    async def finish_request(
+        self,
+        request_id: int,
+        report: dict[str, Any],
+        at: datetime,
+        *,
+        conn: AsyncConnection | None = None,
+    ) -> None:
+        async with self.writing(conn) as conn:
             await conn.execute(
                 update(forget_requests)
                 .where(forget_requests.c.id == request_id)
                 .values(state="done", report=report, finished_at=at, cards_done_at=at)
             )
 
-    async def requests(self, scope: str | None = None) -> list[ForgetRequest]:
+    async def requests(
+        self, scope: str | None = None, *, conn: AsyncConnection | None = None
+    ) -> list[ForgetRequest]:
         q = forget_requests.c
         query = select(forget_requests).order_by(q.id)
         if scope is not None:
             query = query.where(q.scope == scope)
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             return [_request(r) for r in await conn.execute(query)]
 
     # --- who they are -----------------------------------------------------------------
 
-    async def names_of(self, scope: str, user_id: str) -> set[str]:
+    async def names_of(
+        self, scope: str, user_id: str, *, conn: AsyncConnection | None = None
+    ) -> set[str]:
         """The person's QQ number, every display name they had here, and every alias
         that leads to or from one of those."""
         e, a = experiences.c, aliases.c
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(e.sender_name)
                 .where(e.scope == scope, e.sender_id == user_id, e.sender_name != "")
@@ -146,10 +162,12 @@ class RedactionRepo:
             names = grown
         return {n.strip() for n in names if n.strip()}
 
-    async def memories_of(self, scope: str, user_id: str, names: Iterable[str]) -> list[int]:
+    async def memories_of(
+        self, scope: str, user_id: str, names: Iterable[str], *, conn: AsyncConnection | None = None
+    ) -> list[int]:
         """Every memory (any status) about the person, or resting only on their messages."""
         m, ev, x = memories.c, memory_evidence.c, experiences.c
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             about = {
                 int(r[0])
                 for r in await conn.execute(
@@ -167,10 +185,12 @@ class RedactionRepo:
             only = {int(r[0]) for r in await conn.execute(theirs)}
         return sorted(about | only)
 
-    async def messages_of(self, scope: str, user_id: str) -> tuple[int, int]:
+    async def messages_of(
+        self, scope: str, user_id: str, *, conn: AsyncConnection | None = None
+    ) -> tuple[int, int]:
         """(their messages, of which already tombstoned)."""
         x = experiences.c
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             total = await conn.scalar(
                 select(func.count()).where(x.scope == scope, x.sender_id == user_id)
             )
@@ -184,11 +204,19 @@ class RedactionRepo:
 
     # --- the redaction ----------------------------------------------------------------
 
-    async def redact_next(self, request_id: int, scope: str, user_id: str, at: datetime) -> int:
+    async def redact_next(
+        self,
+        request_id: int,
+        scope: str,
+        user_id: str,
+        at: datetime,
+        *,
+        conn: AsyncConnection | None = None,
+    ) -> int:
         """Tombstone up to CHUNK of the person's messages not yet redacted, each with its
         audit row, in one transaction; returns how many (0: all done)."""
         x, r = experiences.c, redactions.c
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             ids = [
                 int(row[0])
                 for row in await conn.execute(
@@ -240,7 +268,9 @@ class RedactionRepo:
         async with self.db.engine.connect() as conn:
             await conn.exec_driver_sql("VACUUM")
 
-    async def attachments_only_theirs(self, scope: str, user_id: str) -> list[tuple[int, str]]:
+    async def attachments_only_theirs(
+        self, scope: str, user_id: str, *, conn: AsyncConnection | None = None
+    ) -> list[tuple[int, str]]:
         """(id, sha256) of stored files no message of anyone else links to."""
         x, ea, a = experiences.c, experience_attachments.c, attachments.c
         others = (
@@ -248,7 +278,7 @@ class RedactionRepo:
             .join(experiences, x.id == ea.experience_id)
             .where(~and_(x.scope == scope, x.sender_id == user_id))
         )
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(a.id, a.sha256)
                 .join(experience_attachments, ea.attachment_id == a.id)
@@ -264,37 +294,47 @@ class RedactionRepo:
             )
             return [(int(i), str(s)) for i, s in rows]
 
-    async def mark_cleaned(self, ids: Sequence[int], at: datetime) -> None:
+    async def mark_cleaned(
+        self, ids: Sequence[int], at: datetime, *, conn: AsyncConnection | None = None
+    ) -> None:
         if ids:
-            async with self.db.write() as conn:
+            async with self.writing(conn) as conn:
                 await conn.execute(
                     update(attachments)
                     .where(attachments.c.id.in_(list(ids)))
                     .values(status="cleaned", cleaned_at=at)
                 )
 
-    async def drop_index_rows(self, memory_ids: Sequence[int]) -> None:
+    async def drop_index_rows(
+        self, memory_ids: Sequence[int], *, conn: AsyncConnection | None = None
+    ) -> None:
         """The forgotten memories leave the derived full-text index."""
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             for start in range(0, len(memory_ids), CHUNK):
                 chunk = list(memory_ids[start : start + CHUNK])
                 await conn.execute(delete(memory_fts).where(memory_fts.c.rowid.in_(chunk)))
 
     # --- derived text naming them ------------------------------------------------------
 
-    async def fragments_naming(self, scope: str, names: Sequence[str]) -> list[tuple[int, str]]:
+    async def fragments_naming(
+        self, scope: str, names: Sequence[str], *, conn: AsyncConnection | None = None
+    ) -> list[tuple[int, str]]:
         f = fragments.c
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(select(f.id, f.summary).where(f.scope == scope))
             return [(int(i), str(s)) for i, s in rows if any(n in str(s) for n in names)]
 
-    async def rewrite_fragment(self, fragment_id: int, summary: str) -> None:
-        async with self.db.write() as conn:
+    async def rewrite_fragment(
+        self, fragment_id: int, summary: str, *, conn: AsyncConnection | None = None
+    ) -> None:
+        async with self.writing(conn) as conn:
             await conn.execute(
                 update(fragments).where(fragments.c.id == fragment_id).values(summary=summary)
             )
 
-    async def latest_cards(self, scope: str) -> list[tuple[str, int, str]]:
+    async def latest_cards(
+        self, scope: str, *, conn: AsyncConnection | None = None
+    ) -> list[tuple[str, int, str]]:
         """(kind, version, content) of each card's current version."""
         c = cards.c
         newest = (
@@ -303,7 +343,7 @@ class RedactionRepo:
             .group_by(c.kind)
             .subquery()
         )
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(c.kind, c.version, c.content).join(
                     newest,
@@ -313,9 +353,16 @@ class RedactionRepo:
             return [(str(k), int(v), str(t)) for k, v, t in rows]
 
     async def add_card_version(
-        self, scope: str, kind: str, after: int, content: str, at: datetime
+        self,
+        scope: str,
+        kind: str,
+        after: int,
+        content: str,
+        at: datetime,
+        *,
+        conn: AsyncConnection | None = None,
     ) -> None:
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             await conn.execute(
                 insert(cards).values(
                     scope=scope, kind=kind, version=after + 1, content=content, created_at=at

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import case, func, insert, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from .engine import Database
+from .repository import Repository
 from .schema import llm_usage
 
 
@@ -42,12 +43,9 @@ class JobTotals:
         return self.prompt_tokens + self.completion_tokens
 
 
-class UsageRepo:
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
-    async def record(self, row: UsageRow) -> None:
-        async with self.db.write() as conn:
+class UsageRepo(Repository):
+    async def record(self, row: UsageRow, *, conn: AsyncConnection | None = None) -> None:
+        async with self.writing(conn) as conn:
             await conn.execute(
                 insert(llm_usage).values(
                     at=row.at,
@@ -62,7 +60,9 @@ class UsageRepo:
                 )
             )
 
-    async def totals(self, since: datetime, *, scope: str | None = None) -> list[JobTotals]:
+    async def totals(
+        self, since: datetime, *, scope: str | None = None, conn: AsyncConnection | None = None
+    ) -> list[JobTotals]:
         """Per job, every call at or after `since` (of one chat when `scope` is given)."""
         c = llm_usage.c
         query = (
@@ -80,18 +80,20 @@ class UsageRepo:
         )
         if scope is not None:
             query = query.where(c.scope == scope)
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = (await conn.execute(query)).all()
         return [
             JobTotals(str(job), int(n), int(bad or 0), int(p or 0), int(comp or 0), int(ca or 0))
             for job, n, bad, p, comp, ca in rows
         ]
 
-    async def rows(self, *, limit: int = 100) -> list[UsageRow]:
+    async def rows(
+        self, *, limit: int = 100, conn: AsyncConnection | None = None
+    ) -> list[UsageRow]:
         """The newest calls first."""
         c = llm_usage.c
         query = select(llm_usage).order_by(c.id.desc()).limit(limit)
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             result = (await conn.execute(query)).all()
         return [
             UsageRow(

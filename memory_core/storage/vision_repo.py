@@ -13,8 +13,9 @@ from datetime import datetime
 from typing import TypeVarTuple
 
 from sqlalchemy import Select, and_, func, insert, literal, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from .engine import Database
+from .repository import Repository
 from .schema import attachments, experience_attachments, image_descriptions
 
 _Ts = TypeVarTuple("_Ts")
@@ -35,15 +36,14 @@ def _unseen(query: Select[*_Ts]) -> Select[*_Ts]:
     )
 
 
-class VisionRepo:
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
-    async def claim(self, now: datetime, limit: int) -> list[QueuedImage]:
+class VisionRepo(Repository):
+    async def claim(
+        self, now: datetime, limit: int, *, conn: AsyncConnection | None = None
+    ) -> list[QueuedImage]:
         """Up to `limit` images never seen by the vision model, marked pending."""
         a = attachments.c
         query = _unseen(select(a.sha256, a.mime)).order_by(a.id).limit(limit)
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             rows = (await conn.execute(query)).all()
             if rows:
                 await conn.execute(
@@ -67,9 +67,11 @@ class VisionRepo:
                 .values(finished_at=now, **values)
             )
 
-    async def release_stale(self, queued_before: datetime, now: datetime) -> int:
+    async def release_stale(
+        self, queued_before: datetime, now: datetime, *, conn: AsyncConnection | None = None
+    ) -> int:
         d = image_descriptions.c
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             result = await conn.execute(
                 update(image_descriptions)
                 .where(d.status == "pending", d.queued_at < queued_before)
@@ -77,7 +79,9 @@ class VisionRepo:
             )
         return int(result.rowcount or 0)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
 
-    async def skip_unclaimed(self, first_seen_before: datetime, now: datetime) -> int:
+    async def skip_unclaimed(
+        self, first_seen_before: datetime, now: datetime, *, conn: AsyncConnection | None = None
+    ) -> int:
         """Images first seen before `first_seen_before` and never claimed (a backlog the
         worker did not reach in time, or images from before a vision model was set):
         failed, so the queue only ever holds new images."""
@@ -92,11 +96,13 @@ class VisionRepo:
             )
         ).where(a.first_seen < first_seen_before)
         columns = ["sha256", "status", "error", "queued_at", "finished_at"]
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             result = await conn.execute(insert(image_descriptions).from_select(columns, waiting))
         return int(result.rowcount or 0)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
 
-    async def descriptions(self, experience_ids: Sequence[int]) -> dict[int, list[str | None]]:
+    async def descriptions(
+        self, experience_ids: Sequence[int], *, conn: AsyncConnection | None = None
+    ) -> dict[int, list[str | None]]:
         """experience id -> its linked images' descriptions in segment order (None for
         an image without one), for the experiences that have images at all."""
         if not experience_ids:
@@ -109,15 +115,15 @@ class VisionRepo:
             .where(ea.experience_id.in_(list(experience_ids)), a.mime.like("image/%"))
             .order_by(ea.experience_id, ea.segment_index)
         )
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = (await conn.execute(query)).all()
         out: dict[int, list[str | None]] = {}
         for exp_id, description, status in rows:
             out.setdefault(int(exp_id), []).append(description if status == "done" else None)
         return out
 
-    async def counts(self) -> dict[str, int]:
+    async def counts(self, *, conn: AsyncConnection | None = None) -> dict[str, int]:
         d = image_descriptions.c
-        async with self.db.read() as conn:
+        async with self.reading(conn) as conn:
             rows = (await conn.execute(select(d.status, func.count()).group_by(d.status))).all()
         return {str(status): int(n) for status, n in rows}
