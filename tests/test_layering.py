@@ -147,3 +147,16 @@ def _path_back(graph: dict[str, dict[str, str]], start: str) -> list[str] | None
         seen.add(last)
         stack.extend([*path, nxt] for nxt in sorted(graph.get(last, {})))
     return None
+
+
+def test_sql_lives_in_storage() -> None:
+    """Only the storage layer builds statements: outside it, SQLAlchemy appears only as
+    the connection type a service passes to compose repository calls in one transaction."""
+    offenders = [
+        f"{where}:{line} imports {target}"
+        for where, line, target in imports()
+        if target.split(".")[0] == "sqlalchemy"
+        and not where.startswith("memory_core/storage/")
+        and target != "sqlalchemy.ext.asyncio"
+    ]
+    assert offenders == [], "SQL outside memory_core/storage:\n" + "\n".join(offenders)

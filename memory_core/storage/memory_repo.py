@@ -11,7 +11,7 @@ also filters on scope: an id of another chat reads as missing. Longer statements
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -210,28 +210,12 @@ class MemoryRepo(Repository):
     ) -> list[MemoryVersion]:
         """Every version of the memory, oldest first."""
         v = versions.c
+        columns = [v[f.name] for f in fields(MemoryVersion)]
         async with self.reading(conn) as c:
             rows = await c.execute(
-                select(versions).where(v.memory_id == memory_id).order_by(v.version)
+                select(*columns).where(v.memory_id == memory_id).order_by(v.version)
             )
-            return [
-                MemoryVersion(
-                    memory_id=row.memory_id,
-                    version=row.version,
-                    type=row.type,
-                    subject=row.subject,
-                    content=row.content,
-                    importance=row.importance,
-                    confidence=row.confidence,
-                    status=row.status,
-                    valid_from=row.valid_from,
-                    valid_to=row.valid_to,
-                    changed_at=row.changed_at,
-                    changed_by=row.changed_by,
-                    reason=row.reason,
-                )
-                for row in rows
-            ]
+            return [MemoryVersion(**row) for row in rows.mappings()]
 
     async def changed_by(
         self, memory_id: int, actor: str, *, conn: AsyncConnection | None = None
