@@ -24,7 +24,7 @@ from .memories.service import Memories
 from .nightly.days import parse_cutoff
 from .nightly.service import NightlyService
 from .ops.alerts import AlertGate, AlertSink
-from .ops.capacity import STORAGE_FULL_KEY, STORAGE_WRITABLE_TEXT, storage_full_text
+from .ops.capacity import StorageFullAlerts
 from .ops.service import OpsService
 from .ops.telegram import make_alert_sink
 from .porting.service import Porting
@@ -122,8 +122,9 @@ class Yuji:
             settings.alert_dedup_s,
             log=AlertRepo(db),
         )
-        db.on_full = lambda detail: alerts.fire(STORAGE_FULL_KEY, storage_full_text(detail))
-        db.on_writable = lambda: alerts.recover(STORAGE_FULL_KEY, STORAGE_WRITABLE_TEXT)
+        # The gate logs into the database, so the database learns of it afterwards.
+        storage_alerts = StorageFullAlerts(alerts)
+        db.on_full, db.on_writable = storage_alerts.full, storage_alerts.writable
         ops = OpsService(db, settings, clock, alerts)
         vectors = Dense(settings, embedder=embedder) if settings.vector_mode != "off" else None
         recall = Recall(
@@ -136,9 +137,12 @@ class Yuji:
             clock,
             archive=archive,
             memories=memories,
-            llm=lambda: models.consolidation,
-            alerts=lambda: alerts,
+            llm=models.consolidation,
+            alerts=alerts,
             describe=images.texts,
+        )
+        porting = Porting(
+            db, settings, clock, archive=archive, memories=memories, on_change=recall.invalidate
         )
         nightly = NightlyService(
             db,
@@ -148,6 +152,7 @@ class Yuji:
             archive=archive,
             llm=models.nightly,
             alerts=alerts,
+            after_cards=porting.forgetting.scrub_cards,
         )
         chat_state = ChatRepo(db)
         usage = UsageReport(usage_repo, clock, ZoneInfo(settings.timezone))
@@ -183,10 +188,6 @@ class Yuji:
             status=chat_status,
             cards=nightly,
         )
-        porting = Porting(
-            db, settings, clock, archive=archive, memories=memories, on_change=recall.invalidate
-        )
-        nightly.after_cards = porting.forgetting.scrub_cards
         console = ConsoleService(
             db=db,
             settings=settings,
@@ -223,6 +224,7 @@ class Yuji:
             models=models,
             vision=images,
         )
+        # The one link made after construction: the console retunes the core holding it.
         console.retune = core.retune
         await console.load_overrides()
         return core

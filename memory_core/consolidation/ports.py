@@ -1,69 +1,23 @@
-"""What consolidation needs from `core.memories` (the recall area owns the real one).
+"""What consolidation needs from `core.memories`, named by the calls it makes.
 
-Structural: the memories service satisfies this without importing it, and tests can
-pass a small fake. Signatures follow the contract in coordination notes.
+The write and edit signatures are `memories.ports`' (written once); the memories
+service satisfies this structurally, and tests pass `FakeMemories`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from memory_core.types import EvidenceRef, Memory, MemoryType
-
-
-class WriteOutcomeLike(Protocol):
-    @property
-    def memory(self) -> Memory: ...
-    @property
-    def near_duplicate(self) -> Memory | None: ...
-    @property
-    def similarity(self) -> float: ...
+from memory_core.memories.outcomes import SupersedeOutcome
+from memory_core.memories.ports import EditsMemories, WritesMemories
+from memory_core.types import Memory
 
 
-class SupersedeOutcomeLike(Protocol):
-    @property
-    def applied(self) -> bool: ...
-    @property
-    def detail(self) -> str: ...
-
-
-class MemoryStore(Protocol):
-    async def write(
-        self,
-        scope: str,
-        *,
-        type: MemoryType,
-        subject: str,
-        content: str,
-        evidence: Sequence[EvidenceRef],
-        importance: float = ...,
-        confidence: float = ...,
-        valid_from: datetime | None = ...,
-        valid_to: datetime | None = ...,
-        origin: str = ...,
-        changed_by: str = ...,
-    ) -> WriteOutcomeLike: ...
-
-    async def edit(
-        self,
-        scope: str,
-        memory_id: int,
-        *,
-        content: str | None = ...,
-        subject: str | None = ...,
-        importance: float | None = ...,
-        confidence: float | None = ...,
-        valid_to: datetime | None = ...,
-        reason: str,
-        changed_by: str,
-        evidence: Sequence[EvidenceRef] = ...,
-    ) -> Memory: ...
-
+class MemoryStore(WritesMemories, EditsMemories, Protocol):
     async def supersede(
         self, scope: str, old_id: int, new_id: int, *, reason: str, changed_by: str
-    ) -> SupersedeOutcomeLike: ...
+    ) -> SupersedeOutcome: ...
 
     async def contradict(
         self, scope: str, a_id: int, b_id: int, *, reason: str, changed_by: str
@@ -80,3 +34,10 @@ class MemoryStore(Protocol):
     async def search(
         self, scope: str, text: str, *, limit: int = ..., now: datetime | None = ...
     ) -> list[Memory]: ...
+
+
+if TYPE_CHECKING:  # the fakes are these ports, checked by pyright
+    from memory_core.memories.fake import FakeMemories
+
+    def _conform(memories: FakeMemories) -> MemoryStore:  # pyright: ignore[reportUnusedFunction]
+        return memories

@@ -25,6 +25,7 @@ from memory_core.archive.service import ArchiveService
 from memory_core.clock import Clock
 from memory_core.errors import LLMUnavailable, NotFound
 from memory_core.llm.base import LLMClient
+from memory_core.memories.outcomes import WriteOutcome
 from memory_core.ops.alerts import AlertSink, LogAlertSink
 from memory_core.prompts.consolidation import Line, clip, quotes_bot_text
 from memory_core.settings import Settings
@@ -39,7 +40,7 @@ from memory_core.types import EvidenceRef, Experience, MemoryType
 
 from . import selection
 from .owner import Owner, owner_alive, this_process
-from .ports import MemoryStore, WriteOutcomeLike
+from .ports import MemoryStore
 from .runner import LACKS_TOOLS, BatchReport, BatchRunner, batch_report
 from .tools import BatchTools, BatchView
 
@@ -70,8 +71,8 @@ class ConsolidationService:
         *,
         archive: ArchiveService,
         memories: MemoryStore,
-        llm: Callable[[], LLMClient | None],
-        alerts: Callable[[], AlertSink] = LogAlertSink,
+        llm: LLMClient | None,
+        alerts: AlertSink | None = None,
         describe: Callable[[Sequence[Experience]], Awaitable[dict[int, str]]] | None = None,
     ) -> None:
         self.settings = settings
@@ -80,7 +81,7 @@ class ConsolidationService:
         self.archive = archive
         self.memories = memories
         self._llm = llm
-        self._alerts = alerts
+        self._alerts = alerts or LogAlertSink()
         self._describe = describe
         self.zone = ZoneInfo(settings.timezone)
         self.limits = selection.Limits(
@@ -105,7 +106,7 @@ class ConsolidationService:
     async def run_once(
         self, *, scope: str | None = None, force: bool = False
     ) -> BatchReport | None:
-        llm = self._llm()
+        llm = self._llm
         if llm is None:
             raise LLMUnavailable("no model configured: consolidation waits (YUJI_LLM_*)")
         self.blocked = None
@@ -257,19 +258,19 @@ class ConsolidationService:
         if report.lacks_tools:
             self.lacks_tools = f"{LACKS_TOOLS}; consolidation stopped (chat still works)"
             log.error("consolidation: %s: %s", self.lacks_tools, report.error)
-            self._alerts().fire("consolidation:tools", f"{self.lacks_tools}: {report.error}")
+            self._alerts.fire("consolidation:tools", f"{self.lacks_tools}: {report.error}")
             return
         if report.state != "done":
             self._streak(report.scope, report.consecutive_failures, report.error)
         elif previous_failures >= self.settings.batch_failures_before_alert:
-            self._alerts().recover(
+            self._alerts.recover(
                 f"consolidation:{report.scope}", f"{report.scope}: consolidation works again"
             )
 
     def _streak(self, scope: str, failures: int, last_error: str | None) -> None:
         """Alert once a chat's failed batches in a row reach the threshold."""
         if failures >= self.settings.batch_failures_before_alert:
-            self._alerts().fire(
+            self._alerts.fire(
                 f"consolidation:{scope}",
                 f"{scope}: {failures} consolidation batches failed in a row; "
                 f"last error: {last_error}",
@@ -302,7 +303,7 @@ class ConsolidationService:
             task = self._running.pop(batch.id, None)
             if task is not None:
                 task.cancel()
-            self._alerts().fire(
+            self._alerts.fire(
                 f"consolidation-watchdog:{batch.scope}",
                 f"{batch.scope}: batch {batch.id} made no progress for {stale_s}s and was failed",
             )
@@ -333,7 +334,7 @@ class ConsolidationService:
         importance: float = 0.9,
         confidence: float = 1.0,
         changed_by: str = "remember",
-    ) -> WriteOutcomeLike:
+    ) -> WriteOutcome:
         """An immediate memory outside any batch, resting on one experience of `scope`."""
         await self.archive.flush()
         try:

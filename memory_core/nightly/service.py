@@ -45,7 +45,7 @@ from .days import (
     parse_day,
     pending_days,
 )
-from .ports import ArchivePort, MemoryPort
+from .ports import ChatScopes, MemoryPort
 from .status import status_lines
 from .steps import STEPS
 from .types import LastRun, NightlyBlocks, StepReport, StepStatus
@@ -66,9 +66,10 @@ class NightlyService:
         clock: Clock,
         *,
         memories: MemoryPort,
-        archive: ArchivePort,
+        archive: ChatScopes,
         llm: LLMClient | None,
         alerts: AlertSink,
+        after_cards: Callable[[str], Awaitable[int]] | None = None,
     ) -> None:
         self.repo = NightlyRepo(db)
         self.health = NightlyHealthRepo(db)
@@ -81,7 +82,7 @@ class NightlyService:
         self._lock = asyncio.Lock()
         self.owner = uuid.uuid4().hex[:12]
         """This process's mark on the steps it runs (a lease against other processes)."""
-        self.after_cards: Callable[[str], Awaitable[int]] | None = None
+        self.after_cards = after_cards
         """Run after a chat's cards are written: takes forgotten people out of them."""
 
     # --- running ---------------------------------------------------------------------

@@ -11,9 +11,24 @@ from pathlib import Path
 
 from memory_core.settings import Settings
 
+from .alerts import AlertSink
+
 CAPACITY_ALERT_KEY = "capacity"
 STORAGE_FULL_KEY = "storage-full"
 STORAGE_WRITABLE_TEXT = "数据库又能写入了：消息照常存档。"
+
+
+@dataclass(frozen=True, slots=True)
+class StorageFullAlerts:
+    """The database's `on_full` / `on_writable`, as one alert key that fires and recovers."""
+
+    alerts: AlertSink
+
+    def full(self, detail: str) -> None:
+        self.alerts.fire(STORAGE_FULL_KEY, storage_full_text(detail))
+
+    def writable(self) -> None:
+        self.alerts.recover(STORAGE_FULL_KEY, STORAGE_WRITABLE_TEXT)
 
 
 def storage_full_text(detail: str) -> str:

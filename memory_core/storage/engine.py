@@ -43,7 +43,14 @@ YIELD_POLL_S = 0.01
 
 
 class Database:
-    def __init__(self, url: str, *, busy_timeout_s: float = BUSY_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        busy_timeout_s: float = BUSY_TIMEOUT_S,
+        on_full: Callable[[str], None] | None = None,
+        on_writable: Callable[[], None] | None = None,
+    ) -> None:
         self.url = url
         self.busy_timeout_s = busy_timeout_s
         self.is_sqlite = url.startswith("sqlite")
@@ -64,8 +71,8 @@ class Database:
 
             event.listen(self.engine.sync_engine, "connect", on_connect)
         self._write_lock = asyncio.Lock()
-        self.on_full: Callable[[str], None] | None = None
-        self.on_writable: Callable[[], None] | None = None
+        self.on_full = on_full
+        self.on_writable = on_writable
         self.full = False
         """The last write failed for want of room."""
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from memory_core import Yuji
+from memory_core import FakeClock, Yuji
 from memory_core.chat.backfill import backfill_group, fetch_history
+from memory_core.chat.fake import FakeArchive
 from memory_core.types import NewExperience, group_scope
 
 GROUP = 555
@@ -247,3 +248,17 @@ async def test_catch_up_of_a_chat_never_heard_fetches_one_bounded_page_run(core:
         heard_before=core.clock.now(),
     )
     assert report.new == core.settings.backfill_max
+
+
+async def test_backfill_needs_only_its_archive_port() -> None:
+    archive = FakeArchive(FakeClock(datetime(2026, 11, 20, tzinfo=UTC)))
+    msgs = history(30)
+    report = await backfill_group(
+        GROUP, scope=SCOPE, call_api=NapCat(msgs), parse=parse, archive=archive, limit=100
+    )
+    assert (report.fetched, report.new, report.duplicates) == (30, 30, 0)
+    again = await backfill_group(
+        GROUP, scope=SCOPE, call_api=NapCat(msgs), parse=parse, archive=archive, limit=100
+    )
+    assert (again.new, again.duplicates) == (0, 30)
+    assert len(archive.rows) == 30

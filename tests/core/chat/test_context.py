@@ -5,7 +5,9 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_core.chat.context import select_recent
+from memory_core import FakeClock, NewExperience, Settings
+from memory_core.chat.context import gather_context, select_recent
+from memory_core.chat.fake import Blocks, FakeArchive, FakeBlocks, FakeContext
 from memory_core.chat.sources import ChatContextSource
 from memory_core.service import Yuji
 from memory_core.types import Experience
@@ -68,3 +70,28 @@ async def test_the_prompt_gets_the_newest_open_summaries_oldest_first(core: Yuji
     source = ChatContextSource(core.db, core.consolidation)
     assert await source.open_fragments("group:1", 3) == ["第9段", "第10段", "第11段"]
     assert await source.open_fragments("group:1", 0) == []
+
+
+async def test_the_context_reads_only_its_ports() -> None:
+    clock = FakeClock(T0)
+    archive = FakeArchive(clock)
+    for i in range(1, 6):
+        await archive.append(
+            NewExperience("group:1", f"fp{i}", "200", f"m{i}", sent_at=T0, sender_name="阿明")
+        )
+    await archive.append(NewExperience("group:2", "other", "300", "别的群", sent_at=T0))
+    view = await gather_context(
+        "group:1",
+        now=T0,
+        recalled=[],
+        trigger_id=5,
+        trigger_fingerprint="fp5",
+        settings=Settings(),
+        archive=archive,
+        context=FakeContext(acked=2, fragments=["上午聊了猫"]),
+        blocks=FakeBlocks(Blocks(states=["阿明在出差"])),
+    )
+    assert [m.text for m in view.recent.unsummarised] == ["m3", "m4"]
+    assert [m.text for m in view.recent.bridge] == ["m1", "m2"]
+    assert view.fragments == ("上午聊了猫",)
+    assert view.states == ("阿明在出差",)

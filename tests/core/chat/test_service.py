@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from memory_core import Yuji
+from memory_core.chat.fake import FakeRecall
 from memory_core.chat.service import ChatService, Incoming
 from memory_core.chat.sources import ChatContextSource
 from memory_core.errors import LLMError, LLMRateLimited, LLMTimeout
@@ -20,24 +21,6 @@ from memory_core.types import EvidenceRef, Memory, NewExperience, Recalled, Reca
 G1, G2 = "group:1", "group:2"
 BOT = "10000"
 T0 = datetime(2026, 11, 20, 11, 0, tzinfo=UTC)
-
-
-class StubRecall:
-    def __init__(self) -> None:
-        self.items: list[Recalled] = []
-        self.calls: list[tuple[str, str, int]] = []
-
-    async def recall(
-        self,
-        scope: str,
-        text: str,
-        *,
-        now: datetime | None = None,
-        limit: int = 5,
-        sender_id: str | None = None,
-    ) -> RecallResult:
-        self.calls.append((scope, text, limit))
-        return RecallResult(items=tuple(self.items[:limit]))
 
 
 class Sent:
@@ -52,7 +35,7 @@ class Sent:
         return f"bot-{len(self.parts)}"
 
 
-def make_service(core: Yuji, llm: Any, recall: StubRecall, **settings: Any) -> ChatService:
+def make_service(core: Yuji, llm: Any, recall: FakeRecall, **settings: Any) -> ChatService:
     return ChatService(
         settings=core.settings.with_changes(**settings),
         clock=core.clock,
@@ -107,7 +90,7 @@ def incoming(text: str, fp: str = "in-1", *, scope: str = G1, **kw: Any) -> Inco
 
 async def test_unaddressed_message_gets_no_reply_and_no_model_call(core: Yuji) -> None:
     llm = ScriptedLLM()
-    service = make_service(core, llm, StubRecall())
+    service = make_service(core, llm, FakeRecall())
     reads: list[str] = []
     read_state = service.repo.state
 
@@ -127,7 +110,7 @@ async def test_reply_strips_markers_credits_used_memories_and_records_the_inject
 ) -> None:
     m1 = await remembered(core, G1, "撤离率 20%", "e1")
     m2 = await remembered(core, G1, "阿明养了一只猫", "e2")
-    recall = StubRecall()
+    recall = FakeRecall()
     recall.items = [
         Recalled(m1, "lexical", 0.9, "字面命中「撤离率」"),
         Recalled(m2, "vector", 0.4, "相关度 0.40：语义相近"),
@@ -166,7 +149,7 @@ async def test_reply_strips_markers_credits_used_memories_and_records_the_inject
 async def test_never_more_than_five_memories_and_never_another_chats(core: Yuji) -> None:
     mine = [await remembered(core, G1, f"记忆{i}", f"e{i}") for i in range(7)]
     foreign = await remembered(core, G2, "别的群的秘密", "x1")
-    recall = StubRecall()
+    recall = FakeRecall()
     recall.items = [Recalled(foreign, "lexical", 1.0, "")] + [
         Recalled(m, "lexical", 0.5, "") for m in mine
     ]
@@ -185,7 +168,7 @@ async def test_refusal_is_retried_once_then_replaced_by_the_fallback(core: Yuji)
         [text_response("作为一个AI，我无法回答。"), text_response("抱歉，我无法提供")]
     )
     sent = Sent()
-    service = make_service(core, llm, StubRecall())
+    service = make_service(core, llm, FakeRecall())
     out = await service.respond(incoming("大肥鱼你是谁"), sent)
     assert out.kind == "fallback"
     assert len(llm.requests) == 2
@@ -196,14 +179,14 @@ async def test_refusal_is_retried_once_then_replaced_by_the_fallback(core: Yuji)
 async def test_a_good_retry_is_sent_silently(core: Yuji) -> None:
     llm = ScriptedLLM([text_response("I'm sorry, I can't."), text_response("咕噜，我是鱼")])
     sent = Sent()
-    out = await make_service(core, llm, StubRecall()).respond(incoming("大肥鱼你是谁"), sent)
+    out = await make_service(core, llm, FakeRecall()).respond(incoming("大肥鱼你是谁"), sent)
     assert (out.kind, sent.parts) == ("reply", ["咕噜，我是鱼"])
 
 
 @pytest.mark.parametrize("error", [LLMTimeout("slow"), LLMRateLimited("429")])
 async def test_upstream_failure_sends_the_failure_line(core: Yuji, error: Exception) -> None:
     sent = Sent()
-    out = await make_service(core, ScriptedLLM([error]), StubRecall()).respond(
+    out = await make_service(core, ScriptedLLM([error]), FakeRecall()).respond(
         incoming("大肥鱼在吗"), sent
     )
     assert out.kind == "failure"
@@ -216,7 +199,7 @@ async def test_a_model_that_hangs_is_cut_off(core: Yuji) -> None:
         raise AssertionError("unreachable")
 
     sent = Sent()
-    service = make_service(core, ScriptedLLM([hang]), StubRecall(), llm_timeout_s=0.05)
+    service = make_service(core, ScriptedLLM([hang]), FakeRecall(), llm_timeout_s=0.05)
     service.deadline_grace_s = 0.05
     out = await service.respond(incoming("大肥鱼在吗"), sent)
     assert out.kind == "failure"
@@ -234,7 +217,7 @@ async def test_the_silent_retry_shares_the_replys_one_deadline(core: Yuji) -> No
 
     llm = ScriptedLLM([slow_refusal, honours_its_timeout])
     sent = Sent()
-    service = make_service(core, llm, StubRecall(), llm_timeout_s=1.0)
+    service = make_service(core, llm, FakeRecall(), llm_timeout_s=1.0)
     out = await service.respond(incoming("大肥鱼你是谁"), sent)
 
     first, retry = llm.requests
@@ -248,7 +231,7 @@ async def test_the_silent_retry_shares_the_replys_one_deadline(core: Yuji) -> No
 
 
 async def test_unexpected_bug_never_escapes(core: Yuji) -> None:
-    class Broken(StubRecall):
+    class Broken(FakeRecall):
         async def recall(self, *args: Any, **kwargs: Any) -> RecallResult:
             raise ZeroDivisionError("bug")
 
@@ -258,7 +241,7 @@ async def test_unexpected_bug_never_escapes(core: Yuji) -> None:
 
 async def test_muted_chat_is_not_answered_until_the_mute_ends(core: Yuji) -> None:
     llm = ScriptedLLM(default=text_response("在呢"))
-    service = make_service(core, llm, StubRecall())
+    service = make_service(core, llm, FakeRecall())
     await service.repo.set_muted(G1, core.clock.now() + timedelta(hours=1), core.clock.now())
     out = await service.respond(incoming("大肥鱼在吗"), Sent())
     assert out.kind == "muted"
@@ -270,7 +253,7 @@ async def test_muted_chat_is_not_answered_until_the_mute_ends(core: Yuji) -> Non
 async def test_reply_to_a_bot_message_wakes_via_the_archive(core: Yuji) -> None:
     await heard(core, G1, "bot-msg", "咕噜", is_bot=True)
     await heard(core, G1, "human-msg", "随便")
-    service = make_service(core, ScriptedLLM(default=text_response("嗯")), StubRecall())
+    service = make_service(core, ScriptedLLM(default=text_response("嗯")), FakeRecall())
     to_bot = await service.respond(incoming("真的吗", "a", reply_to="bot-msg"), Sent())
     to_human = await service.respond(incoming("真的吗", "b", reply_to="human-msg"), Sent())
     assert (to_bot.kind, to_bot.reason) == ("reply", "reply")
@@ -279,7 +262,7 @@ async def test_reply_to_a_bot_message_wakes_via_the_archive(core: Yuji) -> None:
 
 async def test_no_model_configured_means_no_reply(core: Yuji) -> None:
     sent = Sent()
-    out = await make_service(core, None, StubRecall()).respond(incoming("大肥鱼"), sent)
+    out = await make_service(core, None, FakeRecall()).respond(incoming("大肥鱼"), sent)
     assert out.kind == "no_model"
     assert sent.parts == []
 
@@ -287,7 +270,7 @@ async def test_no_model_configured_means_no_reply(core: Yuji) -> None:
 async def test_long_reply_is_split_and_a_send_failure_stops_cleanly(core: Yuji) -> None:
     long = "。".join(["鱼鱼今天想说很多很多话"] * 40) + "。"
     sent = Sent(fail_after=2)
-    service = make_service(core, ScriptedLLM([text_response(long)]), StubRecall())
+    service = make_service(core, ScriptedLLM([text_response(long)]), FakeRecall())
     out = await service.respond(incoming("大肥鱼讲个故事"), sent)
     assert len(sent.parts) == 2
     assert all(len(p) <= core.settings.reply_max_chars for p in sent.parts)
@@ -299,7 +282,7 @@ async def test_recent_messages_reach_the_prompt_in_order_without_the_trigger(cor
         await heard(core, G1, f"r{i}", f"前面的话{i}")
     await heard(core, G1, "in-1", "大肥鱼你觉得呢")
     llm = ScriptedLLM([text_response("我觉得行")])
-    await make_service(core, llm, StubRecall()).respond(incoming("大肥鱼你觉得呢"), Sent())
+    await make_service(core, llm, FakeRecall()).respond(incoming("大肥鱼你觉得呢"), Sent())
     messages = llm.requests[0].messages
     system = messages[0].content or ""
     positions = [system.index(f"前面的话{i}") for i in range(5)]
@@ -313,7 +296,7 @@ async def test_contradicting_memories_are_shown_as_a_pair(core: Yuji) -> None:
     b = await remembered(core, G1, "撤离率 30%", "e2")
     c = await remembered(core, G1, "今天吃火锅", "e3")
     await core.memories.contradict(G1, a.id, b.id, reason="数字不同", changed_by="test")
-    recall = StubRecall()
+    recall = FakeRecall()
     recall.items = [
         Recalled(a, "lexical", 0.9, ""),
         Recalled(c, "lexical", 0.5, ""),
@@ -332,7 +315,7 @@ async def test_a_reply_deadline_that_passes_is_an_llm_error(
         await asyncio.sleep(3600)
         raise AssertionError("unreachable")
 
-    service = make_service(core, ScriptedLLM([hang]), StubRecall(), llm_timeout_s=0.05)
+    service = make_service(core, ScriptedLLM([hang]), FakeRecall(), llm_timeout_s=0.05)
     service.deadline_grace_s = 0.05
     with caplog.at_level("WARNING", logger="yuji.chat"):
         out = await service.respond(incoming("大肥鱼在吗"), Sent())

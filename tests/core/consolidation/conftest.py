@@ -38,8 +38,8 @@ def service(core: Yuji, llm: ScriptedLLM, sink: RecordingAlertSink) -> Consolida
         core.clock,
         archive=core.archive,
         memories=core.memories,
-        llm=lambda: llm,
-        alerts=lambda: sink,
+        llm=llm,
+        alerts=sink,
     )
 
 

@@ -14,6 +14,7 @@ from memory_core.consolidation.service import ConsolidationService
 from memory_core.errors import BatchError, LLMUnavailable, NotFound
 from memory_core.llm import LLMRequest, OpenAICompatibleClient, ScriptedLLM, text_response
 from memory_core.llm.base import ChatResponse
+from memory_core.memories.fake import FakeMemories
 from memory_core.ops.alerts import RecordingAlertSink
 from memory_core.storage.schema import consolidation_batches, consolidation_cursors
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, openai_server
@@ -26,7 +27,7 @@ __all__ = ["openai_server"]
 async def test_no_model_means_no_consolidation(core: Yuji, sink: RecordingAlertSink) -> None:
     service = ConsolidationService(
         core.db, core.settings, core.clock, archive=core.archive, memories=core.memories,
-        llm=lambda: None, alerts=lambda: sink,
+        llm=None, alerts=sink,
     )  # fmt: skip
     await seed(core, n=20)
     with pytest.raises(LLMUnavailable):
@@ -241,7 +242,7 @@ async def test_real_client_rides_out_429_and_500(
     client = OpenAICompatibleClient(configured, backoff_base_s=0.001)
     service = ConsolidationService(
         core.db, configured, core.clock, archive=core.archive, memories=core.memories,
-        llm=lambda: client, alerts=lambda: sink,
+        llm=client, alerts=sink,
     )  # fmt: skip
 
     def answer(body: dict[str, object]) -> Reply | None:
@@ -332,3 +333,18 @@ async def test_pending_of_one_chat_counts_only_that_chat(
     assert [(p.scope, p.count) for p in await service.repo.pending(G2)] == [(G2, 5)]
     assert [(p.scope, p.count) for p in await service.repo.pending()] == [(G1, 3), (G2, 5)]
     assert await service.repo.pending("group:9") == []
+
+
+async def test_remember_is_one_write_through_the_memory_port(
+    core: Yuji, sink: RecordingAlertSink
+) -> None:
+    memories = FakeMemories(core.clock)
+    service = ConsolidationService(
+        core.db, core.settings, core.clock, archive=core.archive, memories=memories,
+        llm=None, alerts=sink,
+    )  # fmt: skip
+    (exp,) = await seed(core, n=1, texts=["/remember 群规：周五晚上不刷屏"])
+    outcome = await service.remember(G1, exp, "群规：周五晚上不刷屏", type="rule")
+    assert memories.memories == {outcome.memory.id: outcome.memory}
+    assert [e.experience_id for e in memories.evidence[outcome.memory.id]] == [exp]
+    assert outcome.memory.type == "rule"

@@ -7,8 +7,12 @@ from zoneinfo import ZoneInfo
 
 from memory_core import FakeClock, Yuji
 from memory_core.llm.fake import ScriptedLLM
+from memory_core.memories.fake import FakeMemories
 from memory_core.nightly.blocks import active_state_lines, background_days, memory_days
 from memory_core.nightly.days import parse_cutoff
+from memory_core.nightly.ports import FakeScopes
+from memory_core.nightly.service import NightlyService
+from memory_core.ops.alerts import RecordingAlertSink
 from memory_core.types import EvidenceRef, Memory, Recalled
 
 from .seed import SCOPE, archive, day_script, fragment, sh
@@ -123,3 +127,24 @@ def test_memory_days_use_the_earliest_evidence_else_validity() -> None:
     without = mem(2, valid_from=sh(2026, 11, 18, 2, 0), valid_to=None)
     got = memory_days([with_evidence, without], {1: sh(2026, 11, 10, 21, 0)}, tz, cutoff)
     assert got == [date(2026, 11, 10), date(2026, 11, 17)]
+
+
+async def test_the_night_reads_chats_and_states_through_its_ports(
+    core: Yuji, clock: FakeClock
+) -> None:
+    memories = FakeMemories(clock)
+    service = NightlyService(
+        core.db,
+        core.settings,
+        clock,
+        memories=memories,
+        archive=FakeScopes(SCOPE, "group:9"),
+        llm=None,
+        alerts=RecordingAlertSink(),
+    )
+    await memories.write(
+        SCOPE, type="state", subject="阿明", content="在出差", evidence=[EvidenceRef(1)]
+    )
+    assert {SCOPE, "group:9"} <= set(await service.scopes())
+    blocks = await service.blocks(SCOPE, clock.now(), [])
+    assert blocks.states == ("阿明：在出差",)

@@ -101,8 +101,8 @@ async def test_imported_messages_are_recallable_after_consolidation(
         core.clock,
         archive=core.archive,
         memories=core.memories,
-        llm=lambda: llm,
-        alerts=lambda: sink,
+        llm=llm,
+        alerts=sink,
     )
     report = await service.run_once(scope=GROUP, force=True)
     assert report is not None
