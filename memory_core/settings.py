@@ -9,14 +9,37 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import (
+    AliasChoices,
+    AliasGenerator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import ErrorDetails
 
 from .errors import ConfigError
 
 VectorMode = Literal["on", "shadow", "off"]
+OnOff = Literal["on", "off"]
+JsonMode = Literal["auto", "json_schema", "json_object", "prompt"]
+AtLeastOne = Annotated[int, Field(ge=1)]
+"""A count, size or interval the feature needs at least one of to work at all."""
+NonNegative = Annotated[int, Field(ge=0)]
+NonNegativeSeconds = Annotated[float, Field(ge=0)]
+PositiveSeconds = Annotated[float, Field(gt=0)]
+Fraction = Annotated[float, Field(ge=0, le=1)]
+_CLOCK_TIME = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")
 LLMJob = Literal["chat", "consolidation", "nightly", "vision"]
 LLM_JOBS: tuple[LLMJob, ...] = ("chat", "consolidation", "nightly", "vision")
 SECRET_FIELDS = (
@@ -28,6 +51,11 @@ SECRET_FIELDS = (
 """Settings never shown nor logged (the console masks them, the logs redact them)."""
 
 
+def _variable_names(name: str) -> AliasChoices:
+    """A setting is read by its own name, NoneBot's `yuji_*` key or its `YUJI_*` variable."""
+    return AliasChoices(name, f"yuji_{name}", f"YUJI_{name.upper()}")
+
+
 @dataclass(frozen=True, slots=True)
 class ModelEndpoint:
     """Where one job's model lives (`Settings.model_for`)."""
@@ -37,90 +65,144 @@ class ModelEndpoint:
     model: str
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
-    # storage
+class Settings(BaseModel):
+    """Every setting of yuji, each read from its `YUJI_*` variable (or `yuji_*` key).
+
+    Validated on construction; a value the bot cannot run with is a `ConfigError`
+    naming every offending variable. Frozen: `with_changes` builds a new, validated one."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="ignore",
+        use_attribute_docstrings=True,
+        validate_by_name=True,
+        validate_by_alias=True,
+        alias_generator=AliasGenerator(validation_alias=_variable_names),
+    )
+
     data_dir: Path = Path("data")
+    """Folder for yuji.db, attachments/, backups/, vectors/ and logs/."""
     database_url: str = ""
-    """Empty means SQLite at `data_dir/yuji.db`."""
+    """Empty = SQLite at $YUJI_DATA_DIR/yuji.db; or an SQLAlchemy async URL."""
     timezone: str = "Asia/Shanghai"
-    db_busy_timeout_s: float = 30.0
-    """How long a writer waits for another process's write transaction before giving up."""
+    """Zone for day buckets (diaries, nightly run, admin views). Instants are stored in UTC."""
+    db_busy_timeout_s: PositiveSeconds = 30.0
+    """Seconds a writer (the CLI, /remember, the bot) waits for another process's write
+    transaction before giving up with one "database busy" line (nothing half-written)."""
 
     # archive
-    attachment_max_bytes: int = 10 * 1024 * 1024
-    attachment_timeout_s: float = 15.0
-    attachment_retention_days: int = 90
+    attachment_max_bytes: AtLeastOne = 10 * 1024 * 1024
+    """Largest image/sticker download, in bytes (bigger ones are recorded as failed)."""
+    attachment_timeout_s: PositiveSeconds = 15.0
+    """Seconds before an attachment download is given up."""
+    attachment_retention_days: AtLeastOne = 90
+    """Attachment files older than this many days are deleted (rows kept as `cleaned`)."""
     attachment_allow_loopback: bool = False
-    """Fetch images from loopback addresses: only when the QQ client serves them on this host."""
+    """Fetch images from 127.0.0.1 / ::1: only when the QQ client serves them on this host."""
     attachment_allow_private: bool = False
-    """Fetch images from private and link-local ranges (resolved addresses, redirects too)."""
-    archive_flush_max: int = 500
-    """Largest group commit the archive writer makes in one transaction."""
-    archive_queue_max: int = 10_000
-    """Messages received and not yet written; when full, reading from the client pauses."""
-    shutdown_drain_s: float = 30.0
-    """On SIGINT/SIGTERM, how long the archive may take to write what it received."""
+    """Fetch images from private and link-local ranges (10/8, 192.168/16, 169.254/16, ...)."""
+    archive_flush_max: AtLeastOne = 500
+    """Most messages the archive writer commits in one transaction."""
+    archive_queue_max: AtLeastOne = 10_000
+    """Messages received and not yet written. When full, the bot stops reading from the
+    client until the writer catches up (memory stays flat; a line a minute says so)."""
+    shutdown_drain_s: NonNegativeSeconds = 30.0
+    """On SIGINT/SIGTERM, seconds the archive may take to write everything received before
+    the bot exits; what is left is logged by chat and fetched by the next start's backfill."""
 
     # consolidation
-    batch_max_messages: int = 40
-    batch_max_chars: int = 6000
-    eligible_min_pending: int = 12
+    batch_max_messages: AtLeastOne = 40
+    """A batch holds at most this many messages..."""
+    batch_max_chars: AtLeastOne = 6000
+    """...and at most this many characters of message text."""
+    eligible_min_pending: AtLeastOne = 12
+    """A chat is eligible with this many unread messages..."""
     eligible_max_wait_s: int = 2 * 3600
-    consolidation_tick_s: int = 600
-    consolidation_hourly_cap: int = 4
-    batch_watchdog_s: int = 600
-    batch_max_turns: int = 12
-    batch_failures_before_alert: int = 3
+    """...or when its oldest unread message has waited this many seconds."""
+    consolidation_tick_s: AtLeastOne = 600
+    """Seconds between consolidation scheduler ticks."""
+    consolidation_hourly_cap: AtLeastOne = 4
+    """Most batches started per hour, over all chats."""
+    batch_watchdog_s: AtLeastOne = 600
+    """A batch that makes no progress for this many seconds is failed."""
+    batch_max_turns: AtLeastOne = 12
+    """Most model turns (tool-call rounds) in one batch conversation."""
+    batch_failures_before_alert: AtLeastOne = 3
+    """Consecutive failed batches in one chat before an alert."""
 
     # recall
-    recall_limit: int = 5
-    recall_diversity: float = 0.3
-    """How much a memory's likeness to one already chosen for the same reply costs it
-    (maximal marginal relevance, 0-1): 0 takes the most relevant in order, higher values
-    prefer memories that say something different. Changeable live in the console."""
-    near_duplicate_threshold: float = 0.85
-    near_duplicate_window: int = 500
+    recall_limit: AtLeastOne = 5
+    """Most memories injected into one reply."""
+    recall_diversity: Fraction = 0.3
+    """Diversity weight (0-1) when choosing among relevant memories: how much looking like a
+    memory already chosen for the reply costs (0 = most relevant first, regardless).
+    Also changeable live on the console's settings page."""
+    near_duplicate_threshold: Fraction = 0.85
+    """Character-bigram Dice similarity at which a new memory is flagged as a near-duplicate."""
+    near_duplicate_window: AtLeastOne = 500
+    """How many recent memories of the same chat and type the near-duplicate check looks at."""
     vector_mode: VectorMode = "on"
-    """on: dense retrieval is part of recall; shadow: computed and logged only; off:
-    words and links only (small hosts; the model is never loaded)."""
+    """Dense retrieval (a bundled embedding model, offline): on | shadow (computed and logged,
+    not used) | off (small hosts: words and links only, the model is never loaded)."""
     vector_model_path: str = ""
-    """Empty uses the bundled multilingual-e5-small; else a folder with model.onnx +
-    tokenizer.json (then `relevance_weights` must name weights fitted for it)."""
+    """Empty = the bundled multilingual-e5-small (4-bit); or a folder with model.onnx + tokenizer.json
+    (then fit relevance weights for it: `yuji eval DATASET --calibrate --out FILE`)."""
     relevance_weights: str = ""
-    """Empty uses the relevance weights shipped for the embedding model in use; else a
-    file written by `yuji eval DATASET --calibrate`."""
+    """Empty = the relevance weights shipped for the model in use; or a file from --calibrate."""
 
     # llm
     llm_base_url: str = ""
-    llm_api_key: str = field(default="", repr=False)
+    """e.g. https://api.deepseek.com/v1 ; empty = no replies and no consolidation yet."""
+    llm_api_key: str = Field(default="", repr=False)
+    """The key sent with every request to YUJI_LLM_BASE_URL."""
     llm_model: str = ""
-    llm_timeout_s: float = 60.0
-    llm_max_retries: int = 3
+    """e.g. deepseek-chat"""
+    llm_timeout_s: PositiveSeconds = 60.0
+    """Hard limit per model call, in seconds; a chat reply, its silent retry included, gets
+    one such deadline in all."""
+    llm_max_retries: NonNegative = 3
+    """Retries on 429 / 5xx / connection errors, with backoff."""
     llm_temperature: float = 0.7
-    llm_json_mode: str = "auto"
-    """How JSON replies are asked for: auto (json_schema, then json_object, then the
-    prompt alone, learnt per base URL and model), or one of those three, forced."""
+    """Sampling temperature of the model's answers (nightly retries ask cooler from here)."""
+    llm_json_mode: JsonMode = "auto"
+    """How JSON answers (the nightly steps) are asked for. auto: strict json_schema first,
+    then json_object, then the prompt alone, moving down once per base URL + model when
+    the provider answers HTTP 400 to a mode (DeepSeek: json_object; a local Ollama or
+    OpenAI: json_schema). Or force one: json_schema | json_object | prompt. Replies are
+    validated and retried locally in every mode."""
 
     # a model per job: each field empty = the YUJI_LLM_* value (vision has no default)
     chat_llm_base_url: str = ""
-    chat_llm_api_key: str = field(default="", repr=False)
+    """The chat job's base URL; empty = YUJI_LLM_BASE_URL."""
+    chat_llm_api_key: str = Field(default="", repr=False)
+    """The chat job's key; empty = YUJI_LLM_API_KEY when the base URL is the default one."""
     chat_llm_model: str = ""
+    """The chat job's model; empty = YUJI_LLM_MODEL."""
     consolidation_llm_base_url: str = ""
-    consolidation_llm_api_key: str = field(default="", repr=False)
+    """The consolidation job's base URL; empty = YUJI_LLM_BASE_URL."""
+    consolidation_llm_api_key: str = Field(default="", repr=False)
+    """The consolidation job's key; empty = YUJI_LLM_API_KEY when the base URL is the default one."""
     consolidation_llm_model: str = ""
+    """The consolidation job's model (it needs tool calling); empty = YUJI_LLM_MODEL."""
     nightly_llm_base_url: str = ""
-    nightly_llm_api_key: str = field(default="", repr=False)
+    """The nightly job's base URL; empty = YUJI_LLM_BASE_URL."""
+    nightly_llm_api_key: str = Field(default="", repr=False)
+    """The nightly job's key; empty = YUJI_LLM_API_KEY when the base URL is the default one."""
     nightly_llm_model: str = ""
+    """The nightly job's model; empty = YUJI_LLM_MODEL."""
     vision_llm_base_url: str = ""
-    vision_llm_api_key: str = field(default="", repr=False)
+    """The vision job's base URL; empty = YUJI_LLM_BASE_URL."""
+    vision_llm_api_key: str = Field(default="", repr=False)
+    """The vision job's key; empty = YUJI_LLM_API_KEY when the base URL is the default one."""
     vision_llm_model: str = ""
-    """Images are described only when this is set."""
+    """Vision describes images for the memory; it has no default model: images are only
+    described when this is set (e.g. qwen-vl-plus, gpt-4o-mini, a local llava)."""
 
     # chat
     persona_file: str = ""
-    """Empty uses the 大肥鱼 persona shipped in the package."""
+    """Persona prompt file; empty = the short 大肥鱼 persona shipped with yuji."""
     nicknames: tuple[str, ...] = ("大肥鱼",)
+    """Names that wake the persona (NoneBot's NICKNAME is used when set)."""
     ooc_patterns: tuple[str, ...] = (
         r"作为(一个)?(AI|人工智能|语言模型)",
         r"我是一个?(AI|人工智能|语言模型)",
@@ -129,66 +211,139 @@ class Settings:
         r"(?i)as an ai",
         r"(?i)i('m| am) (sorry|unable)",
     )
+    """Regular expressions that mark an out-of-character reply (JSON list)."""
     fallback_line: str = "唔……鱼鱼脑子打结了，等下再说~"
+    """Sent when the reply is still out of character after one silent retry."""
     failure_line: str = "鱼鱼这会儿有点卡，过会儿再找我吧~"
-    reply_max_chars: int = 300
-    recent_messages: int = 20
-    chat_memory_tool: str = "off"
-    """on: the chat model may call search_memory(query) once per reply (this chat only)."""
-    backfill_interval_s: int = 1800
-    backfill_max: int = 200
-    backfill_catchup_max: int = 1000
-    """After a start or reconnect, at most this many messages are paged back per group."""
+    """Sent when the model cannot be reached."""
+    reply_max_chars: Annotated[int, Field(ge=20)] = 300
+    """Replies longer than this are split into several messages."""
+    recent_messages: NonNegative = 20
+    """Recent raw messages shown to the model with each reply."""
+    chat_memory_tool: OnOff = "off"
+    """on: the chat model may call search_memory(query) once per reply to look up this
+    chat's memories itself (same recall path as the injected ones, shown in /why).
+    Needs a chat model with tool calling; every reply still ends within
+    YUJI_LLM_TIMEOUT_S (+5 s) in the reply, the fallback line or the failure line."""
+    backfill_interval_s: NonNegative = 1800
+    """Seconds between automatic backfills of every group; each start and reconnect of a
+    bot backfills too (0 = none of these, only /backfill)."""
+    backfill_max: AtLeastOne = 200
+    """Most messages one backfill fetches."""
+    backfill_catchup_max: AtLeastOne = 1000
+    """At every start and reconnect each group's history is paged back until the last
+    message archived before it (a gap of any size), at most this many messages (<= 2000)."""
 
     # vision
-    vision_interval_s: int = 30
-    """How often new images are sent to the vision model (when one is configured)."""
+    vision_interval_s: AtLeastOne = 30
+    """Seconds between runs describing new images (only with YUJI_VISION_LLM_MODEL set)."""
 
     # nightly
     nightly_time: str = "04:00"
-    nightly_retry_after_s: int = 2 * 3600
-    nightly_max_failures: int = 3
+    """Local time (in YUJI_TIMEZONE) of the nightly run; the day ends at this cutoff."""
+    nightly_retry_after_s: AtLeastOne = 2 * 3600
+    """A failed night is retried after this many seconds..."""
+    nightly_max_failures: AtLeastOne = 3
+    """...until this many consecutive failures open the circuit and alert."""
     gc_cold_after_days: int = 120
-    nightly_llm_retries: int = 5
-    """Extra asks (each cooler) when a nightly model reply is invalid or out of character."""
-    nightly_catchup_days: int = 14
-    """After downtime, at most this many missed days are caught up (the most recent)."""
+    """Memories never accessed nor credited for this many days go cold (exemptions apply)."""
+    nightly_llm_retries: NonNegative = 5
+    """Extra asks, each at a lower temperature, when a nightly model reply is invalid or out of character."""
+    nightly_catchup_days: AtLeastOne = 14
+    """After downtime, catch up at most this many missed days (the most recent ones), in order."""
     nightly_recent_diaries: int = 3
-    """Latest diaries shown to the chat model."""
+    """Latest diaries shown to the chat model with each reply."""
     gc_exempt_types: tuple[str, ...] = ("rule",)
-    """Memory types that never go cold."""
-    gc_keep_importance: float = 0.9
-    """Memories at least this important never go cold."""
+    """Memory types that never go cold (comma-separated). Pinned, starred, credited memories and
+    those in a supersede/contradict chain never go cold either."""
+    gc_keep_importance: Fraction = 0.9
+    """Memories at least this important (0..1) never go cold."""
 
     # exposure
     allow_unauthenticated_onebot: bool = False
     """Listen on a non-loopback HOST with an empty ONEBOT_ACCESS_TOKEN (refused otherwise)."""
 
     # operations
-    backup_interval_s: int = 3 * 3600
+    backup_interval_s: AtLeastOne = 3 * 3600
+    """Seconds between verified backups."""
     backup_mirror: str = ""
-    backup_keep_latest: int = 20
+    """Optional folder (another disk) that receives a copy of every verified backup."""
+    backup_keep_latest: AtLeastOne = 20
+    """Backups kept: the latest this many..."""
     backup_keep_daily: int = 30
+    """...one per day for this many days..."""
     backup_keep_weekly: int = 12
-    backup_orphan_after_s: int = 6 * 3600
-    """Files a killed backup left without a manifest are removed once this old."""
-    capacity_limit_bytes: int = 5 * 1024**3
-    log_retention_days: int = 7
-    telegram_bot_token: str = field(default="", repr=False)
+    """...and one per week for this many weeks."""
+    backup_orphan_after_s: AtLeastOne = 6 * 3600
+    """Files a killed backup left behind (no manifest) are removed after each backup once
+    older than this many seconds (longer than any backup runs)."""
+    capacity_limit_bytes: AtLeastOne = 5 * 1024**3
+    """Alert when database + attachments + backups exceed this many bytes (nothing is deleted)."""
+    log_retention_days: AtLeastOne = 7
+    """Days of logs kept under data/logs/."""
+    telegram_bot_token: str = Field(default="", repr=False)
+    """Telegram alerts (with YUJI_TELEGRAM_CHAT_ID); empty = alerts go to the log."""
     telegram_chat_id: str = ""
+    """The Telegram chat that receives the alerts."""
     telegram_base_url: str = ""
-    alert_dedup_s: int = 3600
-    alert_timeout_s: float = 10.0
-    """Hard limit on one Telegram send; alerts are sent in the background either way."""
+    """Self-hosted Bot API server, e.g. http://127.0.0.1:8081/bot ; empty = Telegram's own."""
+    alert_dedup_s: NonNegative = 3600
+    """The same alert is sent at most once per this many seconds."""
+    alert_timeout_s: PositiveSeconds = 10.0
+    """Seconds before one Telegram send is given up (retried twice, never blocking the bot)."""
 
     # console
-    console_token: str = field(default="", repr=False)
-    """Empty keeps the web console at /yuji/ off; else the token that opens it."""
+    console_token: str = Field(default="", repr=False)
+    """Token that opens the web console at http://HOST:PORT/yuji/ (login form or
+    `Authorization: Bearer <token>`); empty = the console is off. Use a long random
+    string, e.g. `python -c "import secrets; print(secrets.token_urlsafe(32))"`."""
 
-    def __post_init__(self) -> None:
-        problems = validate(self)
-        if problems:
-            raise ConfigError("invalid settings: " + "; ".join(problems))
+    @field_validator("nicknames", "ooc_patterns", "gc_exempt_types", mode="before")
+    @classmethod
+    def _split_list(cls, value: Any) -> Any:
+        """A variable holds a JSON list (commas inside items kept) or comma-separated items."""
+        if not isinstance(value, str):
+            return value
+        if value.lstrip().startswith("["):
+            return tuple(str(item) for item in json.loads(value))
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+
+    @field_validator(
+        "attachment_allow_loopback",
+        "attachment_allow_private",
+        "allow_unauthenticated_onebot",
+        mode="before",
+    )
+    @classmethod
+    def _yes_no(cls, value: Any) -> Any:
+        return parse_bool(value) if isinstance(value, str) else value
+
+    @field_validator("nightly_time")
+    @classmethod
+    def _clock_time(cls, value: str) -> str:
+        if not _CLOCK_TIME.fullmatch(value):
+            raise ValueError("must be HH:MM (24-hour)")
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown zone {value!r}") from None
+        return value
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _named_by_variable(cls, values: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        """Every problem at once, each named by its `YUJI_*` variable (values not shown:
+        some are secrets)."""
+        try:
+            return handler(values)
+        except ValidationError as exc:
+            problems = "; ".join(_problem(error) for error in exc.errors())
+            raise ConfigError(f"invalid settings: {problems}") from None
 
     @property
     def bot_name(self) -> str:
@@ -238,124 +393,43 @@ class Settings:
         return ModelEndpoint(base_url=base_url, api_key=key, model=model)
 
     def with_changes(self, **changes: Any) -> Settings:
-        return replace(self, **changes)
+        """A new, validated Settings with `changes` applied."""
+        return type(self)(**{**dict(self), **changes})
 
 
-# Counts, sizes and intervals that must be at least 1 for the feature to work at all.
-_AT_LEAST_ONE = (
-    "attachment_max_bytes",
-    "archive_flush_max",
-    "archive_queue_max",
-    "batch_max_messages",
-    "batch_max_chars",
-    "eligible_min_pending",
-    "consolidation_tick_s",
-    "consolidation_hourly_cap",
-    "batch_watchdog_s",
-    "batch_max_turns",
-    "batch_failures_before_alert",
-    "recall_limit",
-    "near_duplicate_window",
-    "backfill_max",
-    "backfill_catchup_max",
-    "nightly_retry_after_s",
-    "nightly_max_failures",
-    "nightly_catchup_days",
-    "backup_interval_s",
-    "backup_keep_latest",
-    "backup_orphan_after_s",
-    "capacity_limit_bytes",
-    "log_retention_days",
-    "attachment_retention_days",
-    "vision_interval_s",
-)
-_POSITIVE_SECONDS = (
-    "db_busy_timeout_s",
-    "attachment_timeout_s",
-    "llm_timeout_s",
-    "alert_timeout_s",
-)
-_FRACTIONS = ("recall_diversity", "near_duplicate_threshold", "gc_keep_importance")
-_CLOCK_TIME = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")
+def _problem(error: ErrorDetails) -> str:
+    name = str(error["loc"][0]) if error["loc"] else "settings"
+    variable = "YUJI_" + name.upper().removeprefix("YUJI_")
+    ctx = error.get("ctx", {})
+    kind = error["type"]
+    if kind == "greater_than_equal":
+        if ctx["ge"] == 0:
+            return f"{variable} must not be negative"
+        return f"{variable} must be at least {ctx['ge']}"
+    if kind == "greater_than":
+        return f"{variable} must be above {ctx['gt']}"
+    if kind == "less_than_equal":
+        return f"{variable} must be at most {ctx['le']}"
+    if kind == "literal_error":
+        return f"{variable} must be {ctx['expected']}"
+    return f"{variable}: {error['msg'].removeprefix('Value error, ')}"
 
 
-def validate(settings: Settings) -> list[str]:
-    """Every reason these settings cannot run, named by their `YUJI_*` variables."""
+def settings_from_mapping(values: Mapping[str, Any]) -> Settings:
+    """Build Settings from `YUJI_*` / `yuji_*` (or bare) keys, ignoring unknown ones.
 
-    def env(name: str) -> str:
-        return f"YUJI_{name.upper()}"
-
-    problems = [f"{env(n)} must be at least 1" for n in _AT_LEAST_ONE if getattr(settings, n) < 1]
-    problems += [
-        f"{env(n)} must be above 0" for n in _POSITIVE_SECONDS if getattr(settings, n) <= 0
-    ]
-    problems += [
-        f"{env(n)} must be between 0 and 1"
-        for n in _FRACTIONS
-        if not 0 <= getattr(settings, n) <= 1
-    ]
-    if settings.reply_max_chars < 20:
-        problems.append("YUJI_REPLY_MAX_CHARS must be at least 20")
-    if settings.vector_mode not in ("on", "shadow", "off"):
-        problems.append("YUJI_VECTOR_MODE must be on, shadow or off")
-    if settings.chat_memory_tool not in ("on", "off"):
-        problems.append("YUJI_CHAT_MEMORY_TOOL must be on or off")
-    if settings.llm_json_mode not in ("auto", "json_schema", "json_object", "prompt"):
-        problems.append("YUJI_LLM_JSON_MODE must be auto, json_schema, json_object or prompt")
-    if not _CLOCK_TIME.fullmatch(settings.nightly_time):
-        problems.append("YUJI_NIGHTLY_TIME must be HH:MM (24-hour)")
-    try:
-        ZoneInfo(settings.timezone)
-    except (ZoneInfoNotFoundError, ValueError):
-        problems.append(f"YUJI_TIMEZONE: unknown zone {settings.timezone!r}")
-    for n in (
-        "llm_max_retries",
-        "nightly_llm_retries",
-        "recent_messages",
-        "alert_dedup_s",
-        "backfill_interval_s",
-        "shutdown_drain_s",
-    ):
-        if getattr(settings, n) < 0:
-            problems.append(f"{env(n)} must not be negative")
-    return problems
-
-
-def settings_from_mapping(values: dict[str, Any]) -> Settings:
-    """Build Settings from `yuji_`-prefixed (or bare) keys, ignoring unknown ones.
-
-    Used by the CLI, which reads `YUJI_*` from the environment and `.env` itself.
+    Used by the CLI, which reads `YUJI_*` from the environment and `.env` itself; the
+    model parses the strings (numbers, yes/no, lists) and names what it refuses.
     """
-    known = {f.name: f for f in fields(Settings)}
-    kwargs: dict[str, Any] = {}
-    for key, raw in values.items():
-        name = key.lower().removeprefix("yuji_")
-        if name not in known or raw is None:
-            continue
-        kwargs[name] = _coerce(name, raw)
-    return Settings(**kwargs)
+    known = Settings.model_fields
+    picked = {
+        name: raw
+        for key, raw in values.items()
+        if (name := key.lower().removeprefix("yuji_")) in known and raw is not None
+    }
+    return Settings(**picked)
 
 
 def parse_bool(raw: object) -> bool:
     """A yes/no setting as text (or already parsed): 1, true, yes and on are yes."""
     return str(raw).strip().lower() in {"1", "true", "yes", "on"}
-
-
-def _coerce(name: str, raw: Any) -> Any:
-    default = getattr(Settings(), name)
-    if not isinstance(raw, str):
-        return Path(raw) if isinstance(default, Path) else raw
-    if isinstance(default, bool):
-        return parse_bool(raw)
-    if isinstance(default, int):
-        return int(raw)
-    if isinstance(default, float):
-        return float(raw)
-    if isinstance(default, Path):
-        return Path(raw)
-    if isinstance(default, tuple):
-        # A JSON list keeps commas inside items (regex patterns need them).
-        if raw.lstrip().startswith("["):
-            return tuple(str(item) for item in json.loads(raw))
-        return tuple(part.strip() for part in raw.split(",") if part.strip())
-    return raw

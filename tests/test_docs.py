@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import fields
 from pathlib import Path
 
 from memory_core import Settings
@@ -15,7 +14,7 @@ def test_every_setting_is_in_env_example() -> None:
     documented = set(
         re.findall(r"^(YUJI_[A-Z0-9_]+)=", (ROOT / ".env.example").read_text("utf-8"), re.M)
     )
-    expected = {f"YUJI_{f.name.upper()}" for f in fields(Settings)}
+    expected = {f"YUJI_{name.upper()}" for name in Settings.model_fields}
     assert expected - documented == set()
     assert documented - expected == set()
 
@@ -44,3 +43,11 @@ def test_every_chat_command_is_in_the_readme() -> None:
     assert commands, "no chat commands found: did the plugin layout change?"
     missing = sorted(c for c in commands if f"`/{c}" not in readme)
     assert missing == []
+
+
+def test_env_example_is_written_from_the_settings_model() -> None:
+    from memory_core.cli.env_example import render
+
+    assert (ROOT / ".env.example").read_text("utf-8") == render(), (
+        "run `yuji env-example --write .env.example` after changing memory_core/settings.py"
+    )

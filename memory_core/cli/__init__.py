@@ -30,6 +30,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "demo",
     "export",
     "forget-person",
+    "env-example",
 )
 
 

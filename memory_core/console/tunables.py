@@ -7,7 +7,7 @@ secrets masked.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from memory_core.errors import ConfigError, ValidationError
@@ -76,14 +76,14 @@ def views(
     """Every setting: tunables first, then the rest read-only, with where each comes from."""
     rows = [
         SettingView(
-            name=f.name,
-            value=shown(f.name, getattr(effective, f.name)),
+            name=name,
+            value=shown(name, getattr(effective, name)),
             origin="console"
-            if f.name in overrides and f.name in TUNABLES
-            else origins.get(f.name, "default"),
-            tunable=f.name in TUNABLES,
-            help=TUNABLES.get(f.name, ""),
+            if name in overrides and name in TUNABLES
+            else origins.get(name, "default"),
+            tunable=name in TUNABLES,
+            help=TUNABLES.get(name, ""),
         )
-        for f in fields(Settings)
+        for name in Settings.model_fields
     ]
     return sorted(rows, key=lambda r: (not r.tunable, r.name))

@@ -1,53 +1,35 @@
-"""The plugin's configuration: every core setting as a `yuji_*` field.
+"""The plugin's configuration: `memory_core.Settings` itself.
 
-The fields are generated from `memory_core.Settings`, so a setting is declared once;
-NoneBot fills them from `.env` / `nonebot.init` keywords (bot.py passes every
-`YUJI_*` environment variable), and `to_settings` hands the core a frozen object.
+NoneBot fills it from `.env` / `nonebot.init` keywords (bot.py passes every `YUJI_*`
+environment variable, which wins over `.env`): each field is read from its `yuji_*`
+key, so a setting is declared, documented and validated once, in memory_core's
+settings model. `to_settings` adds NoneBot's NICKNAME.
 """
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Mapping
-from dataclasses import MISSING, fields
-from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, create_model, field_validator
+from pydantic import AliasGenerator, ConfigDict
 
 from memory_core import Origin, Settings
 
 
-def _field_definitions() -> dict[str, Any]:
-    hints = typing.get_type_hints(Settings)
-    definitions: dict[str, Any] = {}
-    for f in fields(Settings):
-        default = f.default if f.default is not MISSING else None
-        definitions[f"yuji_{f.name}"] = (hints[f.name], default)
-    return definitions
+def _nonebot_key(name: str) -> str:
+    return f"yuji_{name}"
 
 
-class _Base(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+class Config(Settings):
+    """Every core setting, read only from its `yuji_*` key (NoneBot's config also holds
+    every environment variable: a bare `DATA_DIR` must not set `data_dir`)."""
 
-    @field_validator("*", mode="before")
-    @classmethod
-    def _split_lists(cls, value: Any, info: Any) -> Any:
-        # Environment variables arrive as strings: "a,b" or a JSON list for tuples.
-        default = Settings.__dataclass_fields__.get(info.field_name.removeprefix("yuji_"))
-        if isinstance(value, str) and default is not None and isinstance(default.default, tuple):
-            from memory_core import settings_from_mapping
-
-            return getattr(settings_from_mapping({info.field_name: value}), default.name)
-        return value
+    model_config = ConfigDict(
+        alias_generator=AliasGenerator(validation_alias=_nonebot_key), validate_by_name=False
+    )
 
 
-Config = create_model("Config", __base__=_Base, **_field_definitions())
-
-
-def to_settings(config: BaseModel, nicknames: set[str] | None = None) -> Settings:
-    values = {name.removeprefix("yuji_"): value for name, value in config.model_dump().items()}
-    values["data_dir"] = Path(values["data_dir"])
+def to_settings(config: Settings, nicknames: set[str] | None = None) -> Settings:
+    values = dict(config)
     if nicknames:
         values["nicknames"] = tuple(sorted(nicknames))
     return Settings(**values)
@@ -58,11 +40,11 @@ def origins(settings: Settings, environ: Mapping[str, str]) -> dict[str, Origin]
     wins; a value other than the default came from `.env`; else the default."""
     defaults = Settings()
     found: dict[str, Origin] = {}
-    for f in fields(Settings):
-        if f"YUJI_{f.name.upper()}" in environ:
-            found[f.name] = "environment"
-        elif getattr(settings, f.name) != getattr(defaults, f.name):
-            found[f.name] = ".env"
+    for name in Settings.model_fields:
+        if f"YUJI_{name.upper()}" in environ:
+            found[name] = "environment"
+        elif getattr(settings, name) != getattr(defaults, name):
+            found[name] = ".env"
         else:
-            found[f.name] = "default"
+            found[name] = "default"
     return found

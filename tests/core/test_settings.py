@@ -70,3 +70,26 @@ def test_zero_backfill_interval_means_only_on_command() -> None:
 def test_the_bot_calls_itself_by_its_first_nickname() -> None:
     assert Settings(nicknames=("小鱼", "大肥鱼")).bot_name == "小鱼"
     assert Settings(nicknames=()).bot_name == "大肥鱼"
+
+
+def test_every_setting_has_a_docstring() -> None:
+    undocumented = [name for name, f in Settings.model_fields.items() if not f.description]
+    assert undocumented == []
+
+
+def test_a_malformed_variable_is_named_without_its_value() -> None:
+    with pytest.raises(ConfigError, match="YUJI_RECALL_LIMIT") as info:
+        settings_from_mapping({"YUJI_RECALL_LIMIT": "five-sk-secret"})
+    assert "sk-secret" not in str(info.value)
+
+
+def test_yes_no_values_read_as_before() -> None:
+    for raw, expected in [("true", True), ("ON", True), ("1", True), ("", False), ("no", False)]:
+        s = settings_from_mapping({"YUJI_ATTACHMENT_ALLOW_LOOPBACK": raw})
+        assert s.attachment_allow_loopback is expected
+
+
+def test_with_changes_validates_the_new_settings() -> None:
+    assert Settings().with_changes(recall_limit=3).recall_limit == 3
+    with pytest.raises(ConfigError, match="YUJI_RECALL_LIMIT must be at least 1"):
+        Settings().with_changes(recall_limit=0)
