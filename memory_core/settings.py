@@ -1,8 +1,9 @@
 """The frozen settings object the core receives.
 
 The core never reads the environment: the NoneBot plugin (or the CLI) builds one
-`Settings` from its configuration and hands it over. Every field has the default of
-SPEC.md; `.env.example` documents each one under its `YUJI_` name.
+`Settings` from its configuration and hands it over. One pydantic model declares,
+documents (a docstring per field) and validates every setting; each is read from its
+`YUJI_*` variable, and `.env.example` is written from it (`yuji env-example`).
 """
 
 from __future__ import annotations

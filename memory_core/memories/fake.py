@@ -151,7 +151,7 @@ class FakeMemories:
         ]
         return found[:limit]
 
-    async def list(
+    async def newest(
         self,
         scope: str,
         *,
@@ -161,7 +161,7 @@ class FakeMemories:
     ) -> list[Memory]:
         found = [
             m
-            for m in self.memories.values()
+            for m in reversed(self.memories.values())
             if m.scope == scope
             and (types is None or m.type in types)
             and (status is None or m.status == status)
