@@ -38,6 +38,7 @@ from . import tunables
 from .pure import day_buckets, line_diff
 from .views import (
     Actor,
+    ArchivePage,
     CardView,
     ChatRow,
     DayChart,
@@ -57,6 +58,8 @@ ACTIVITY_TTL_S = 60.0
 ALERT_DAYS = 7
 FRAGMENT_MESSAGES_SHOWN = 40
 ARCHIVE_SHOWN = 500
+SEARCH_WINDOW = 20_000
+"""Messages one archive text search reads (newest first); the page links to the next."""
 NIGHTS_SHOWN = 14
 SAMPLE_LABEL = "sample_label"
 """The overrides row marking a sample database (not a setting; never applied as one)."""
@@ -262,18 +265,24 @@ class ConsoleService:
 
     # --- archive, consolidation and nightly ------------------------------------------------
 
-    async def archive_day(self, scope: str, day: date | None, text: str = "") -> list[Message]:
-        """The messages of one local day (default today), or those containing `text`."""
-        day = day or self.clock.now().astimezone(self.zone).date()
-        start = datetime(day.year, day.month, day.day, tzinfo=self.zone)
-        found = await self.repo.messages(
-            scope,
-            start=start,
-            end=start + timedelta(days=1),
-            text=text.strip(),
-            limit=ARCHIVE_SHOWN,
-        )
-        return [
+    async def archive_day(
+        self, scope: str, day: date | None, text: str = "", before: int | None = None
+    ) -> ArchivePage:
+        """The messages of one local day (default today); or, with `text`, those
+        containing it among the SEARCH_WINDOW newest messages before `before`."""
+        text = text.strip()
+        older: int | None = None
+        if text:
+            found, older = await self.repo.search_messages(
+                scope, text, before=before, window=SEARCH_WINDOW, limit=ARCHIVE_SHOWN
+            )
+        else:
+            day = day or self.clock.now().astimezone(self.zone).date()
+            start = datetime(day.year, day.month, day.day, tzinfo=self.zone)
+            found = await self.repo.day_messages(
+                scope, start=start, end=start + timedelta(days=1), limit=ARCHIVE_SHOWN
+            )
+        messages = [
             Message(
                 e,
                 tuple(await self.archive.attachments_of(scope, e.id))
@@ -282,6 +291,7 @@ class ConsoleService:
             )
             for e in found
         ]
+        return ArchivePage(tuple(messages), older, SEARCH_WINDOW if text else 0)
 
     async def work(self, scope: str) -> tuple[list[Batch], list[StepRow], LastRun]:
         """Consolidation batches (newest first) and the latest nights' steps."""

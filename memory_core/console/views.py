@@ -63,6 +63,15 @@ class Message:
 
 
 @dataclass(frozen=True, slots=True)
+class ArchivePage:
+    messages: tuple[Message, ...]
+    older: int | None = None
+    """A text search stopped here: search on among the messages before this id."""
+    window: int = 0
+    """How many messages one text search reads (0: not a search)."""
+
+
+@dataclass(frozen=True, slots=True)
 class EvidenceItem:
     """One piece of evidence with what it leads to: a message, a memory, or a
     fragment summary with the messages it covered."""

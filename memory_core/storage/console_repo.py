@@ -262,26 +262,59 @@ class ConsoleRepo(Repository):
 
     # --- archive and nightly grid ---------------------------------------------------------
 
-    async def messages(
+    async def day_messages(
         self,
         scope: str,
         *,
         start: datetime,
         end: datetime,
-        text: str,
         limit: int,
         conn: AsyncConnection | None = None,
     ) -> list[Experience]:
-        """This chat's messages sent in [start, end), oldest first; with `text`, only
-        those containing it (then newest first, from the whole archive)."""
+        """This chat's messages sent in [start, end), oldest first (at most `limit`)."""
         e = experiences.c
-        query = select(experiences).where(e.scope == scope)
-        if text:
-            query = query.where(e.text.contains(text, autoescape=True)).order_by(e.id.desc())
-        else:
-            query = query.where(e.sent_at >= start, e.sent_at < end).order_by(e.sent_at, e.id)
+        query = (
+            select(experiences)
+            .where(e.scope == scope, e.sent_at >= start, e.sent_at < end)
+            .order_by(e.sent_at, e.id)
+            .limit(limit)
+        )
         async with self.reading(conn) as conn:
-            return [experience_of(r) for r in await conn.execute(query.limit(limit))]
+            return [experience_of(r) for r in await conn.execute(query)]
+
+    async def search_messages(
+        self,
+        scope: str,
+        text: str,
+        *,
+        before: int | None,
+        window: int,
+        limit: int,
+        conn: AsyncConnection | None = None,
+    ) -> tuple[list[Experience], int | None]:
+        """This chat's messages containing `text`, newest first, among the `window`
+        newest messages older than `before` (None: from the newest); at most `limit`.
+        Also returns where to go on searching (older messages remain), else None."""
+        e = experiences.c
+        older = [e.scope == scope] + ([e.id < before] if before is not None else [])
+        async with self.reading(conn) as conn:
+            floor = await conn.scalar(
+                select(e.id).where(*older).order_by(e.id.desc()).offset(window - 1).limit(1)
+            )
+            inside = older + ([e.id >= floor] if floor is not None else [])
+            rows = await conn.execute(
+                select(experiences)
+                .where(*inside, e.text.contains(text, autoescape=True))
+                .order_by(e.id.desc())
+                .limit(limit)
+            )
+            found = [experience_of(r) for r in rows]
+            if len(found) == limit:
+                return found, found[-1].id
+            more = floor is not None and await conn.scalar(
+                select(e.id).where(e.scope == scope, e.id < floor).limit(1)
+            )
+        return found, floor if more else None
 
     async def night_grid(
         self, scope: str, days: int, *, conn: AsyncConnection | None = None

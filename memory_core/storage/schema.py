@@ -79,6 +79,7 @@ experiences = Table(
     sqlite_autoincrement=True,
 )
 Index("ix_experiences_scope_id", experiences.c.scope, experiences.c.id)
+Index("ix_experiences_scope_sent_at", experiences.c.scope, experiences.c.sent_at)
 
 attachments = Table(
     "attachments",

@@ -152,16 +152,29 @@ async def turns(request: Request, scope: str, n: int = 10) -> Response:
 
 
 @router.get("/chats/{scope}/archive", response_class=HTMLResponse)
-async def archive(request: Request, scope: str, day: str = "", q: str = "") -> Response:
-    """Messages of one day (default today), or the ones containing `q`."""
+async def archive(
+    request: Request, scope: str, day: str = "", q: str = "", before: int | None = None
+) -> Response:
+    """Messages of one day (default today), or the ones containing `q` (a window of
+    messages at a time, older ones through the page's link)."""
     scope = scope_param(scope)
     current = core()
     try:
         chosen = date.fromisoformat(day) if day else None
     except ValueError:
         chosen = None
-    found = await current.console.archive_day(scope, chosen, q)
-    return page(request, current, "archive.html", scope=scope, messages=found, day=day, q=q)
+    found = await current.console.archive_day(scope, chosen, q, before)
+    return page(
+        request,
+        current,
+        "archive.html",
+        scope=scope,
+        messages=found.messages,
+        older=found.older,
+        window=found.window,
+        day=day,
+        q=q,
+    )
 
 
 @router.get("/chats/{scope}/work", response_class=HTMLResponse)

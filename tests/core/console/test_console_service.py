@@ -233,3 +233,30 @@ async def test_overrides_and_alerts_survive_a_restart(
         assert [(a.key, a.text) for a in alerts] == [("backup", "备份失败")]
     finally:
         await again.close()
+
+
+async def test_an_archive_search_reads_a_window_at_a_time_and_goes_on_from_there(
+    core: Yuji, world: DemoReport
+) -> None:
+    repo = core.console.repo
+    everything, rest = await repo.search_messages(GROUP, "香菜", before=None, window=999, limit=99)
+    assert len(everything) >= 3
+    assert rest is None
+    assert [e.id for e in everything] == sorted((e.id for e in everything), reverse=True)
+    # a window of 4 messages at a time finds the same messages, newest first
+    found: list[int] = []
+    before: int | None = None
+    for _ in range(20):
+        part, before = await repo.search_messages(GROUP, "香菜", before=before, window=4, limit=99)
+        assert all(e.scope == GROUP and "香菜" in e.text for e in part)
+        found += [e.id for e in part]
+        if before is None:
+            break
+    assert found == [e.id for e in everything]
+    # a full page goes on from its last message
+    first, after = await repo.search_messages(GROUP, "香菜", before=None, window=999, limit=1)
+    assert (len(first), after) == (1, first[0].id)
+    page = await core.console.archive_day(GROUP, None, " 香菜 ")
+    assert [m.experience.id for m in page.messages] == [e.id for e in everything]
+    assert (page.older, page.window) == (None, 20_000)
+    assert (await core.console.archive_day(GROUP, None, "")).window == 0
