@@ -11,13 +11,17 @@ the plugin mounts it and asked in-process (httpx ASGI transport, Bearer token), 
 the times are server-side: routing, auth, the core's queries, Jinja2 rendering. Per
 page: p50 / p95 / max. A 1 ms probe task on the same loop measures how late it wakes
 while pages render (wake-up lag) and how much CPU the loop thread burned between its
-wake-ups (a long synchronous step would show as a large max). Target: p95 <= 150 ms.
+wake-ups (a long synchronous step would show as a large max), and the cyclic
+collector's longest pause. Like bot.py, the run freezes the heap once started
+(`gc.freeze()`, after the fill: a little kinder than a bot whose caches grew later);
+`--no-freeze` shows the full collections without it. Target: p95 <= 150 ms.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import sys
 import tempfile
 import time
@@ -111,6 +115,34 @@ def app_for(core: Yuji) -> FastAPI:
     return app
 
 
+class GcPauses:
+    """The collector's pauses while the block runs (they stop the event loop like any
+    synchronous step, so the loop probe's longest busy stretch includes them)."""
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[float, int]] = []
+        self._started = 0.0
+
+    def _hook(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.pauses.append(((time.perf_counter() - self._started) * 1000, info["generation"]))
+
+    def __enter__(self) -> GcPauses:
+        gc.callbacks.append(self._hook)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        gc.callbacks.remove(self._hook)
+
+    def longest(self) -> str:
+        if not self.pauses:
+            return "none"
+        ms, generation = max(self.pauses)
+        return f"{ms:5.1f} ms (gen {generation})"
+
+
 async def timed(
     client: httpx.AsyncClient, path: str, rounds: int, before: Callable[[], None] = lambda: None
 ) -> list[float]:
@@ -124,7 +156,7 @@ async def timed(
     return out
 
 
-async def main(messages: int, memories: int, rounds: int) -> None:
+async def main(messages: int, memories: int, rounds: int, *, freeze: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="yuji-bench-") as tmp:
         settings = Settings(data_dir=Path(tmp), console_token=TOKEN)
         core = await Yuji.open(settings, clock=FakeClock(NOW))
@@ -136,6 +168,9 @@ async def main(messages: int, memories: int, rounds: int) -> None:
                 f"in {time.perf_counter() - started:.1f} s"
             )
             app = app_for(core)
+            if freeze:  # as bot.py does once started (core open, before any page)
+                gc.collect()
+                gc.freeze()
             transport = httpx.ASGITransport(app=app)
             cold = core.console.expire_activity
             day = f"{(NOW - timedelta(days=30)).date():%Y-%m-%d}"
@@ -147,7 +182,8 @@ async def main(messages: int, memories: int, rounds: int) -> None:
                 "recall search (htmx part)": f"/yuji/chats/{SCOPE}/search?q=小明最近在忙什么",
                 "memory page": f"/yuji/chats/{SCOPE}/memories/{memories // 2}",
                 "archive, one day": f"/yuji/chats/{SCOPE}/archive?day={day}",
-                "archive, text search": f"/yuji/chats/{SCOPE}/archive?q=第4242条",
+                "archive, search, 1 hit": f"/yuji/chats/{SCOPE}/archive?q=第98765条",
+                "archive, search, 500 hits": f"/yuji/chats/{SCOPE}/archive?q=小明",
                 "archive, search, no hit": f"/yuji/chats/{SCOPE}/archive?q=没有这句话",
                 "consolidation and nightly": f"/yuji/chats/{SCOPE}/work",
             }
@@ -155,7 +191,7 @@ async def main(messages: int, memories: int, rounds: int) -> None:
                 for path in pages.values():  # warm caches and imports
                     await timed(client, path, 2)
                 for name, path in pages.items():
-                    with LoopProbe() as probe:
+                    with LoopProbe() as probe, GcPauses() as collector:
                         times = await timed(
                             client, path, rounds, cold if "cold" in name else lambda: None
                         )
@@ -166,6 +202,7 @@ async def main(messages: int, memories: int, rounds: int) -> None:
                         f"{name:30s} p50 {percentile(times, 50):6.1f}  "
                         f"p95 {percentile(times, 95):6.1f}  max {max(times):6.1f} ms | "
                         f"loop: longest busy stretch {busy:5.1f} ms, worst wake-up lag {lag:6.1f} ms"
+                        f" | longest GC pause {collector.longest()}"
                     )
         finally:
             await core.close()
@@ -176,5 +213,10 @@ if __name__ == "__main__":
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument(
+        "--no-freeze",
+        action="store_true",
+        help="skip gc.freeze() after start-up (bot.py freezes; this shows the collector's pauses without it)",
+    )
     args = parser.parse_args()
-    asyncio.run(main(args.messages, args.memories, args.rounds))
+    asyncio.run(main(args.messages, args.memories, args.rounds, freeze=not args.no_freeze))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import bot
@@ -45,3 +46,15 @@ def test_no_token_warns_on_loopback_and_refuses_elsewhere_unless_allowed() -> No
         verdict = bot.exposure(host, 8080, "", allow_open=True)
         assert verdict is not None
         assert verdict[0] == "warn"
+
+
+async def test_the_start_up_heap_is_frozen_out_of_the_collectors_sight() -> None:
+    kept = [[i] for i in range(1000)]  # live, tracked objects made during start-up
+    try:
+        await bot.freeze_startup_heap()
+        assert gc.get_freeze_count() >= len(kept)
+        assert gc.is_tracked(kept[0])
+        assert not any(o is kept[0] for o in gc.get_objects(2))  # not scanned any more
+    finally:
+        gc.unfreeze()  # the test process goes on collecting as before
+    assert gc.get_freeze_count() == 0
