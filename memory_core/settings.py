@@ -20,6 +20,7 @@ from pydantic import (
     AliasChoices,
     AliasGenerator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -40,6 +41,8 @@ NonNegative = Annotated[int, Field(ge=0)]
 NonNegativeSeconds = Annotated[float, Field(ge=0)]
 PositiveSeconds = Annotated[float, Field(gt=0)]
 Fraction = Annotated[float, Field(ge=0, le=1)]
+OptionalFraction = Annotated[Fraction | None, BeforeValidator(lambda v: None if v == "" else v)]
+"""A fraction that may be left empty (`None`: a calibrated value decides)."""
 _CLOCK_TIME = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")
 LLMJob = Literal["chat", "consolidation", "nightly", "vision"]
 LLM_JOBS: tuple[LLMJob, ...] = ("chat", "consolidation", "nightly", "vision")
@@ -138,6 +141,14 @@ class Settings(BaseModel):
     """Diversity weight (0-1) when choosing among relevant memories: how much looking like a
     memory already chosen for the reply costs (0 = most relevant first, regardless).
     Also changeable live on the console's settings page."""
+    recall_threshold: OptionalFraction = None
+    """Least relevance (P, 0-1) a memory needs before the bot injects anything; empty = the
+    operating point calibrated with the relevance weights (for the bundled model 0.44,
+    words only 0.38). Higher: quieter, fewer wrong memories; lower: answers more often.
+    Also changeable live on the console's settings page."""
+    recall_sure: OptionalFraction = None
+    """P below which an injected memory is labelled as a guess; empty = the calibrated
+    value (0.73 for the bundled model). Also changeable live on the console."""
     near_duplicate_threshold: Fraction = 0.85
     """Character-bigram Dice similarity at which a new memory is flagged as a near-duplicate."""
     near_duplicate_window: AtLeastOne = 500

@@ -66,6 +66,8 @@ provider needs its own key. Consolidation needs a model with tool calling.""",
 
 def value_text(value: Any) -> str:
     """A default as `.env` holds it (what `settings_from_mapping` reads back)."""
+    if value is None:
+        return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):

@@ -397,6 +397,8 @@ class ConsoleService:
 
     async def set_tunable(self, name: str, raw: str, actor: Actor) -> Settings:
         value = tunables.parse_tunable(name, raw)
+        if value is None:  # an optional setting left empty: no console override
+            return await self.reset_tunable(name, actor)
         await self._audit(actor, "tunable", name, tunables.shown(name, value))
         await self.repo.set_override(name, value, self.clock.now())
         return await self.load_overrides()

@@ -18,6 +18,8 @@ Origin = Literal["default", ".env", "environment", "console"]
 TUNABLES: dict[str, str] = {
     "recall_limit": "每次回复最多注入的记忆条数",
     "recall_diversity": "多样性权重（0–1）：与已选记忆越相似越扣分，0 = 只按相关度",
+    "recall_threshold": "注入门槛（相关度 0–1）：最相关的一条也不到它就不注入；留空 = 校准值",
+    "recall_sure": "低于这个相关度的记忆标为“猜的”；留空 = 校准值",
     "eligible_min_pending": "待整理消息达到这么多条就整理",
     "eligible_max_wait_s": "最早一条待整理消息等了这么多秒就整理",
     "consolidation_hourly_cap": "每小时最多整理批次数",
@@ -67,6 +69,8 @@ def shown(name: str, value: Any) -> str:
         return "***" if value else "（未设置）"
     if isinstance(value, tuple):
         return ", ".join(str(v) for v in value)
+    if value is None:  # the form shows it empty, with a placeholder saying what decides
+        return ""
     return str(value)
 
 

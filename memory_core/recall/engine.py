@@ -187,13 +187,18 @@ class Recall:
             return ()
         rows = ex.rows
         p = model.p(rows)
-        if float(p.max()) < model.threshold:
+        # The console may move the calibrated points live; companions never stand
+        # above the threshold, or a lone memory over a lowered threshold finds no slot.
+        threshold = _setting_or(self._settings.recall_threshold, model.threshold)
+        companion = min(model.companion, threshold)
+        sure = _setting_or(self._settings.recall_sure, model.sure)
+        if float(p.max()) < threshold:
             return ()
         pool = {
             mem.id: Candidate(mem, _stage(s), float(pi), "")
             for mem, s, pi in zip(ex.memories, ex.seen, p, strict=True)
         }
-        passing = [c for c in pool.values() if c.score >= model.companion]
+        passing = [c for c in pool.values() if c.score >= companion]
         chosen = select(
             passing,
             limit,
@@ -209,7 +214,7 @@ class Recall:
             i = index[c.memory.id]
             parts = model.contributions(rows[i])
             top = sorted(parts.items(), key=lambda kv: -kv[1])[:3]
-            guess = float(p[i]) < model.sure
+            guess = float(p[i]) < sure
             out.append(
                 Recalled(
                     memory=c.memory,
@@ -453,3 +458,7 @@ def _when(memory: Memory, now: datetime) -> str:
     if memory.status == "cold":
         return "（很久没用到的旧记忆）"
     return ""
+
+
+def _setting_or(value: float | None, calibrated: float) -> float:
+    return calibrated if value is None else value

@@ -218,6 +218,45 @@ async def test_the_diversity_weight_changes_what_recall_picks_live(core: Yuji) -
     )
 
 
+async def test_the_recall_thresholds_move_live_and_empty_means_calibrated(core: Yuji) -> None:
+    """The console overrides the relevance model's calibrated points on the running
+    engine: a threshold of 1 silences recall, a `sure` of 1 labels every memory a guess,
+    and an empty value goes back to the calibrated point."""
+    scope = "group:8"
+    text = "小明每周六上午去琴行上吉他课"
+    exp = await core.archive.append(
+        NewExperience(
+            scope=scope, fingerprint=text, sender_id="1", text=text, sent_at=core.clock.now()
+        )
+    )
+    await core.memories.write(
+        scope, type="fact", subject="小明", content=text, evidence=[EvidenceRef(exp)]
+    )
+
+    async def answer() -> list[tuple[str, bool]]:
+        found = await core.recall.recall(scope, "小明周六去哪里上吉他课")
+        return [(r.memory.content, r.guess) for r in found.items]
+
+    calibrated = await answer()
+    assert [content for content, _ in calibrated] == [text]
+    await core.console.set_tunable("recall_threshold", "1", ADMIN)
+    assert await answer() == []
+    await core.console.set_tunable("recall_threshold", "", ADMIN)
+    assert await answer() == calibrated
+    await core.console.set_tunable("recall_sure", "1", ADMIN)
+    assert await answer() == [(text, True)]
+    await core.console.set_tunable("recall_sure", "0", ADMIN)
+    assert await answer() == [(text, False)]
+    with pytest.raises(ValidationError):
+        await core.console.set_tunable("recall_threshold", "1.5", ADMIN)
+    views = {v.name: v for v in await core.console.settings_views()}
+    assert (views["recall_threshold"].value, views["recall_threshold"].origin) == (
+        "",
+        "default",
+    )
+    assert views["recall_sure"].origin == "console"
+
+
 async def test_overrides_and_alerts_survive_a_restart(
     core: Yuji, world: DemoReport, clock: FakeClock
 ) -> None:
