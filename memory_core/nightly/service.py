@@ -71,14 +71,15 @@ class NightlyService:
         alerts: AlertSink,
         after_cards: Callable[[str], Awaitable[int]] | None = None,
     ) -> None:
-        self.repo = NightlyRepo(db)
+        memory_repo = MemoryRepo(db)
+        self.repo = NightlyRepo(db, memory_repo)
         self.health = NightlyHealthRepo(db)
         self.settings = settings
         self.clock = clock
         self.tz = ZoneInfo(settings.timezone)
         self.cutoff = parse_cutoff(settings.nightly_time)
         self.archive = archive
-        self.services = Services(self.repo, MemoryRepo(db), memories, llm, settings, alerts)
+        self.services = Services(self.repo, memory_repo, memories, llm, settings, alerts)
         self._lock = asyncio.Lock()
         self.owner = uuid.uuid4().hex[:12]
         """This process's mark on the steps it runs (a lease against other processes)."""

@@ -8,6 +8,7 @@ from memory_core.archive.service import ArchiveService
 from memory_core.clock import Clock
 from memory_core.errors import YujiError
 from memory_core.memories.service import Memories
+from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.storage.porting_repo import PortingRepo
 from memory_core.types import EvidenceRef, NewExperience
 
@@ -23,11 +24,17 @@ ORIGIN = "migrated"
 
 class FactImporter:
     def __init__(
-        self, archive: ArchiveService, memories: Memories, repo: PortingRepo, clock: Clock
+        self,
+        archive: ArchiveService,
+        memories: Memories,
+        repo: PortingRepo,
+        memory_repo: MemoryRepo,
+        clock: Clock,
     ) -> None:
         self.archive = archive
         self.memories = memories
         self.repo = repo
+        self.memory_repo = memory_repo
         self.clock = clock
 
     async def run(
@@ -67,7 +74,7 @@ class FactImporter:
         if existing is None:
             quoted = await self.archive.by_fingerprint(fact.scope, fact.fingerprint)
             if quoted is not None:  # written by a run cut off before it kept the key
-                existing = await self.repo.memory_citing(fact.scope, quoted.id, ORIGIN)
+                existing = await self.memory_repo.citing(fact.scope, quoted.id, ORIGIN)
                 if existing is not None and not dry_run:
                     await self.repo.set_key(
                         fact.scope, SOURCE, fact.import_key, existing, self.clock.now()

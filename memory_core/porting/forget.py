@@ -34,6 +34,7 @@ from memory_core.memories.service import Memories
 from memory_core.ops.manifest import list_manifests
 from memory_core.settings import Settings
 from memory_core.storage.engine import Database
+from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.storage.redaction_repo import RedactionRepo
 
 from .pack import scrub
@@ -82,6 +83,7 @@ class Forgetting:
         self.clock = clock
         self.memories = memories
         self.repo = RedactionRepo(db)
+        self.memory_repo = MemoryRepo(db)
         self.store = AttachmentStore(settings.attachments_dir)
         self.on_change = on_change
 
@@ -91,12 +93,12 @@ class Forgetting:
         user_id = user_id.strip()
         if not user_id:
             raise ValueError("whom to forget: a QQ number")
-        names = await self.repo.names_of(scope, user_id)
+        names = await self.repo.names_of(scope, user_id, await self.memory_repo.alias_map(scope))
         request = await self.repo.open_request(
             scope, user_id, requested_by, sorted(names), self.clock.now()
         )
         names = set(request.names)
-        memory_ids = await self.repo.memories_of(scope, user_id, names)
+        memory_ids = await self.memory_repo.about_person(scope, user_id, names)
         retracted = 0
         for memory in await self.memories.get_many(scope, memory_ids):
             retracted += memory.status != "retracted"
@@ -108,7 +110,7 @@ class Forgetting:
             redacted += count
         total, _ = await self.repo.messages_of(scope, user_id)
         files = await self._delete_files(scope, user_id) if delete_files else 0
-        await self.repo.drop_index_rows(memory_ids)
+        await self.memory_repo.drop_index_rows(memory_ids)
         searched = searchable(names)
         summaries = 0
         for fragment_id, summary in await self.repo.fragments_naming(scope, searched):

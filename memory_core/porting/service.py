@@ -14,6 +14,7 @@ from memory_core.memories.service import Memories
 from memory_core.settings import Settings
 from memory_core.storage.chatrecorder_repo import ChatrecorderReader
 from memory_core.storage.engine import Database
+from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.storage.pack_repo import PackRepo
 from memory_core.storage.porting_repo import PortingRepo
 
@@ -94,7 +95,9 @@ class Porting:
         dry_run: bool = False,
         progress: Progress | None = None,
     ) -> ImportCounts:
-        importer = FactImporter(self.archive, self.memories, self.repo, self.clock)
+        importer = FactImporter(
+            self.archive, self.memories, self.repo, MemoryRepo(self.db), self.clock
+        )
         return await importer.run(path, scope=scope, dry_run=dry_run, progress=progress)
 
     async def export(self, scope: str) -> dict[str, Any]:

@@ -18,9 +18,8 @@ from memory_core.types import Experience, Memory, MemoryStatus, MemoryType
 
 from .archive_repo import experience_of
 from .chat_repo import Injection, injection_of
-from .memory_sql import m, to_memory
+from .memory_sql import forgotten, m, to_memory
 from .nightly_repo import Diary, StepRow, TimelineEntry, step_of
-from .redaction_repo import forgotten
 from .repository import Repository, upsert
 from .schema import (
     console_audit,

@@ -1,6 +1,7 @@
 """The memory aggregate's one repository: memories, versions, evidence, relations,
-aliases and the derived full-text index, with the reads the nightly gc and the
-vector index builder make of them.
+aliases and the derived full-text index, with the reads other aggregates make of
+them (the nightly gc and prompts, the vector index builder, forget requests, fact
+imports, memory packs): no other repository names a memory table.
 
 Every method takes an optional open connection (`conn=`, see repository.py) so the
 memory service composes several of them in one transaction. Every lookup by id
@@ -15,7 +16,19 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, exists, func, insert, literal_column, or_, select, text, update
+from sqlalchemy import (
+    Select,
+    case,
+    delete,
+    exists,
+    func,
+    insert,
+    literal_column,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.types import EvidenceRef, Memory, MemoryType, MemoryVersion, RelationKind
@@ -25,9 +38,18 @@ from . import memory_sql as sql
 from .engine import Database
 from .memory_sql import m, to_memory
 from .repository import Repository, upsert
-from .schema import aliases, experiences, fragments, memories, memory_evidence, memory_relations
+from .schema import (
+    aliases,
+    experiences,
+    fragments,
+    memories,
+    memory_evidence,
+    memory_relations,
+    redactions,
+)
 from .schema import memory_versions as versions
 
+_CHUNK = 500
 _INDEX_ROW = text("INSERT INTO memory_fts(rowid, bi, uni) VALUES (:id, :bi, :uni)")
 
 
@@ -44,6 +66,18 @@ class GcCandidate:
     pinned: bool
     starred: bool
     in_chain: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRows:
+    """One chat's memory rows as a memory pack carries them (pack_repo.PackRows)."""
+
+    memories: list[dict[str, Any]]
+    versions: list[dict[str, Any]]
+    evidence: list[dict[str, Any]]
+    """memory_id, role, and the quoted message, fragment or memory it rests on."""
+    relations: list[dict[str, Any]]
+    aliases: list[dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -652,6 +686,125 @@ class MemoryRepo(Repository):
             ali = (await c.execute(alias_stats)).one()
             evi = (await c.execute(evidence_stats)).one()
         return "|".join(str(v) for v in (*mem, *ali, *evi))
+
+    # --- what other aggregates read of memories -----------------------------------------
+
+    async def about_person(
+        self, scope: str, user_id: str, names: Iterable[str], *, conn: AsyncConnection | None = None
+    ) -> list[int]:
+        """Every memory of this chat (any status) whose subject is one of `names`, or
+        resting only on messages of `user_id` (a forget request's memories)."""
+        ev, x = memory_evidence.c, experiences.c
+        async with self.reading(conn) as c:
+            about = {
+                int(r[0])
+                for r in await c.execute(
+                    select(m.id).where(m.scope == scope, m.subject.in_(sorted(set(names))))
+                )
+            }
+            theirs = (
+                select(ev.memory_id)
+                .join(memories, m.id == ev.memory_id)
+                .outerjoin(experiences, x.id == ev.experience_id)
+                .where(m.scope == scope)
+                .group_by(ev.memory_id)
+                .having(func.count() == func.sum(case((x.sender_id == user_id, 1), else_=0)))
+            )
+            only = {int(r[0]) for r in await c.execute(theirs)}
+        return sorted(about | only)
+
+    async def drop_index_rows(
+        self, memory_ids: Sequence[int], *, conn: AsyncConnection | None = None
+    ) -> None:
+        """These memories leave the derived full-text index (a forget request)."""
+        async with self.writing(conn) as c:
+            for start in range(0, len(memory_ids), _CHUNK):
+                chunk = list(memory_ids[start : start + _CHUNK])
+                await c.execute(delete(sql.memory_fts).where(sql.memory_fts.c.rowid.in_(chunk)))
+
+    async def citing(
+        self, scope: str, experience_id: int, origin: str, *, conn: AsyncConnection | None = None
+    ) -> int | None:
+        """The newest memory of this chat and origin resting on the experience."""
+        e = memory_evidence.c
+        async with self.reading(conn) as c:
+            value = await c.scalar(
+                select(m.id)
+                .join(memory_evidence, e.memory_id == m.id)
+                .where(m.scope == scope, m.origin == origin, e.experience_id == experience_id)
+                .order_by(m.id.desc())
+                .limit(1)
+            )
+        return None if value is None else int(value)
+
+    async def evidence_instants(
+        self, scope: str, memory_ids: Sequence[int], *, conn: AsyncConnection | None = None
+    ) -> dict[int, datetime]:
+        """memory id -> when its earliest evidence (message or fragment) was said."""
+        ids = sorted(set(memory_ids))
+        e = memory_evidence.c
+        found: dict[int, datetime] = {}
+        async with self.reading(conn) as c:
+            for query in (
+                select(e.memory_id, func.min(experiences.c.sent_at))
+                .join(experiences, experiences.c.id == e.experience_id)
+                .where(e.memory_id.in_(ids), experiences.c.scope == scope)
+                .group_by(e.memory_id),
+                select(e.memory_id, func.min(fragments.c.first_sent_at))
+                .join(fragments, fragments.c.id == e.fragment_id)
+                .where(e.memory_id.in_(ids), fragments.c.scope == scope)
+                .group_by(e.memory_id),
+            ):
+                for memory_id, instant in await c.execute(query):
+                    if instant is None:
+                        continue
+                    key = int(memory_id)
+                    found[key] = min(found[key], instant) if key in found else instant
+        return found
+
+    async def pack_rows(self, scope: str, *, conn: AsyncConnection | None = None) -> MemoryRows:
+        """Everything of one chat's memories a memory pack carries, as plain rows."""
+        ids = select(m.id).where(m.scope == scope).scalar_subquery()
+        v, e, x, f = versions.c, memory_evidence.c, experiences.c, fragments.c
+        r, a = memory_relations.c, aliases.c
+        evidence = (
+            select(
+                e.memory_id,
+                e.role,
+                e.source_memory_id,
+                e.fragment_id,
+                e.experience_id,
+                x.sender_id,
+                x.sender_name,
+                x.sent_at,
+                x.text,
+                f.summary,
+                f.first_sent_at,
+                redactions.c.id.label("redaction_id"),
+            )
+            .select_from(memory_evidence)
+            .outerjoin(experiences, x.id == e.experience_id)
+            .outerjoin(fragments, f.id == e.fragment_id)
+            .outerjoin(redactions, redactions.c.experience_id == e.experience_id)
+            .where(e.memory_id.in_(ids))
+            .order_by(e.memory_id, e.id)
+        )
+        async with self.reading(conn) as c:
+
+            async def all_of(query: Any) -> list[dict[str, Any]]:
+                return [dict(row) for row in (await c.execute(query)).mappings()]
+
+            return MemoryRows(
+                memories=await all_of(select(memories).where(m.scope == scope).order_by(m.id)),
+                versions=await all_of(
+                    select(versions).where(v.memory_id.in_(ids)).order_by(v.memory_id, v.version)
+                ),
+                evidence=await all_of(evidence),
+                relations=await all_of(
+                    select(memory_relations).where(r.scope == scope).order_by(r.id)
+                ),
+                aliases=await all_of(select(aliases).where(a.scope == scope).order_by(a.id)),
+            )
 
 
 def _index_params(memory_id: int, scope: str, subject: str, content: str) -> dict[str, Any]:

@@ -35,12 +35,22 @@ from sqlalchemy import (
 from memory_core.clock import as_utc
 from memory_core.types import Memory
 
-from .schema import memories, memory_relations
+from .schema import memories, memory_relations, memory_versions
 
 m = memories.c
 
 memory_fts = table("memory_fts", column("rowid"), column("bi"), column("uni"))
 """The FTS5 virtual table (created in raw SQL by migration 0001; see storage/fts.py)."""
+
+
+FORGET_ACTOR = "forget-person"
+"""memory_core.memories.service.FORGET_ACTOR (storage may not import the domain)."""
+
+
+def forgotten(memory_id: Any) -> Any:
+    """SQL: the memory was retracted for a person's request to be forgotten."""
+    v = memory_versions.c
+    return select(v.id).where(v.memory_id == memory_id, v.changed_by == FORGET_ACTOR).exists()
 
 
 def to_memory(row: Any) -> Memory:

@@ -3,9 +3,9 @@
 Cards are versioned rows: a change inserts the next version and never touches an
 older one (a trigger refuses UPDATE/DELETE on `cards` and `diaries`). The fragments
 written by consolidation are read here and marked `archived` once a diary has
-absorbed them. `prompt_material` also reads when recalled memories' evidence was
-said (memory_evidence -> experiences / fragments), read-only. Per-chat retry/circuit state: `nightly_health_repo`; gc's reads of the
-memory tables: `memory_repo`.
+absorbed them. `prompt_material` also asks the `MemoryRepo` it holds when recalled
+memories' evidence was said, in the same snapshot. Per-chat retry/circuit state:
+`nightly_health_repo`; every read of the memory tables: `memory_repo`.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from sqlalchemy import Row, Select, and_, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .consolidation_repo import Fragment, fragment_of
+from .engine import Database
+from .memory_repo import MemoryRepo
 from .repository import Repository, upsert
 from .schema import (
     cards,
     diaries,
-    experiences,
     fragments,
-    memory_evidence,
     nightly_runs,
     nightly_settled,
     timeline,
@@ -83,6 +83,11 @@ class StepRow:
 
 
 class NightlyRepo(Repository):
+    def __init__(self, db: Database, memory_repo: MemoryRepo | None = None) -> None:
+        super().__init__(db)
+        self.memory_repo = memory_repo or MemoryRepo(db)
+        """Where `prompt_material` reads when recalled memories' evidence was said."""
+
     # --- checkpoints -------------------------------------------------------------
 
     async def steps(
@@ -396,7 +401,11 @@ class NightlyRepo(Repository):
             if diaries > 0:
                 rows = await conn.execute(_diaries_query(scope, diaries))
                 recent = [_diary(r) for r in reversed(rows.all())]
-            instants = await _evidence_instants(conn, scope, memory_ids) if memory_ids else {}
+            instants = (
+                await self.memory_repo.evidence_instants(scope, memory_ids, conn=conn)
+                if memory_ids
+                else {}
+            )
         return PromptMaterial(current, entries, recent, instants)
 
     # --- settled states ----------------------------------------------------------------
@@ -461,30 +470,6 @@ def _diaries_query(scope: str, limit: int) -> Select[Any]:
     return (
         select(diaries).where(diaries.c.scope == scope).order_by(diaries.c.day.desc()).limit(limit)
     )
-
-
-async def _evidence_instants(
-    conn: AsyncConnection, scope: str, memory_ids: Sequence[int]
-) -> dict[int, datetime]:
-    """memory id -> when its earliest evidence (message or fragment) was said."""
-    ids = sorted(set(memory_ids))
-    found: dict[int, datetime] = {}
-    for query in (
-        select(memory_evidence.c.memory_id, func.min(experiences.c.sent_at))
-        .join(experiences, experiences.c.id == memory_evidence.c.experience_id)
-        .where(memory_evidence.c.memory_id.in_(ids), experiences.c.scope == scope)
-        .group_by(memory_evidence.c.memory_id),
-        select(memory_evidence.c.memory_id, func.min(fragments.c.first_sent_at))
-        .join(fragments, fragments.c.id == memory_evidence.c.fragment_id)
-        .where(memory_evidence.c.memory_id.in_(ids), fragments.c.scope == scope)
-        .group_by(memory_evidence.c.memory_id),
-    ):
-        for memory_id, instant in await conn.execute(query):
-            if instant is None:
-                continue
-            key = int(memory_id)
-            found[key] = min(found[key], instant) if key in found else instant
-    return found
 
 
 async def _set_step(conn: AsyncConnection, scope: str, day: str, step: str, **values: Any) -> None:

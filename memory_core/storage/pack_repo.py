@@ -12,19 +12,13 @@ from typing import Any
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from .engine import Database
+from .memory_repo import MemoryRepo, MemoryRows
 from .repository import Repository, upsert
 from .schema import (
-    aliases,
     cards,
     diaries,
-    experiences,
     forget_requests,
-    fragments,
-    memories,
-    memory_evidence,
-    memory_relations,
-    memory_versions,
-    redactions,
     timeline,
 )
 
@@ -49,10 +43,15 @@ class PackRows:
 
 
 class PackRepo(Repository):
+    def __init__(self, db: Database, memory_repo: MemoryRepo | None = None) -> None:
+        super().__init__(db)
+        self.memory_repo = memory_repo or MemoryRepo(db)
+        """Where a pack's memory rows are read."""
+
     async def export_rows(self, scope: str, *, conn: AsyncConnection | None = None) -> PackRows:
         """Everything of one chat a pack carries, in one snapshot."""
         async with self.reading(conn) as c:
-            return await _export(c, scope)
+            return await _export(c, scope, await self.memory_repo.pack_rows(scope, conn=c))
 
     async def restore_cards(
         self,
@@ -110,46 +109,14 @@ class PackRepo(Repository):
             return result.rowcount == 1
 
 
-async def _export(conn: AsyncConnection, scope: str) -> PackRows:
-    rows = PackRows()
-    m = memories.c
-    rows.memories = await _all(conn, select(memories).where(m.scope == scope).order_by(m.id))
-    ids = select(m.id).where(m.scope == scope).scalar_subquery()
-    v = memory_versions.c
-    rows.versions = await _all(
-        conn,
-        select(memory_versions).where(v.memory_id.in_(ids)).order_by(v.memory_id, v.version),
+async def _export(conn: AsyncConnection, scope: str, memory_rows: MemoryRows) -> PackRows:
+    rows = PackRows(
+        memories=memory_rows.memories,
+        versions=memory_rows.versions,
+        evidence=memory_rows.evidence,
+        relations=memory_rows.relations,
+        aliases=memory_rows.aliases,
     )
-    e, x, f = memory_evidence.c, experiences.c, fragments.c
-    rows.evidence = await _all(
-        conn,
-        select(
-            e.memory_id,
-            e.role,
-            e.source_memory_id,
-            e.fragment_id,
-            e.experience_id,
-            x.sender_id,
-            x.sender_name,
-            x.sent_at,
-            x.text,
-            f.summary,
-            f.first_sent_at,
-            redactions.c.id.label("redaction_id"),
-        )
-        .select_from(memory_evidence)
-        .outerjoin(experiences, x.id == e.experience_id)
-        .outerjoin(fragments, f.id == e.fragment_id)
-        .outerjoin(redactions, redactions.c.experience_id == e.experience_id)
-        .where(e.memory_id.in_(ids))
-        .order_by(e.memory_id, e.id),
-    )
-    r = memory_relations.c
-    rows.relations = await _all(
-        conn, select(memory_relations).where(r.scope == scope).order_by(r.id)
-    )
-    a = aliases.c
-    rows.aliases = await _all(conn, select(aliases).where(a.scope == scope).order_by(a.id))
     c = cards.c
     rows.cards = await _all(conn, select(cards).where(c.scope == scope).order_by(c.kind, c.version))
     d = diaries.c

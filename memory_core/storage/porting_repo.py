@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .repository import Repository, upsert
-from .schema import experiences, import_checkpoints, import_keys, memories, memory_evidence
+from .schema import experiences, import_checkpoints, import_keys
 
 FINGERPRINT_CHUNK = 900
 
@@ -119,23 +119,3 @@ class PortingRepo(Repository):
                     index_elements=[k.scope, k.source, k.key], set_={"memory_id": memory_id}
                 )
             )
-
-    async def memory_citing(
-        self, scope: str, experience_id: int, origin: str, *, conn: AsyncConnection | None = None
-    ) -> int | None:
-        """The newest memory of this origin resting on the experience (a run cut off
-        between writing a memory and recording its key finds it here)."""
-        e = memory_evidence.c
-        async with self.reading(conn) as conn:
-            value = await conn.scalar(
-                select(memories.c.id)
-                .join(memory_evidence, e.memory_id == memories.c.id)
-                .where(
-                    memories.c.scope == scope,
-                    memories.c.origin == origin,
-                    e.experience_id == experience_id,
-                )
-                .order_by(memories.c.id.desc())
-                .limit(1)
-            )
-        return None if value is None else int(value)

@@ -9,18 +9,16 @@ It also reads what a forget request needs and keeps the request's own row.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import and_, case, delete, func, insert, select, update
+from sqlalchemy import and_, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from .memory_sql import memory_fts
 from .repository import Repository
 from .schema import (
-    aliases,
     attachments,
     cards,
     experience_attachments,
@@ -28,9 +26,6 @@ from .schema import (
     forget_requests,
     fragments,
     injections,
-    memories,
-    memory_evidence,
-    memory_versions,
     redactions,
 )
 
@@ -38,14 +33,6 @@ TOMBSTONE = "[此消息已应本人要求删除]"
 """What a forgotten person's archived message says afterwards (migration 0005's trigger
 allows exactly this text)."""
 CHUNK = 500
-FORGET_ACTOR = "forget-person"
-"""memory_core.memories.service.FORGET_ACTOR (storage may not import the domain)."""
-
-
-def forgotten(memory_id: Any) -> Any:
-    """SQL: the memory was retracted for a person's request to be forgotten."""
-    v = memory_versions.c
-    return select(v.id).where(v.memory_id == memory_id, v.changed_by == FORGET_ACTOR).exists()
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,11 +124,16 @@ class RedactionRepo(Repository):
     # --- who they are -----------------------------------------------------------------
 
     async def names_of(
-        self, scope: str, user_id: str, *, conn: AsyncConnection | None = None
+        self,
+        scope: str,
+        user_id: str,
+        aliases: Mapping[str, str],
+        *,
+        conn: AsyncConnection | None = None,
     ) -> set[str]:
         """The person's QQ number, every display name they had here, and every alias
-        that leads to or from one of those."""
-        e, a = experiences.c, aliases.c
+        (of the chat's `aliases`, alias -> canonical) that leads to or from one of those."""
+        e = experiences.c
         async with self.reading(conn) as conn:
             rows = await conn.execute(
                 select(e.sender_name)
@@ -149,10 +141,7 @@ class RedactionRepo(Repository):
                 .distinct()
             )
             names = {user_id, *(str(r[0]) for r in rows)}
-            pairs = [
-                (str(x), str(y))
-                for x, y in await conn.execute(select(a.alias, a.canonical).where(a.scope == scope))
-            ]
+        pairs = list(aliases.items())
         for _ in range(4):  # alias chains are short (canonical_subject follows four links)
             grown = (
                 names | {x for x, y in pairs if y in names} | {y for x, y in pairs if x in names}
@@ -161,29 +150,6 @@ class RedactionRepo(Repository):
                 break
             names = grown
         return {n.strip() for n in names if n.strip()}
-
-    async def memories_of(
-        self, scope: str, user_id: str, names: Iterable[str], *, conn: AsyncConnection | None = None
-    ) -> list[int]:
-        """Every memory (any status) about the person, or resting only on their messages."""
-        m, ev, x = memories.c, memory_evidence.c, experiences.c
-        async with self.reading(conn) as conn:
-            about = {
-                int(r[0])
-                for r in await conn.execute(
-                    select(m.id).where(m.scope == scope, m.subject.in_(sorted(set(names))))
-                )
-            }
-            theirs = (
-                select(ev.memory_id)
-                .join(memories, m.id == ev.memory_id)
-                .outerjoin(experiences, x.id == ev.experience_id)
-                .where(m.scope == scope)
-                .group_by(ev.memory_id)
-                .having(func.count() == func.sum(case((x.sender_id == user_id, 1), else_=0)))
-            )
-            only = {int(r[0]) for r in await conn.execute(theirs)}
-        return sorted(about | only)
 
     async def messages_of(
         self, scope: str, user_id: str, *, conn: AsyncConnection | None = None
@@ -304,15 +270,6 @@ class RedactionRepo(Repository):
                     .where(attachments.c.id.in_(list(ids)))
                     .values(status="cleaned", cleaned_at=at)
                 )
-
-    async def drop_index_rows(
-        self, memory_ids: Sequence[int], *, conn: AsyncConnection | None = None
-    ) -> None:
-        """The forgotten memories leave the derived full-text index."""
-        async with self.writing(conn) as conn:
-            for start in range(0, len(memory_ids), CHUNK):
-                chunk = list(memory_ids[start : start + CHUNK])
-                await conn.execute(delete(memory_fts).where(memory_fts.c.rowid.in_(chunk)))
 
     # --- derived text naming them ------------------------------------------------------
 
