@@ -11,14 +11,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, or_, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory_core.types import Experience, Memory, MemoryStatus, MemoryType
+from memory_core.types import Experience, Memory
 
 from .archive_repo import experience_of
 from .chat_repo import Injection, injection_of
-from .memory_sql import forgotten, m, to_memory
+from .engine import Database
+from .memory_console import MemoryFilter as MemoryFilter
+from .memory_console import RelationRow as RelationRow
+from .memory_repo import MemoryRepo
 from .nightly_repo import Diary, StepRow, TimelineEntry, step_of
 from .repository import Repository, upsert
 from .schema import (
@@ -27,8 +30,6 @@ from .schema import (
     diaries,
     experiences,
     injections,
-    memories,
-    memory_relations,
     nightly_runs,
     timeline,
 )
@@ -53,25 +54,12 @@ class ChatCounts:
     memories: int
 
 
-@dataclass(frozen=True, slots=True)
-class RelationRow:
-    src_id: int
-    dst_id: int
-    kind: str
-    reason: str
-    created_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryFilter:
-    types: tuple[MemoryType, ...] = ()
-    status: MemoryStatus | None = None
-    subject: str = ""
-    limit: int = 100
-    offset: int = 0
-
-
 class ConsoleRepo(Repository):
+    def __init__(self, db: Database, memory_repo: MemoryRepo | None = None) -> None:
+        super().__init__(db)
+        self.memory_repo = memory_repo or MemoryRepo(db)
+        """Where the console's memory counts, pages, subjects and relations are read."""
+
     # --- audit ---------------------------------------------------------------------
 
     async def add_audit(
@@ -131,17 +119,15 @@ class ConsoleRepo(Repository):
 
     async def chat_counts(self, *, conn: AsyncConnection | None = None) -> list[ChatCounts]:
         """Messages and memories per chat (every chat that has either)."""
+        e = experiences.c
         async with self.reading(conn) as conn:
-            counts = [
-                {
-                    str(r.scope): int(r.n)
-                    for r in await conn.execute(
-                        select(table.c.scope, func.count().label("n")).group_by(table.c.scope)
-                    )
-                }
-                for table in (experiences, memories)
-            ]
-        said, kept = counts
+            said = {
+                str(r.scope): int(r.n)
+                for r in await conn.execute(
+                    select(e.scope, func.count().label("n")).group_by(e.scope)
+                )
+            }
+            kept = await self.memory_repo.counts_by_scope(conn=conn)
         return [ChatCounts(s, said.get(s, 0), kept.get(s, 0)) for s in sorted(said.keys() | kept)]
 
     async def hourly(
@@ -150,75 +136,37 @@ class ConsoleRepo(Repository):
         """Messages and new memories since `since`, per UTC hour ("YYYY-MM-DD HH")."""
         e = experiences.c
         async with self.reading(conn) as conn:
-            result: list[dict[str, int]] = []
-            for column, table in ((e.sent_at, experiences), (m.created_at, memories)):
-                hour = func.substr(column, 1, 13).label("hour")
-                rows = await conn.execute(
-                    select(hour, func.count().label("n"))
-                    .select_from(table)
-                    .where(column >= since)
-                    .group_by(hour)
-                )
-                result.append({str(r.hour): int(r.n) for r in rows})
-        return result[0], result[1]
+            hour = func.substr(e.sent_at, 1, 13).label("hour")
+            rows = await conn.execute(
+                select(hour, func.count().label("n")).where(e.sent_at >= since).group_by(hour)
+            )
+            said = {str(r.hour): int(r.n) for r in rows}
+            kept = await self.memory_repo.created_per_hour(since, conn=conn)
+        return said, kept
 
-    # --- memories ----------------------------------------------------------------------
+    # --- memories (MemoryRepo's queries) ---------------------------------------------------
 
     async def memories(
         self, scope: str, where: MemoryFilter, *, conn: AsyncConnection | None = None
     ) -> tuple[list[Memory], int]:
         """One page of this chat's memories, newest first, and how many match in all."""
-        clauses = [m.scope == scope, ~forgotten(m.id)]
-        if where.types:
-            clauses.append(m.type.in_(list(where.types)))
-        if where.status is not None:
-            clauses.append(m.status == where.status)
-        if where.subject:
-            clauses.append(m.subject == where.subject)
-        async with self.reading(conn) as conn:
-            total = int(
-                await conn.scalar(select(func.count()).select_from(memories).where(*clauses)) or 0
-            )
-            rows = await conn.execute(
-                select(memories)
-                .where(*clauses)
-                .order_by(m.id.desc())
-                .limit(where.limit)
-                .offset(where.offset)
-            )
-            return [to_memory(r) for r in rows], total
+        return await self.memory_repo.page(scope, where, conn=conn)
 
     async def subjects(
         self, scope: str, limit: int = 200, *, conn: AsyncConnection | None = None
     ) -> list[str]:
         """This chat's subjects, the most written about first."""
-        async with self.reading(conn) as conn:
-            rows = await conn.execute(
-                select(m.subject)
-                .where(m.scope == scope)
-                .group_by(m.subject)
-                .order_by(func.count().desc(), m.subject)
-                .limit(limit)
-            )
-            return [str(r.subject) for r in rows]
+        return await self.memory_repo.subjects(scope, limit, conn=conn)
 
     async def scope_of_memory(
         self, memory_id: int, *, conn: AsyncConnection | None = None
     ) -> str | None:
-        async with self.reading(conn) as conn:
-            return await conn.scalar(select(m.scope).where(m.id == memory_id))
+        return await self.memory_repo.scope_of(memory_id, conn=conn)
 
     async def relations_of(
         self, scope: str, memory_id: int, *, conn: AsyncConnection | None = None
     ) -> list[RelationRow]:
-        r = memory_relations.c
-        async with self.reading(conn) as conn:
-            rows = await conn.execute(
-                select(memory_relations)
-                .where(r.scope == scope, or_(r.src_id == memory_id, r.dst_id == memory_id))
-                .order_by(r.id)
-            )
-            return [RelationRow(x.src_id, x.dst_id, x.kind, x.reason, x.created_at) for x in rows]
+        return await self.memory_repo.relations_of(scope, memory_id, conn=conn)
 
     # --- replies, diaries, timeline -------------------------------------------------------
 

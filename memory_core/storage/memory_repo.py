@@ -13,11 +13,13 @@ one public class; its methods live by concern in sibling modules:
 - memory_links.py: relations and aliases;
 - memory_search.py: the full-text index and its candidate queries;
 - memory_uses.py: what the nightly gc, the vector index and memory packs read;
+- memory_console.py: what the web console reads;
 - memory_sql.py: the statements longer than a line (visibility, candidates).
 """
 
 from __future__ import annotations
 
+from .memory_console import MemoryConsole
 from .memory_history import MemoryHistory
 from .memory_links import MemoryLinks
 from .memory_search import MemorySearch
@@ -29,5 +31,5 @@ from .memory_uses import MemoryUses
 __all__ = ["GcCandidate", "MemoryRepo", "MemoryRows", "MemoryText"]
 
 
-class MemoryRepo(MemorySearch, MemoryHistory, MemoryLinks, MemoryUses):
+class MemoryRepo(MemorySearch, MemoryHistory, MemoryLinks, MemoryUses, MemoryConsole):
     """Every query of the memory aggregate (MemorySearch brings MemoryReads)."""
