@@ -34,7 +34,7 @@ def clean_description(raw: str | None) -> str | None:
     """The description to keep, or None when the answer is unusable (empty)."""
     # The client already cut a reasoning model's thinking; any client may not have.
     text = " ".join(strip_think(raw or "").split()).strip("。 ")
-    text = text.replace("[", "【").replace("]", "】")
+    text = _unbracketed(text)
     if not text:
         return None
     return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1] + "…"
@@ -44,7 +44,9 @@ def with_descriptions(text: str, descriptions: Sequence[str | None]) -> str:
     """`text` with the n-th `[图片]` / `[动画表情]` / `[表情包]` read as `[图片：描述]` (the n-th
     image of the message, in segment order; None leaves that placeholder alone).
     Descriptions without a placeholder to fill are appended."""
-    pending = list(descriptions)
+    # Stored descriptions are cleaned already; a bracket here would still let one
+    # close into a new placeholder that the next reader fills again.
+    pending = [None if d is None else _unbracketed(d) for d in descriptions]
 
     def fill(match: re.Match[str]) -> str:
         if not pending:
@@ -54,3 +56,7 @@ def with_descriptions(text: str, descriptions: Sequence[str | None]) -> str:
 
     out = PLACEHOLDER.sub(fill, text)
     return out + "".join(f"[图片：{d}]" for d in pending if d is not None)
+
+
+def _unbracketed(text: str) -> str:
+    return text.replace("[", "【").replace("]", "】")

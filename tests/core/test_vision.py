@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from memory_core import FakeClock, Settings, Yuji
@@ -35,6 +35,7 @@ def test_descriptions_fill_placeholders_in_order() -> None:
 
 
 @given(st.text(max_size=40), st.lists(st.none() | st.text(min_size=1, max_size=5), max_size=4))
+@example(text="", descriptions=["[表情包"])  # once closed into a new placeholder
 def test_without_descriptions_the_text_is_unchanged(
     text: str, descriptions: list[str | None]
 ) -> None:
