@@ -14,7 +14,7 @@ from memory_core.types import NewExperience
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
-DEFAULT = "https://api.deepseek.com/v1"
+DEFAULT = "http://127.0.0.1:8001/v1"  # never contacted: these tests only read settings
 
 
 def test_each_job_falls_back_to_the_default_model() -> None:
