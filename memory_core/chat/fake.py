@@ -69,10 +69,12 @@ class FakeArchive:
 
 
 class FakeRecall:
-    """Answers every question with `items` (at most `limit`), recording each call."""
+    """Answers a question found in `by_query` from there and any other with `items`
+    (at most `limit`), recording each call as (scope, text, limit)."""
 
-    def __init__(self) -> None:
+    def __init__(self, by_query: dict[str, list[Recalled]] | None = None) -> None:
         self.items: list[Recalled] = []
+        self.by_query = dict(by_query or {})
         self.calls: list[tuple[str, str, int]] = []
 
     async def recall(
@@ -85,7 +87,7 @@ class FakeRecall:
         sender_id: str | None = None,
     ) -> RecallResult:
         self.calls.append((scope, text, limit))
-        return RecallResult(items=tuple(self.items[:limit]))
+        return RecallResult(items=tuple(self.by_query.get(text, self.items)[:limit]))
 
 
 class FakeContext:

@@ -8,6 +8,7 @@ import json
 from datetime import datetime
 
 from memory_core import Settings, Yuji
+from memory_core.chat.fake import FakeRecall
 from memory_core.llm import OpenAICompatibleClient
 from memory_core.llm.fake import ScriptedLLM, text_response, tool_call, tool_calls_response
 from memory_core.prompts.memory_tool import ONLY_ONCE, ONLY_THIS_CHAT
@@ -19,26 +20,6 @@ from .test_service import G1, Sent, heard, incoming, make_service, remembered
 __all__ = ["openai_server"]
 
 
-class QueryRecall:
-    """Answers each query from `by_query` (empty for anything else); records calls."""
-
-    def __init__(self, by_query: dict[str, list[Recalled]]) -> None:
-        self.by_query = by_query
-        self.calls: list[tuple[str, str]] = []
-
-    async def recall(
-        self,
-        scope: str,
-        text: str,
-        *,
-        now: datetime | None = None,
-        limit: int = 5,
-        sender_id: str | None = None,
-    ) -> RecallResult:
-        self.calls.append((scope, text))
-        return RecallResult(items=tuple(self.by_query.get(text, [])[:limit]))
-
-
 def tool_messages(llm: ScriptedLLM, index: int) -> list[str]:
     return [m.content or "" for m in llm.requests[index].messages if m.role == "tool"]
 
@@ -46,14 +27,14 @@ def tool_messages(llm: ScriptedLLM, index: int) -> list[str]:
 async def test_off_by_default_no_tool_is_offered(core: Yuji) -> None:
     llm = ScriptedLLM([text_response("在呢")])
     await heard(core, G1, "in-1", "大肥鱼在吗")
-    out = await make_service(core, llm, QueryRecall({})).respond(incoming("大肥鱼在吗"), Sent())
+    out = await make_service(core, llm, FakeRecall({})).respond(incoming("大肥鱼在吗"), Sent())
     assert out.kind == "reply"
     assert llm.requests[0].tools == ()
 
 
 async def test_a_search_is_labelled_recorded_for_why_and_credited(core: Yuji) -> None:
     trip = await remembered(core, G1, "阿明下周去杭州出差", "e1")
-    recall = QueryRecall({"阿明 出差": [Recalled(trip, "lexical", 0.8, "字面命中「出差」")]})
+    recall = FakeRecall({"阿明 出差": [Recalled(trip, "lexical", 0.8, "字面命中「出差」")]})
     llm = ScriptedLLM(
         [
             tool_calls_response(tool_call("search_memory", {"query": "阿明 出差"})),
@@ -70,7 +51,7 @@ async def test_a_search_is_labelled_recorded_for_why_and_credited(core: Yuji) ->
     assert [t.name for t in llm.requests[0].tools] == ["search_memory"]
     (result,) = tool_messages(llm, 1)
     assert f"#{trip.id}〔字面命中「出差」〕" in result
-    assert (G1, "阿明 出差") in recall.calls
+    assert (G1, "阿明 出差") in [(scope, text) for scope, text, _ in recall.calls]
     assert out.cited_ids == (trip.id,)
     injection = await service.repo.last_injection(G1)
     assert injection is not None
@@ -82,7 +63,7 @@ async def test_a_search_is_labelled_recorded_for_why_and_credited(core: Yuji) ->
 
 
 async def test_another_chat_is_refused(core: Yuji) -> None:
-    recall = QueryRecall({})
+    recall = FakeRecall({})
     llm = ScriptedLLM(
         [
             tool_calls_response(tool_call("search_memory", {"query": "秘密", "scope": "group:2"})),
@@ -95,12 +76,12 @@ async def test_another_chat_is_refused(core: Yuji) -> None:
     )
     assert out.kind == "reply"
     assert tool_messages(llm, 1) == [ONLY_THIS_CHAT]
-    assert all(scope == G1 for scope, _ in recall.calls)
-    assert "秘密" not in [text for _, text in recall.calls]
+    assert all(scope == G1 for scope, _, _ in recall.calls)
+    assert "秘密" not in [text for _, text, _ in recall.calls]
 
 
 async def test_a_second_call_is_refused_and_the_last_ask_offers_no_tools(core: Yuji) -> None:
-    recall = QueryRecall({})
+    recall = FakeRecall({})
     llm = ScriptedLLM(
         [
             tool_calls_response(tool_call("search_memory", {"query": "猫"})),
@@ -115,8 +96,8 @@ async def test_a_second_call_is_refused_and_the_last_ask_offers_no_tools(core: Y
     assert out.kind == "reply"
     assert out.parts == ("想不起来了",)
     assert tool_messages(llm, 2)[-1] == ONLY_ONCE
-    assert [text for _, text in recall.calls].count("狗") == 0
-    assert [text for _, text in recall.calls].count("猫") == 1
+    assert [text for _, text, _ in recall.calls].count("狗") == 0
+    assert [text for _, text, _ in recall.calls].count("猫") == 1
     assert llm.requests[2].tools == ()
 
 
@@ -128,14 +109,14 @@ async def test_bad_arguments_are_answered_not_raised(core: Yuji) -> None:
         ]
     )
     await heard(core, G1, "in-1", "大肥鱼")
-    out = await make_service(core, llm, QueryRecall({}), chat_memory_tool="on").respond(
+    out = await make_service(core, llm, FakeRecall({}), chat_memory_tool="on").respond(
         incoming("大肥鱼"), Sent()
     )
     assert out.kind == "reply"
     assert "query" in tool_messages(llm, 1)[0]
 
 
-class HangingRecall(QueryRecall):
+class HangingRecall(FakeRecall):
     async def recall(
         self,
         scope: str,
@@ -161,7 +142,7 @@ async def test_a_search_cannot_outlast_the_reply_deadline(core: Yuji) -> None:
     out = await service.respond(incoming("大肥鱼，我养的啥"), sent)
     assert out.kind == "failure"
     assert sent.parts == [core.settings.failure_line]
-    assert [text for _, text in recall.calls] == ["大肥鱼，我养的啥", "猫"]
+    assert [text for _, text, _ in recall.calls] == ["大肥鱼，我养的啥", "猫"]
 
 
 async def test_a_model_without_tool_calling_still_replies(
@@ -173,7 +154,7 @@ async def test_a_model_without_tool_calling_still_replies(
         Settings(llm_base_url=openai_server.base_url, llm_model=openai_server.model)
     )
     await heard(core, G1, "in-1", "大肥鱼在吗")
-    service = make_service(core, llm, QueryRecall({}), chat_memory_tool="on")
+    service = make_service(core, llm, FakeRecall({}), chat_memory_tool="on")
     try:
         first = await service.respond(incoming("大肥鱼在吗"), Sent())
         second = await service.respond(incoming("大肥鱼还在吗", "in-2"), Sent())
