@@ -1,7 +1,8 @@
 """`Yuji`: the core opened as one object, the thing plugins and the CLI hold.
 
 It owns the database handle, the settings and the injected side effects, and
-exposes each concept's service as an attribute. Opening it applies migrations.
+exposes each concept's service as an attribute. Opening it applies migrations and
+wires every service once, by constructor arguments.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from .llm.base import LLMClient
 from .llm.models import Models, open_models
 from .llm.usage import UsageReport
 from .memories.service import Memories
-from .nightly.days import parse_cutoff
 from .nightly.service import NightlyService
 from .ops.alerts import AlertGate, AlertSink
 from .ops.capacity import StorageFullAlerts
@@ -30,7 +30,7 @@ from .ops.telegram import make_alert_sink
 from .porting.service import Porting
 from .recall.engine import Recall
 from .recall.relevance import RelevanceModel
-from .settings import Settings
+from .settings import LiveSettings, Settings
 from .storage import migrate
 from .storage.alert_repo import AlertRepo
 from .storage.chat_repo import ChatRepo
@@ -43,7 +43,8 @@ from .vision.service import VisionService
 
 @dataclass
 class Yuji:
-    settings: Settings
+    live: LiveSettings
+    """The settings in effect: configured, with the console's overrides (`settings`)."""
     db: Database
     clock: Clock
     llm: LLMClient | None
@@ -73,7 +74,7 @@ class Yuji:
     porting: Porting
     """Imports (QQ exports, chatrecorder, facts, packs), exports, forgetting a person."""
     console: ConsoleService
-    """The web console's reads and audited changes; its tunables retune the core live."""
+    """The web console's reads and audited changes; its tunables change `live` (no restart)."""
     vision: VisionService
     """Describes new images once per hash (`run_once`) and shows them (`texts`)."""
     models: Models
@@ -105,6 +106,7 @@ class Yuji:
             await db.dispose()
             raise
         clock = clock or SystemClock()
+        live = LiveSettings(settings)
         usage_repo = UsageRepo(db)
         models = open_models(settings, sink=usage_repo, clock=clock, injected=llm, vision=vision)
         archive = ArchiveService(db, settings, clock, fetcher=fetcher)
@@ -128,12 +130,12 @@ class Yuji:
         ops = OpsService(db, settings, clock, alerts)
         vectors = Dense(settings, embedder=embedder) if settings.vector_mode != "off" else None
         recall = Recall(
-            db, clock, settings, dense=vectors, model=relevance, lexical_model=lexical_relevance
+            db, clock, live, dense=vectors, model=relevance, lexical_model=lexical_relevance
         )
         memories = Memories(db, clock, settings, search=recall.search, on_change=recall.invalidate)
         consolidation = ConsolidationService(
             db,
-            settings,
+            live,
             clock,
             archive=archive,
             memories=memories,
@@ -146,7 +148,7 @@ class Yuji:
         )
         nightly = NightlyService(
             db,
-            settings,
+            live,
             clock,
             memories=memories,
             archive=archive,
@@ -167,7 +169,7 @@ class Yuji:
             ),
         )
         chat = ChatService(
-            settings=settings,
+            settings=live,
             clock=clock,
             repo=chat_state,
             archive=archive,
@@ -179,7 +181,7 @@ class Yuji:
             describe=images.texts,
         )
         chat_commands = ChatCommands(
-            settings=settings,
+            settings=live,
             clock=clock,
             repo=chat_state,
             archive=archive,
@@ -190,7 +192,7 @@ class Yuji:
         )
         console = ConsoleService(
             db=db,
-            settings=settings,
+            live=live,
             clock=clock,
             archive=archive,
             memories=memories,
@@ -201,8 +203,9 @@ class Yuji:
             alerts=alerts,
             chat_state=chat_state,
         )
-        core = cls(
-            settings=settings,
+        await console.load_overrides()
+        return cls(
+            live=live,
             db=db,
             clock=clock,
             llm=models.chat.inner if models.chat is not None else None,
@@ -224,39 +227,14 @@ class Yuji:
             models=models,
             vision=images,
         )
-        # The one link made after construction: the console retunes the core holding it.
-        console.retune = core.retune
-        await console.load_overrides()
-        return core
 
-    def retune(self, settings: Settings) -> None:
-        """Hand every service `settings` in place of the current object (the console's
-        live tunables): each holder of the old settings object gets the new one."""
-        old = self.settings
-        if settings is old:
-            return
-        seen: set[int] = set()
-        todo: list[object] = [self]
-        while todo:
-            obj = todo.pop()
-            if id(obj) in seen or not type(obj).__module__.startswith("memory_core"):
-                continue
-            seen.add(id(obj))
-            names = getattr(obj, "__dict__", {}).keys() or _slot_names(obj)
-            for name in list(names):
-                value = getattr(obj, name, None)
-                if value is old:
-                    object.__setattr__(obj, name, settings)
-                elif value is not None and not isinstance(value, str | int | float | bool):
-                    todo.append(value)
-        self.nightly.cutoff = parse_cutoff(settings.nightly_time)
+    @property
+    def settings(self) -> Settings:
+        """The settings in effect now: a console change shows here at once."""
+        return self.live.current
 
     async def close(self) -> None:
         await self.models.aclose()
         await self.archive.close()
         await self.alerts.aclose()
         await self.db.dispose()
-
-
-def _slot_names(obj: object) -> list[str]:
-    return [n for cls in type(obj).__mro__ for n in getattr(cls, "__slots__", ())]

@@ -445,3 +445,21 @@ def settings_from_mapping(values: Mapping[str, Any]) -> Settings:
 def parse_bool(raw: object) -> bool:
     """A yes/no setting as text (or already parsed): 1, true, yes and on are yes."""
     return str(raw).strip().lower() in {"1", "true", "yes", "on"}
+
+
+class LiveSettings:
+    """The settings in effect now: what the operator configured, with the console's
+    overrides applied.
+
+    `Yuji.open` makes one and hands it to every service that reads a console tunable
+    (`console.tunables.TUNABLES`); those read `current` each time they use a value, so
+    a change made in the console reaches the running services without a restart. The
+    console alone sets `current` (`ConsoleService.load_overrides`)."""
+
+    __slots__ = ("configured", "current")
+
+    def __init__(self, configured: Settings) -> None:
+        self.configured = configured
+        """From `.env` and the environment, before any console override."""
+        self.current = configured
+        """`configured` with the console's overrides applied."""

@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 from memory_core.clock import Clock
 from memory_core.errors import ScopeViolation, UsageError, ValidationError
 from memory_core.memories.service import Memories
-from memory_core.settings import Settings
+from memory_core.settings import LiveSettings, Settings
 from memory_core.storage.chat_repo import ChatRepo
 from memory_core.types import EvidenceRef, NewExperience
 
@@ -58,7 +58,7 @@ class ChatCommands:
     def __init__(
         self,
         *,
-        settings: Settings,
+        settings: LiveSettings,
         clock: Clock,
         repo: ChatRepo,
         archive: ArchivePort,
@@ -67,7 +67,7 @@ class ChatCommands:
         status: StatusPort,
         cards: CardsPort | None = None,
     ) -> None:
-        self.settings = settings
+        self.live = settings
         self.clock = clock
         self.repo = repo
         self.archive = archive
@@ -75,7 +75,12 @@ class ChatCommands:
         self.recall = recall
         self.status_source = status
         self.cards_source = cards
-        self.zone = ZoneInfo(settings.timezone)
+        self.zone = ZoneInfo(self.settings.timezone)
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in effect now (the recall limit moves live)."""
+        return self.live.current
 
     # --- mute ---------------------------------------------------------------------
 

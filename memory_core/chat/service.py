@@ -31,7 +31,7 @@ from memory_core.prompts.chat import (
     PromptMemory,
     build_chat_prompt,
 )
-from memory_core.settings import Settings
+from memory_core.settings import LiveSettings, Settings
 from memory_core.storage.chat_repo import ChatRepo, InjectedBlock, InjectedItem
 from memory_core.types import Experience, Recalled, group_scope
 
@@ -92,7 +92,7 @@ class ChatService:
     def __init__(
         self,
         *,
-        settings: Settings,
+        settings: LiveSettings,
         clock: Clock,
         repo: ChatRepo,
         archive: ArchivePort,
@@ -103,7 +103,7 @@ class ChatService:
         blocks: BlocksPort | None = None,
         describe: ImageTexts | None = None,
     ) -> None:
-        self.settings = settings
+        self.live = settings
         self.clock = clock
         self.repo = repo
         self.archive = archive
@@ -113,12 +113,17 @@ class ChatService:
         self.llm = llm
         self.blocks = blocks
         self.describe = describe
-        self.guard = OutOfCharacterGuard(settings.ooc_patterns)
-        self.persona = load_persona(settings.persona_file)
+        self.guard = OutOfCharacterGuard(self.settings.ooc_patterns)
+        self.persona = load_persona(self.settings.persona_file)
         self.deadline_grace_s = DEADLINE_GRACE_S
         self._warned_no_model = False
         self.tools_refused = False
         """The chat model refused a request carrying tools: the memory tool is off."""
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in effect now (wake nicknames and the recall limit move live)."""
+        return self.live.current
 
     async def respond(self, incoming: Incoming, send: Send) -> ReplyOutcome:
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Literal
@@ -26,7 +26,7 @@ from memory_core.ops.alerts import AlertGate
 from memory_core.ops.service import OpsService
 from memory_core.prompts.nightly import CARD_LABELS
 from memory_core.recall.engine import Recall
-from memory_core.settings import Settings
+from memory_core.settings import LiveSettings, Settings
 from memory_core.storage.chat_repo import ChatRepo
 from memory_core.storage.console_repo import AuditEntry, ChatCounts, ConsoleRepo, MemoryFilter
 from memory_core.storage.consolidation_repo import Batch
@@ -68,7 +68,8 @@ SAMPLE_LABEL = "sample_label"
 @dataclass
 class ConsoleService:
     db: Database
-    settings: Settings
+    live: LiveSettings
+    """The settings the core runs with: the console's tunables change them live."""
     clock: Clock
     archive: ArchiveService
     memories: Memories
@@ -78,19 +79,19 @@ class ConsoleService:
     ops: OpsService
     alerts: AlertGate
     chat_state: ChatRepo
-    retune: Callable[[Settings], None] = lambda _settings: None
-    """Hands the core settings with the console's overrides applied (live)."""
 
     def __post_init__(self) -> None:
         self.repo = ConsoleRepo(self.db)
-        self._configured = (self.settings,)
-        """What the operator configured, before any console override (in a tuple, so
-        `Yuji.retune` never swaps it for the tuned object)."""
         self.origins: dict[str, tunables.Origin] = {}
         self.sample_label = ""
         """Set when the database holds `yuji demo`'s sample world: every page says so."""
         self.zone = ZoneInfo(self.settings.timezone)
         self._cached: tuple[float, list[ChatCounts], DayChart] | None = None
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in effect now (the configured ones with the overrides applied)."""
+        return self.live.current
 
     # --- overview ------------------------------------------------------------------
 
@@ -387,13 +388,12 @@ class ConsoleService:
         return tunables.views(self.settings, overrides, self.origins)
 
     async def load_overrides(self) -> Settings:
-        """Apply the stored overrides (at start-up, and after every change)."""
+        """Apply the stored overrides to the configured settings (at start-up, and
+        after every change): every service holding `live` reads them from now on."""
         overrides = await self.repo.overrides()
         self.sample_label = str(overrides.get(SAMPLE_LABEL, ""))
-        effective = tunables.apply(self._configured[0], overrides)
-        self.settings = effective
-        self.retune(effective)
-        return effective
+        self.live.current = tunables.apply(self.live.configured, overrides)
+        return self.live.current
 
     async def set_tunable(self, name: str, raw: str, actor: Actor) -> Settings:
         value = tunables.parse_tunable(name, raw)

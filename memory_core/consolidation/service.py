@@ -28,7 +28,7 @@ from memory_core.llm.base import LLMClient
 from memory_core.memories.outcomes import WriteOutcome
 from memory_core.ops.alerts import AlertSink, LogAlertSink
 from memory_core.prompts.consolidation import Line, clip, quotes_bot_text
-from memory_core.settings import Settings
+from memory_core.settings import LiveSettings, Settings
 from memory_core.storage.consolidation_repo import (
     Batch,
     ConsolidationRepo,
@@ -66,7 +66,7 @@ class ConsolidationService:
     def __init__(
         self,
         db: Database,
-        settings: Settings,
+        settings: LiveSettings,
         clock: Clock,
         *,
         archive: ArchiveService,
@@ -75,7 +75,7 @@ class ConsolidationService:
         alerts: AlertSink | None = None,
         describe: Callable[[Sequence[Experience]], Awaitable[dict[int, str]]] | None = None,
     ) -> None:
-        self.settings = settings
+        self.live = settings
         self.clock = clock
         self.repo = ConsolidationRepo(db)
         self.archive = archive
@@ -83,14 +83,7 @@ class ConsolidationService:
         self._llm = llm
         self._alerts = alerts or LogAlertSink()
         self._describe = describe
-        self.zone = ZoneInfo(settings.timezone)
-        self.limits = selection.Limits(
-            max_messages=settings.batch_max_messages,
-            max_chars=settings.batch_max_chars,
-            min_pending=settings.eligible_min_pending,
-            max_wait=timedelta(seconds=settings.eligible_max_wait_s),
-            hourly_cap=settings.consolidation_hourly_cap,
-        )
+        self.zone = ZoneInfo(self.settings.timezone)
         self.last_skip = ""
         self.lacks_tools: str | None = None
         """Why consolidation stopped: the model refused tool calling (None: it did not)."""
@@ -100,6 +93,24 @@ class ConsolidationService:
         self.owner = this_process()
         self._running: dict[int, asyncio.Task[BatchReport]] = {}
         self._lock = asyncio.Lock()
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in effect now (eligibility, the hourly cap and the bot's
+        names move live)."""
+        return self.live.current
+
+    @property
+    def limits(self) -> selection.Limits:
+        """What a batch may hold and when a chat is due, from the settings in effect now."""
+        settings = self.settings
+        return selection.Limits(
+            max_messages=settings.batch_max_messages,
+            max_chars=settings.batch_max_chars,
+            min_pending=settings.eligible_min_pending,
+            max_wait=timedelta(seconds=settings.eligible_max_wait_s),
+            hourly_cap=settings.consolidation_hourly_cap,
+        )
 
     # --- one batch -----------------------------------------------------------------
 
@@ -184,6 +195,7 @@ class ConsolidationService:
 
     async def _plan(self, scope: str | None, force: bool) -> tuple[Batch, list[Experience]] | None:
         now = self.clock.now()
+        limits = self.limits  # read once: the console may change it meanwhile
         still_open = await self.repo.open_batches()
         if still_open:
             still_open = await self._fail_dead_owners(still_open, now)
@@ -191,23 +203,17 @@ class ConsolidationService:
             return self._block(still_open[0])
         if not force:
             started = await self.repo.started_since(now - timedelta(hours=1))
-            if not selection.under_hourly_cap(started, now, self.limits.hourly_cap):
-                return self._skip(f"hourly cap of {self.limits.hourly_cap} batches reached")
-        order = selection.serial_order(
-            await self.repo.pending(scope), now, self.limits, force=force
-        )
+            if not selection.under_hourly_cap(started, now, limits.hourly_cap):
+                return self._skip(f"hourly cap of {limits.hourly_cap} batches reached")
+        order = selection.serial_order(await self.repo.pending(scope), now, limits, force=force)
         if not order:
             where = f" in {scope}" if scope else ""
             return self._skip(f"nothing eligible{where}")
         chosen = order[0]
         await self.archive.flush()
-        experiences = await self.archive.after(
-            chosen.scope, chosen.acked_id, self.limits.max_messages
-        )
-        items = [
-            selection.Item(e.id, len(clip(e.text, self.limits.max_chars))) for e in experiences
-        ]
-        cut = selection.cut(items, self.limits)
+        experiences = await self.archive.after(chosen.scope, chosen.acked_id, limits.max_messages)
+        items = [selection.Item(e.id, len(clip(e.text, limits.max_chars))) for e in experiences]
+        cut = selection.cut(items, limits)
         if cut is None:
             return self._skip(f"nothing pending in {chosen.scope}")
         batch = await self.repo.create(
@@ -245,7 +251,7 @@ class ConsolidationService:
                     id=e.id,
                     sent_at=e.sent_at,
                     sender=f"{e.sender_name}({e.sender_id})" if e.sender_name else e.sender_id,
-                    text=clip(texts.get(e.id, e.text), self.limits.max_chars),
+                    text=clip(texts.get(e.id, e.text), self.settings.batch_max_chars),
                     is_bot=e.is_bot,
                     quotes_bot=repeats,
                     reply_to_id=target.id if target is not None else None,

@@ -22,7 +22,7 @@ from memory_core.errors import LLMUnavailable
 from memory_core.llm.base import LLMClient
 from memory_core.ops.alerts import AlertSink
 from memory_core.prompts.nightly import Prompt
-from memory_core.settings import Settings
+from memory_core.settings import LiveSettings, Settings
 from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.storage.nightly_repo import NightlyRepo, StepRow
 
@@ -45,8 +45,13 @@ class Services:
     """Reads only (gc candidates, index upkeep): changes go through `memories`."""
     memories: MemoryPort
     llm: LLMClient | None
-    settings: Settings
+    live: LiveSettings
     alerts: AlertSink
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in effect now (the bot's name follows the console's nicknames)."""
+        return self.live.current
 
     @property
     def bot_name(self) -> str:

@@ -17,7 +17,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Literal
 from zoneinfo import ZoneInfo
@@ -26,7 +26,7 @@ from memory_core.clock import Clock
 from memory_core.errors import ValidationError
 from memory_core.llm.base import LLMClient
 from memory_core.ops.alerts import AlertSink
-from memory_core.settings import Settings
+from memory_core.settings import LiveSettings, Settings
 from memory_core.storage.engine import Database
 from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.storage.nightly_health_repo import NightlyHealthRepo, ScopeHealth
@@ -62,7 +62,7 @@ class NightlyService:
     def __init__(
         self,
         db: Database,
-        settings: Settings,
+        settings: LiveSettings,
         clock: Clock,
         *,
         memories: MemoryPort,
@@ -74,10 +74,9 @@ class NightlyService:
         memory_repo = MemoryRepo(db)
         self.repo = NightlyRepo(db, memory_repo)
         self.health = NightlyHealthRepo(db)
-        self.settings = settings
+        self.live = settings
         self.clock = clock
-        self.tz = ZoneInfo(settings.timezone)
-        self.cutoff = parse_cutoff(settings.nightly_time)
+        self.tz = ZoneInfo(self.settings.timezone)
         self.archive = archive
         self.services = Services(self.repo, memory_repo, memories, llm, settings, alerts)
         self._lock = asyncio.Lock()
@@ -85,6 +84,16 @@ class NightlyService:
         """This process's mark on the steps it runs (a lease against other processes)."""
         self.after_cards = after_cards
         """Run after a chat's cards are written: takes forgotten people out of them."""
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in effect now (the nightly time and the bot's name move live)."""
+        return self.live.current
+
+    @property
+    def cutoff(self) -> time:
+        """When a day ends for the night's work: the nightly time in effect now."""
+        return parse_cutoff(self.settings.nightly_time)
 
     # --- running ---------------------------------------------------------------------
 
@@ -162,6 +171,7 @@ class NightlyService:
 
     async def _run_day(self, scope: str, day: date) -> list[StepReport]:
         day_text = day.isoformat()
+        cutoff = self.cutoff  # one day's bounds, even if the console moves the time meanwhile
         rows = await self.repo.steps(scope, day_text)
         done_details: dict[str, dict[str, object]] = {}
         reports: list[StepReport] = []
@@ -180,10 +190,10 @@ class NightlyService:
                 services=self.services,
                 scope=scope,
                 day=day,
-                start=day_start(day, self.tz, self.cutoff),
-                end=day_end(day, self.tz, self.cutoff),
+                start=day_start(day, self.tz, cutoff),
+                end=day_end(day, self.tz, cutoff),
                 tz=self.tz,
-                cutoff=self.cutoff,
+                cutoff=cutoff,
                 now=now,
                 step=name,
                 previous=row,

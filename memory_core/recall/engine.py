@@ -32,7 +32,7 @@ import numpy as np
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.clock import Clock, as_utc
-from memory_core.settings import Settings
+from memory_core.settings import LiveSettings, Settings
 from memory_core.storage.engine import Database
 from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.tokenize import bigram_tokens
@@ -98,7 +98,7 @@ class Recall:
         self,
         db: Database,
         clock: Clock,
-        settings: Settings,
+        settings: LiveSettings,
         *,
         dense: DenseSearch | None = None,
         model: RelevanceModel | None = None,
@@ -107,13 +107,18 @@ class Recall:
     ) -> None:
         self._db = db
         self._clock = clock
-        self._settings = settings
+        self._live = settings
         self.dense = dense
         self.params = params or EngineParams()
         self._repo = MemoryRepo(db)
         self._cache = ChatCache(self._repo, self.params.stats_ttl_s)
         self._model = model
         self._lexical_model = lexical_model
+
+    @property
+    def _settings(self) -> Settings:
+        """The settings in effect now (the console's tunables move them live)."""
+        return self._live.current
 
     @property
     def lexical_model(self) -> RelevanceModel:

@@ -148,7 +148,7 @@ def dense_recall(core: Yuji, fake: FakeDense) -> Recall:
     stays under `sure` (0.9), so it is injected as a guess."""
     model = hand_model("fake", {"dense": 8.0}, bias=-6.0, threshold=0.5, sure=0.9)
     return Recall(
-        core.db, core.clock, core.settings, dense=fake, model=model, lexical_model=LEXICAL_MODEL
+        core.db, core.clock, core.live, dense=fake, model=model, lexical_model=LEXICAL_MODEL
     )
 
 

@@ -141,7 +141,7 @@ async def test_the_right_bearer_token_opens_every_page(
 async def test_the_console_is_off_without_a_token(
     client: httpx.AsyncClient, yuji_core: Yuji
 ) -> None:
-    yuji_core.settings = yuji_core.settings.with_changes(console_token="")
+    yuji_core.live.current = yuji_core.settings.with_changes(console_token="")
     for method, path in console_routes():
         response = await client.request(method, path, headers={"Authorization": "Bearer "})
         assert response.status_code == 404, (method, path)

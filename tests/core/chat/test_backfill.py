@@ -11,6 +11,7 @@ import pytest
 from memory_core import FakeClock, Yuji
 from memory_core.chat.backfill import backfill_group, fetch_history
 from memory_core.chat.fake import FakeArchive
+from memory_core.settings import LiveSettings
 from memory_core.types import NewExperience, group_scope
 
 GROUP = 555
@@ -228,7 +229,7 @@ async def test_catch_up_stops_at_its_bound_and_says_so(core: Yuji) -> None:
     msgs = history(600)
     await heard_live(core, msgs[:10])
     small = core.settings.with_changes(backfill_catchup_max=100)
-    core.chat.settings = small  # type: ignore[misc]
+    core.chat.live = LiveSettings(small)
     report = await core.chat.catch_up(
         GROUP,
         call_api=NapCat(msgs, page_cap=50),

@@ -9,7 +9,7 @@ from memory_core.chat.fake import Card, FakeArchive, FakeCards, FakeRecall, Fake
 
 def commands(core: Yuji, recall: FakeRecall) -> ChatCommands:
     return ChatCommands(
-        settings=core.settings,
+        settings=core.live,
         clock=core.clock,
         repo=core.chat_state,
         archive=FakeArchive(core.clock),

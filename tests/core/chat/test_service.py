@@ -15,6 +15,7 @@ from memory_core.chat.sources import ChatContextSource
 from memory_core.errors import LLMError, LLMRateLimited, LLMTimeout
 from memory_core.llm.base import ChatResponse
 from memory_core.llm.fake import LLMRequest, ScriptedLLM, text_response
+from memory_core.settings import LiveSettings
 from memory_core.storage.chat_repo import ChatRepo
 from memory_core.types import EvidenceRef, Memory, NewExperience, Recalled, RecallResult
 
@@ -37,7 +38,7 @@ class Sent:
 
 def make_service(core: Yuji, llm: Any, recall: FakeRecall, **settings: Any) -> ChatService:
     return ChatService(
-        settings=core.settings.with_changes(**settings),
+        settings=LiveSettings(core.settings.with_changes(**settings)),
         clock=core.clock,
         repo=ChatRepo(core.db),
         archive=core.archive,

@@ -262,7 +262,7 @@ async def test_overrides_and_alerts_survive_a_restart(
 ) -> None:
     await core.console.set_tunable("eligible_min_pending", "30", ADMIN)
     core.alerts.fire("backup", "备份失败")
-    settings = core.console._configured[0]  # pyright: ignore[reportPrivateUsage]
+    settings = core.live.configured
     await core.close()
     again = await Yuji.open(settings, clock=clock)
     try:

@@ -34,7 +34,7 @@ def sink() -> RecordingAlertSink:
 def service(core: Yuji, llm: ScriptedLLM, sink: RecordingAlertSink) -> ConsolidationService:
     return ConsolidationService(
         core.db,
-        core.settings,
+        core.live,
         core.clock,
         archive=core.archive,
         memories=core.memories,

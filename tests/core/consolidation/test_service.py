@@ -16,6 +16,7 @@ from memory_core.llm import LLMRequest, OpenAICompatibleClient, ScriptedLLM, tex
 from memory_core.llm.base import ChatResponse
 from memory_core.memories.fake import FakeMemories
 from memory_core.ops.alerts import RecordingAlertSink
+from memory_core.settings import LiveSettings
 from memory_core.storage.schema import consolidation_batches, consolidation_cursors
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, openai_server
 
@@ -26,7 +27,7 @@ __all__ = ["openai_server"]
 
 async def test_no_model_means_no_consolidation(core: Yuji, sink: RecordingAlertSink) -> None:
     service = ConsolidationService(
-        core.db, core.settings, core.clock, archive=core.archive, memories=core.memories,
+        core.db, core.live, core.clock, archive=core.archive, memories=core.memories,
         llm=None, alerts=sink,
     )  # fmt: skip
     await seed(core, n=20)
@@ -241,7 +242,8 @@ async def test_real_client_rides_out_429_and_500(
     )
     client = OpenAICompatibleClient(configured, backoff_base_s=0.001)
     service = ConsolidationService(
-        core.db, configured, core.clock, archive=core.archive, memories=core.memories,
+        core.db, LiveSettings(configured), core.clock, archive=core.archive,
+        memories=core.memories,
         llm=client, alerts=sink,
     )  # fmt: skip
 
@@ -340,7 +342,7 @@ async def test_remember_is_one_write_through_the_memory_port(
 ) -> None:
     memories = FakeMemories(core.clock)
     service = ConsolidationService(
-        core.db, core.settings, core.clock, archive=core.archive, memories=memories,
+        core.db, core.live, core.clock, archive=core.archive, memories=memories,
         llm=None, alerts=sink,
     )  # fmt: skip
     (exp,) = await seed(core, n=1, texts=["/remember 群规：周五晚上不刷屏"])

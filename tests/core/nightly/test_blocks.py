@@ -135,7 +135,7 @@ async def test_the_night_reads_chats_and_states_through_its_ports(
     memories = FakeMemories(clock)
     service = NightlyService(
         core.db,
-        core.settings,
+        core.live,
         clock,
         memories=memories,
         archive=FakeScopes(SCOPE, "group:9"),

@@ -97,7 +97,7 @@ async def test_imported_messages_are_recallable_after_consolidation(
     sink = RecordingAlertSink()
     service = ConsolidationService(
         core.db,
-        core.settings,
+        core.live,
         core.clock,
         archive=core.archive,
         memories=core.memories,

@@ -120,7 +120,7 @@ async def test_recall_with_dense_on_returns_only_the_asking_chats_memories(
     recall = Recall(
         core.db,
         core.clock,
-        core.settings,
+        core.live,
         dense=dense,
         model=hand_model("fake", {"dense": 10.0}, bias=-2.0),
         lexical_model=LEXICAL_MODEL,
