@@ -28,7 +28,6 @@ from memory_core.eval import vector_eval
 from memory_core.eval.generate import distractors
 from memory_core.eval.metrics import percentile
 from memory_core.settings import VectorMode
-from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.tokenize import bigram_tokens
 from memory_core.types import EvidenceRef, NewExperience
 
@@ -83,7 +82,7 @@ async def measure(size: int, count: int, vector: VectorMode = "on") -> dict[str,
                 await core.recall.recall(SCOPE, q)
                 recall_ms.append((time.perf_counter() - t) * 1000)
             raw_ms: list[float] = []
-            repo = MemoryRepo(core.db)
+            repo = core.memory_repo
             for q in qs:
                 tokens = bigram_tokens(q)
                 t = time.perf_counter()

@@ -30,7 +30,6 @@ import numpy as np
 from sqlalchemy import insert, select
 
 from memory_core import Settings, Yuji
-from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.storage.schema import aliases, memories
 from memory_core.vectors import Dense, E5Embedder, sync_index
 from memory_core.vectors.store import IndexRow, VectorIndex, model_folder
@@ -100,7 +99,7 @@ async def main(args: argparse.Namespace, data: dict[str, Any]) -> None:
         try:
             await load(core, data)
             t = time.perf_counter()
-            report = await sync_index(core.db, embedder, settings.vectors_dir)
+            report = await sync_index(core.memory_repo, embedder, settings.vectors_dir)
             spent = time.perf_counter() - t
             print(
                 f"yuji embed: {report.embedded} memories in {spent:.2f} s "
@@ -113,7 +112,7 @@ async def main(args: argparse.Namespace, data: dict[str, Any]) -> None:
             recall_ms: list[float] = []
             for _ in range(args.rounds):
                 for q in data["queries"]:
-                    ids = await MemoryRepo(core.db).visible_ids(q["scope"], now)
+                    ids = await core.memory_repo.visible_ids(q["scope"], now)
                     t = time.perf_counter()
                     await dense.scores(q["scope"], q["text"], ids)
                     score_ms.append((time.perf_counter() - t) * 1000)

@@ -35,6 +35,7 @@ from .storage import migrate
 from .storage.alert_repo import AlertRepo
 from .storage.chat_repo import ChatRepo
 from .storage.engine import Database
+from .storage.memory_repo import MemoryRepo
 from .storage.usage_repo import UsageRepo
 from .vectors.dense import Dense
 from .vectors.embedder import Embedder
@@ -53,6 +54,9 @@ class Yuji:
     alerts: AlertGate
     """Everyone's `fire(key, text)` / `recover(key, text)`; deduplicated, never blocking."""
     ops: OpsService
+    memory_repo: MemoryRepo
+    """Every query of the memory aggregate, one for all the services (writes go through
+    `memories`)."""
     memories: Memories
     recall: Recall
     """At most five memories of one chat for one question (stage-tagged, explained)."""
@@ -129,10 +133,24 @@ class Yuji:
         db.on_full, db.on_writable = storage_alerts.full, storage_alerts.writable
         ops = OpsService(db, settings, clock, alerts)
         vectors = Dense(settings, embedder=embedder) if settings.vector_mode != "off" else None
+        memory_repo = MemoryRepo(db)
         recall = Recall(
-            db, clock, live, dense=vectors, model=relevance, lexical_model=lexical_relevance
+            db,
+            clock,
+            live,
+            repo=memory_repo,
+            dense=vectors,
+            model=relevance,
+            lexical_model=lexical_relevance,
         )
-        memories = Memories(db, clock, settings, search=recall.search, on_change=recall.invalidate)
+        memories = Memories(
+            db,
+            clock,
+            settings,
+            repo=memory_repo,
+            search=recall.search,
+            on_change=recall.invalidate,
+        )
         consolidation = ConsolidationService(
             db,
             live,
@@ -144,12 +162,19 @@ class Yuji:
             describe=images.texts,
         )
         porting = Porting(
-            db, settings, clock, archive=archive, memories=memories, on_change=recall.invalidate
+            db,
+            settings,
+            clock,
+            archive=archive,
+            memories=memories,
+            memory_repo=memory_repo,
+            on_change=recall.invalidate,
         )
         nightly = NightlyService(
             db,
             live,
             clock,
+            memory_repo=memory_repo,
             memories=memories,
             archive=archive,
             llm=models.nightly,
@@ -175,7 +200,7 @@ class Yuji:
             archive=archive,
             recall=recall,
             memories=memories,
-            context=ChatContextSource(db, consolidation),
+            context=ChatContextSource(memory_repo, consolidation),
             llm=models.chat,
             blocks=nightly,
             describe=images.texts,
@@ -196,6 +221,7 @@ class Yuji:
             clock=clock,
             archive=archive,
             memories=memories,
+            memory_repo=memory_repo,
             recall=recall,
             consolidation=consolidation,
             nightly=nightly,
@@ -212,6 +238,7 @@ class Yuji:
             archive=archive,
             alerts=alerts,
             ops=ops,
+            memory_repo=memory_repo,
             memories=memories,
             recall=recall,
             consolidation=consolidation,

@@ -9,7 +9,6 @@ from memory_core.consolidation.runner import lacks_tools
 from memory_core.consolidation.service import ConsolidationService
 from memory_core.settings import Settings
 from memory_core.storage.chat_repo import ChatRepo
-from memory_core.storage.engine import Database
 from memory_core.storage.memory_repo import MemoryRepo
 
 from .texts import ScopeStatus
@@ -19,9 +18,8 @@ ExtraStatus = Callable[[str], Awaitable[Mapping[str, str]]]
 
 
 class ChatContextSource:
-    def __init__(self, db: Database, consolidation: ConsolidationService) -> None:
-        self.db = db
-        self.memories = MemoryRepo(db)
+    def __init__(self, memories: MemoryRepo, consolidation: ConsolidationService) -> None:
+        self.memories = memories
         self.consolidation = consolidation
 
     async def acked_id(self, scope: str) -> int:

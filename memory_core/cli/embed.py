@@ -30,7 +30,9 @@ async def run(args: argparse.Namespace) -> int:
     settings = load_settings()
     embedder = embedder_from_settings(settings)
     async with opened_core(settings) as core:
-        report = await sync_index(core.db, embedder, settings.vectors_dir, rebuild=args.rebuild)
+        report = await sync_index(
+            core.memory_repo, embedder, settings.vectors_dir, rebuild=args.rebuild
+        )
     print(json.dumps(report.as_dict(), ensure_ascii=False) if args.json else render(report))
     return 0
 

@@ -31,7 +31,8 @@ from memory_core.storage.chat_repo import ChatRepo
 from memory_core.storage.console_repo import AuditEntry, ChatCounts, ConsoleRepo, MemoryFilter
 from memory_core.storage.consolidation_repo import Batch
 from memory_core.storage.engine import Database
-from memory_core.storage.nightly_repo import Diary, NightlyRepo, StepRow, TimelineEntry
+from memory_core.storage.memory_repo import MemoryRepo
+from memory_core.storage.nightly_repo import Diary, StepRow, TimelineEntry
 from memory_core.types import EvidenceRef, Experience, Memory, RecallResult
 
 from . import tunables
@@ -73,6 +74,7 @@ class ConsoleService:
     clock: Clock
     archive: ArchiveService
     memories: Memories
+    memory_repo: MemoryRepo
     recall: Recall
     consolidation: ConsolidationService
     nightly: NightlyService
@@ -81,7 +83,7 @@ class ConsoleService:
     chat_state: ChatRepo
 
     def __post_init__(self) -> None:
-        self.repo = ConsoleRepo(self.db)
+        self.repo = ConsoleRepo(self.db, self.memory_repo)
         self.origins: dict[str, tunables.Origin] = {}
         self.sample_label = ""
         """Set when the database holds `yuji demo`'s sample world: every page says so."""
@@ -205,7 +207,7 @@ class ConsoleService:
                 return EvidenceItem(ref.role, missing=f"记忆 #{ref.memory_id}")
             return EvidenceItem(ref.role, memory=memories[0])
         fragment_id = ref.fragment_id or 0
-        fragments = await NightlyRepo(self.db).fragments_by_ids(scope, [fragment_id])
+        fragments = await self.nightly.repo.fragments_by_ids(scope, [fragment_id])
         if not fragments:
             return EvidenceItem(ref.role, missing=f"片段 #{fragment_id}")
         fragment = fragments[0]

@@ -11,7 +11,6 @@ import numpy as np
 
 from memory_core.recall.visibility import is_retrospective
 from memory_core.service import Yuji
-from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.vectors.build import sync_index
 from memory_core.vectors.dense import Dense
 from memory_core.vectors.fusion import rrf
@@ -36,7 +35,7 @@ def dense_of(core: Yuji) -> Dense:
 async def prepare(core: Yuji) -> Dense:
     """Embed the freshly loaded memories (what `yuji embed` would do)."""
     dense = dense_of(core)
-    await sync_index(core.db, dense.embedder, core.settings.vectors_dir)
+    await sync_index(core.memory_repo, dense.embedder, core.settings.vectors_dir)
     return dense
 
 
@@ -46,7 +45,7 @@ async def baselines(core: Yuji, loaded: Loaded, ds: Dataset, limit: int) -> dict
     dense = await prepare(core)
     plain: list[Answer] = []
     hybrid: list[Answer] = []
-    repo = MemoryRepo(core.db)
+    repo = core.memory_repo
     for q in ds.queries:
         started = time.perf_counter()
         retro = is_retrospective(q.text)

@@ -50,11 +50,13 @@ class Memories:
         db: Database,
         clock: Clock,
         settings: Settings,
+        *,
+        repo: MemoryRepo,
         search: SearchFn | None = None,
         on_change: Callable[[str], None] | None = None,
     ) -> None:
         self._db = db
-        self._repo = MemoryRepo(db)
+        self._repo = repo
         self._clock = clock
         self._settings = settings
         self._search = search

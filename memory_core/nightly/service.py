@@ -65,13 +65,13 @@ class NightlyService:
         settings: LiveSettings,
         clock: Clock,
         *,
+        memory_repo: MemoryRepo,
         memories: MemoryPort,
         archive: ChatScopes,
         llm: LLMClient | None,
         alerts: AlertSink,
         after_cards: Callable[[str], Awaitable[int]] | None = None,
     ) -> None:
-        memory_repo = MemoryRepo(db)
         self.repo = NightlyRepo(db, memory_repo)
         self.health = NightlyHealthRepo(db)
         self.live = settings

@@ -30,6 +30,7 @@ from memory_core.ops.manifest import (
 from memory_core.settings import Settings
 from memory_core.storage import migrate
 from memory_core.storage.engine import Database
+from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.storage.redaction_repo import ForgetRequest, RedactionRepo
 
 from .forget import Forgetting
@@ -76,7 +77,10 @@ async def _redact_one(
         db = Database(f"sqlite+aiosqlite:///{work}")
         try:
             await migrate.upgrade(db)
-            forgetting = Forgetting(db, settings, clock, Memories(db, clock, settings))
+            # A backup's copy: its own database, so its own repository and services.
+            memory_repo = MemoryRepo(db)
+            memories = Memories(db, clock, settings, repo=memory_repo)
+            forgetting = Forgetting(db, settings, clock, memories, memory_repo=memory_repo)
             for request in requests:
                 await forgetting.forget_person(
                     request.scope, request.user_id, requested_by=ACTOR, delete_files=False

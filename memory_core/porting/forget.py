@@ -77,13 +77,14 @@ class Forgetting:
         clock: Clock,
         memories: Memories,
         *,
+        memory_repo: MemoryRepo,
         on_change: Callable[[str], None] | None = None,
     ) -> None:
         self.settings = settings
         self.clock = clock
         self.memories = memories
         self.repo = RedactionRepo(db)
-        self.memory_repo = MemoryRepo(db)
+        self.memory_repo = memory_repo
         self.store = AttachmentStore(settings.attachments_dir)
         self.on_change = on_change
 

@@ -18,7 +18,6 @@ from memory_core.archive.service import ArchiveService
 from memory_core.clock import Clock
 from memory_core.errors import YujiError
 from memory_core.memories.service import Memories
-from memory_core.storage.engine import Database
 from memory_core.storage.pack_repo import PackRepo
 from memory_core.storage.porting_repo import PortingRepo
 from memory_core.types import EvidenceRef, MemoryStatus, MemoryType, NewExperience, RelationKind
@@ -35,13 +34,13 @@ ROLE = "imported"
 class PackImporter:
     def __init__(
         self,
-        db: Database,
+        packs: PackRepo,
         archive: ArchiveService,
         memories: Memories,
         repo: PortingRepo,
         clock: Clock,
     ) -> None:
-        self.db = db
+        self.packs = packs
         self.archive = archive
         self.memories = memories
         self.repo = repo
@@ -219,7 +218,7 @@ class PackImporter:
             history.setdefault(str(c["kind"]), []).append(
                 (str(c["content"]), None if day is None else str(day))
             )
-        packs = PackRepo(self.db)
+        packs = self.packs
         for kind, versions in history.items():
             await packs.restore_cards(scope, kind, versions, now)
         for d in pack.get("diaries", []):

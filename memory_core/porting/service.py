@@ -40,6 +40,7 @@ class Porting:
         *,
         archive: ArchiveService,
         memories: Memories,
+        memory_repo: MemoryRepo,
         on_change: Callable[[str], None] | None = None,
     ) -> None:
         self.db = db
@@ -47,8 +48,12 @@ class Porting:
         self.clock = clock
         self.archive = archive
         self.memories = memories
+        self.memory_repo = memory_repo
         self.repo = PortingRepo(db)
-        self.forgetting = Forgetting(db, settings, clock, memories, on_change=on_change)
+        self.packs = PackRepo(db, memory_repo)
+        self.forgetting = Forgetting(
+            db, settings, clock, memories, memory_repo=memory_repo, on_change=on_change
+        )
         self.confirmations = ConfirmWindow()
 
     async def import_qq_txt(
@@ -96,13 +101,13 @@ class Porting:
         progress: Progress | None = None,
     ) -> ImportCounts:
         importer = FactImporter(
-            self.archive, self.memories, self.repo, MemoryRepo(self.db), self.clock
+            self.archive, self.memories, self.repo, self.memory_repo, self.clock
         )
         return await importer.run(path, scope=scope, dry_run=dry_run, progress=progress)
 
     async def export(self, scope: str) -> dict[str, Any]:
         """One chat's memory pack (docs/memory-pack.md), ready for `json.dump`."""
-        rows = await PackRepo(self.db).export_rows(scope)
+        rows = await self.packs.export_rows(scope)
         return build_pack(scope, rows, exported_at=self.clock.now(), pack_id=uuid.uuid4().hex)
 
     async def import_pack(
@@ -114,7 +119,7 @@ class Porting:
         progress: Progress | None = None,
     ) -> ImportCounts:
         """Restore a pack into `scope` (ids remapped, evidence as quotes); idempotent."""
-        importer = PackImporter(self.db, self.archive, self.memories, self.repo, self.clock)
+        importer = PackImporter(self.packs, self.archive, self.memories, self.repo, self.clock)
         return await importer.run(data, scope, dry_run=dry_run, progress=progress)
 
     async def forget_person(self, scope: str, user_id: str, *, requested_by: str) -> ForgetReport:

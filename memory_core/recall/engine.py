@@ -100,6 +100,7 @@ class Recall:
         clock: Clock,
         settings: LiveSettings,
         *,
+        repo: MemoryRepo,
         dense: DenseSearch | None = None,
         model: RelevanceModel | None = None,
         lexical_model: RelevanceModel | None = None,
@@ -110,7 +111,7 @@ class Recall:
         self._live = settings
         self.dense = dense
         self.params = params or EngineParams()
-        self._repo = MemoryRepo(db)
+        self._repo = repo
         self._cache = ChatCache(self._repo, self.params.stats_ttl_s)
         self._model = model
         self._lexical_model = lexical_model

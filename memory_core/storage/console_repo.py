@@ -55,9 +55,9 @@ class ChatCounts:
 
 
 class ConsoleRepo(Repository):
-    def __init__(self, db: Database, memory_repo: MemoryRepo | None = None) -> None:
+    def __init__(self, db: Database, memory_repo: MemoryRepo) -> None:
         super().__init__(db)
-        self.memory_repo = memory_repo or MemoryRepo(db)
+        self.memory_repo = memory_repo
         """Where the console's memory counts, pages, subjects and relations are read."""
 
     # --- audit ---------------------------------------------------------------------

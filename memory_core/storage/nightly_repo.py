@@ -83,9 +83,9 @@ class StepRow:
 
 
 class NightlyRepo(Repository):
-    def __init__(self, db: Database, memory_repo: MemoryRepo | None = None) -> None:
+    def __init__(self, db: Database, memory_repo: MemoryRepo) -> None:
         super().__init__(db)
-        self.memory_repo = memory_repo or MemoryRepo(db)
+        self.memory_repo = memory_repo
         """Where `prompt_material` reads when recalled memories' evidence was said."""
 
     # --- checkpoints -------------------------------------------------------------

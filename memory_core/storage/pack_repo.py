@@ -43,9 +43,9 @@ class PackRows:
 
 
 class PackRepo(Repository):
-    def __init__(self, db: Database, memory_repo: MemoryRepo | None = None) -> None:
+    def __init__(self, db: Database, memory_repo: MemoryRepo) -> None:
         super().__init__(db)
-        self.memory_repo = memory_repo or MemoryRepo(db)
+        self.memory_repo = memory_repo
         """Where a pack's memory rows are read."""
 
     async def export_rows(self, scope: str, *, conn: AsyncConnection | None = None) -> PackRows:

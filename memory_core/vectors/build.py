@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from memory_core.storage.engine import Database
 from memory_core.storage.memory_repo import MemoryRepo, MemoryText
 
 from .embedder import Embedder, Matrix, l2_normalise
@@ -107,11 +106,10 @@ def plan_index(
 
 
 async def sync_index(
-    db: Database, embedder: Embedder, vectors_dir: Path, *, rebuild: bool = False
+    repo: MemoryRepo, embedder: Embedder, vectors_dir: Path, *, rebuild: bool = False
 ) -> EmbedReport:
     """Embed what is missing or stale and write the index (only if it changed)."""
     folder = model_folder(vectors_dir, embedder.model_id)
-    repo = MemoryRepo(db)
     fingerprint = await repo.source_fingerprint()
     memories = await repo.embeddable()
     evidence = await repo.evidence_texts(EVIDENCE_VIEWS)

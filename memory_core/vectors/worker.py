@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from memory_core.settings import Settings
-from memory_core.storage.engine import Database
 from memory_core.storage.memory_repo import MemoryRepo
 
 from .build import read_source
@@ -37,11 +36,11 @@ class EmbedRun:
     stderr_tail: str
 
 
-async def needs_embedding(db: Database, settings: Settings, embedder: Embedder) -> bool:
+async def needs_embedding(repo: MemoryRepo, settings: Settings, embedder: Embedder) -> bool:
     """True when the memories or aliases changed since the index was last written."""
     folder = model_folder(settings.vectors_dir, embedder.model_id)
     built_from = read_source(folder)
-    return built_from is None or built_from != await MemoryRepo(db).source_fingerprint()
+    return built_from is None or built_from != await repo.source_fingerprint()
 
 
 def embed_command(

@@ -21,7 +21,6 @@ from memory_core.recall.chat_cache import ChatCache
 from memory_core.recall.dense_port import DenseScores
 from memory_core.recall.engine import Recall
 from memory_core.settings import VectorMode
-from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.storage.schema import aliases
 from memory_core.types import EvidenceRef, NewExperience
 from memory_core.vectors import E5Embedder
@@ -148,7 +147,13 @@ def dense_recall(core: Yuji, fake: FakeDense) -> Recall:
     stays under `sure` (0.9), so it is injected as a guess."""
     model = hand_model("fake", {"dense": 8.0}, bias=-6.0, threshold=0.5, sure=0.9)
     return Recall(
-        core.db, core.clock, core.live, dense=fake, model=model, lexical_model=LEXICAL_MODEL
+        core.db,
+        core.clock,
+        core.live,
+        repo=core.memory_repo,
+        dense=fake,
+        model=model,
+        lexical_model=LEXICAL_MODEL,
     )
 
 
@@ -272,7 +277,7 @@ async def test_a_write_is_seen_by_the_next_question_despite_the_chat_cache(core:
 async def test_a_write_by_another_process_shows_once_the_chat_cache_expires(core: Yuji) -> None:
     """Another process (the CLI) writes without telling this one: what recall cached
     about the chat is reused for its TTL, then read again."""
-    repo = MemoryRepo(core.db)
+    repo = core.memory_repo
     long, none = ChatCache(repo, ttl_s=3600), ChatCache(repo, ttl_s=0)
     await write(core, G1, "小明在学吉他")
     async with core.db.read() as conn:

@@ -67,7 +67,7 @@ async def test_the_prompt_gets_the_newest_open_summaries_oldest_first(core: Yuji
     start = datetime(2026, 11, 20, 8, tzinfo=UTC)
     for i in range(12):
         await fragment(core, "group:1", start + timedelta(hours=i), f"第{i}段")
-    source = ChatContextSource(core.db, core.consolidation)
+    source = ChatContextSource(core.memory_repo, core.consolidation)
     assert await source.open_fragments("group:1", 3) == ["第9段", "第10段", "第11段"]
     assert await source.open_fragments("group:1", 0) == []
 

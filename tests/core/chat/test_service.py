@@ -44,7 +44,7 @@ def make_service(core: Yuji, llm: Any, recall: FakeRecall, **settings: Any) -> C
         archive=core.archive,
         recall=recall,
         memories=core.memories,
-        context=ChatContextSource(core.db, core.consolidation),
+        context=ChatContextSource(core.memory_repo, core.consolidation),
         llm=llm,
     )
 

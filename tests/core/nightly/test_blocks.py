@@ -137,6 +137,7 @@ async def test_the_night_reads_chats_and_states_through_its_ports(
         core.db,
         core.live,
         clock,
+        memory_repo=core.memory_repo,
         memories=memories,
         archive=FakeScopes(SCOPE, "group:9"),
         llm=None,

@@ -16,7 +16,6 @@ from memory_core.ops.backup import verify_backup
 from memory_core.porting.forget import Forgetting
 from memory_core.storage import redaction_repo
 from memory_core.storage.chat_repo import InjectedItem
-from memory_core.storage.pack_repo import PackRepo
 from memory_core.storage.redaction_repo import TOMBSTONE
 from memory_core.storage.schema import forget_requests, redactions
 
@@ -72,7 +71,7 @@ async def _chat(core: Yuji) -> dict[str, object]:
     hers = await _write(core, HERE, "阿花", "阿花住在杭州", h1)
     mixed = await _write(core, HERE, "group", "那座山很美", m2, h2)
     there = await _write(core, THERE, "小明", "小明在二群也养猫", t1)
-    await PackRepo(core.db).restore_cards(
+    await core.porting.packs.restore_cards(
         HERE, "preferences", [("小明喜欢猫\n阿花喜欢杭州", "2026-11-19")], T0
     )
     await core.chat_state.add_injection(
@@ -222,7 +221,7 @@ async def test_the_nightly_card_step_takes_them_out_again(core: Yuji) -> None:
     await _chat(core)
     await core.porting.forget_person(HERE, "42", requested_by="42")
     # The nightly model writes a card from older material that still names them.
-    await PackRepo(core.db).restore_cards(
+    await core.porting.packs.restore_cards(
         HERE, "relationships", [("明明和阿花是好朋友\n阿花常来", "2026-11-21")], T0
     )
     assert core.nightly.after_cards is not None

@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from memory_core import EvidenceRef, FakeClock, NewExperience, Settings, Yuji
 from memory_core.cli import main
 from memory_core.porting.pack import PackError, read_pack
-from memory_core.storage.pack_repo import PackRepo
 from memory_core.types import MemoryStatus, RelationKind
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -151,14 +150,14 @@ async def test_end_to_end_round_trip_into_another_database(tmp_path: Path) -> No
         )
         await source.memories.retract(SOURCE, wrong.memory.id, reason="说错了", changed_by="admin")
         await source.memories.add_alias(SOURCE, "明明", "小明")
-        await PackRepo(source.db).restore_cards(
+        await source.porting.packs.restore_cards(
             SOURCE,
             "preferences",
             [("小明喜欢猫", "2026-11-19"), ("小明喜欢猫和狗", "2026-11-20")],
             T0,
         )
-        await PackRepo(source.db).restore_diary(SOURCE, "2026-11-19", "今天聊了煤球", T0)
-        await PackRepo(source.db).restore_timeline(SOURCE, "2026-11-19", "小明搬去杭州", T0)
+        await source.porting.packs.restore_diary(SOURCE, "2026-11-19", "今天聊了煤球", T0)
+        await source.porting.packs.restore_timeline(SOURCE, "2026-11-19", "小明搬去杭州", T0)
 
         first, second = await _roundtrip(source, target)
         _assert_same(first, second)

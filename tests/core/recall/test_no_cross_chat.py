@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from memory_core import FakeClock, Settings, Yuji
 from memory_core.recall.features import FEATURES
 from memory_core.recall.relevance import RelevanceModel
-from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.vectors import FakeEmbedder, sync_index
 from tests.core.vectors.helpers import add_alias, add_memory
 
@@ -55,11 +54,11 @@ async def test_recall_returns_only_the_asked_chat(
             for scope in SCOPES:
                 await add_alias(core.db, scope, "阿明", "小明")
             if linked and len(ids) > 1:  # a link across chats must not carry a memory over
-                await MemoryRepo(core.db).add_relation(
+                await core.memory_repo.add_relation(
                     written[0][0], ids[0], ids[-1], "related", reason="t", at=NOW
                 )
             assert core.vectors is not None
-            await sync_index(core.db, core.vectors.embedder, config.vectors_dir)
+            await sync_index(core.memory_repo, core.vectors.embedder, config.vectors_dir)
             for retrospective in ("", "以前"):
                 result = await core.recall.recall(asked_in, retrospective + question, now=NOW)
                 assert all(item.memory.scope == asked_in for item in result.items)

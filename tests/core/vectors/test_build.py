@@ -28,12 +28,12 @@ async def test_incremental_index_equals_a_rebuild_from_nothing(core: Yuji) -> No
     a = await add_memory(core.db, G1, "小明", "小明从九月开始学吉他")
     b = await add_memory(core.db, G1, "老周", "老周儿子出生了")
     c = await add_memory(core.db, G2, "小明", "小明在深圳加班")
-    first = await sync_index(core.db, embedder, vectors_dir)
+    first = await sync_index(core.memory_repo, embedder, vectors_dir)
     assert (first.total, first.embedded, first.reused) == (3, 3, 0)
 
     # Nothing changed: nothing is embedded again.
     embedder.calls.clear()
-    again = await sync_index(core.db, embedder, vectors_dir)
+    again = await sync_index(core.memory_repo, embedder, vectors_dir)
     assert (again.embedded, again.reused) == (0, 3)
     assert embedder.calls == []
 
@@ -42,7 +42,7 @@ async def test_incremental_index_equals_a_rebuild_from_nothing(core: Yuji) -> No
     d = await add_memory(core.db, G2, "莉莉", "莉莉跳槽到上海")
     await set_status(core.db, c, "retracted")
     await add_alias(core.db, G1, "周哥", "老周")
-    incremental = await sync_index(core.db, embedder, vectors_dir)
+    incremental = await sync_index(core.memory_repo, embedder, vectors_dir)
     assert incremental.embedded == 2  # the edited memory and the new one
     assert incremental.dropped == 2  # the old version of a, and c
     folder = model_folder(vectors_dir, embedder.model_id)
@@ -52,7 +52,7 @@ async def test_incremental_index_equals_a_rebuild_from_nothing(core: Yuji) -> No
     before = snapshot(folder)
 
     shutil.rmtree(vectors_dir)
-    rebuilt = await sync_index(core.db, FakeEmbedder(), vectors_dir)
+    rebuilt = await sync_index(core.memory_repo, FakeEmbedder(), vectors_dir)
     assert rebuilt.embedded == 3
     assert snapshot(folder) == before
 
@@ -61,10 +61,10 @@ async def test_rebuild_flag_recomputes_everything_to_the_same_bytes(core: Yuji) 
     embedder = FakeEmbedder()
     for i in range(5):
         await add_memory(core.db, G1, "小明", f"第{i}条：小明喜欢的东西{i}")
-    await sync_index(core.db, embedder, core.settings.vectors_dir)
+    await sync_index(core.memory_repo, embedder, core.settings.vectors_dir)
     folder = model_folder(core.settings.vectors_dir, embedder.model_id)
     before = snapshot(folder)
-    report = await sync_index(core.db, embedder, core.settings.vectors_dir, rebuild=True)
+    report = await sync_index(core.memory_repo, embedder, core.settings.vectors_dir, rebuild=True)
     assert report.embedded == 5
     assert snapshot(folder) == before
 
@@ -73,16 +73,18 @@ async def test_a_new_nickname_does_not_embed_memories_again(core: Yuji) -> None:
     """Memories are embedded as written; nicknames are resolved in the question."""
     embedder = FakeEmbedder()
     await add_memory(core.db, G1, "小明", "大明说小明学吉他")
-    await sync_index(core.db, embedder, core.settings.vectors_dir)
+    await sync_index(core.memory_repo, embedder, core.settings.vectors_dir)
     await add_alias(core.db, G1, "大明", "小明")
-    report = await sync_index(core.db, embedder, core.settings.vectors_dir)
+    report = await sync_index(core.memory_repo, embedder, core.settings.vectors_dir)
     assert (report.embedded, report.reused) == (0, 1)
 
 
 async def test_each_model_has_its_own_index(core: Yuji) -> None:
     await add_memory(core.db, G1, "小明", "小明学吉他")
-    await sync_index(core.db, FakeEmbedder(model_id="one"), core.settings.vectors_dir)
-    await sync_index(core.db, FakeEmbedder(model_id="two", dim=16), core.settings.vectors_dir)
+    await sync_index(core.memory_repo, FakeEmbedder(model_id="one"), core.settings.vectors_dir)
+    await sync_index(
+        core.memory_repo, FakeEmbedder(model_id="two", dim=16), core.settings.vectors_dir
+    )
     one = VectorIndex.load(model_folder(core.settings.vectors_dir, "one"), "one")
     two = VectorIndex.load(model_folder(core.settings.vectors_dir, "two"), "two")
     assert one is not None
@@ -94,7 +96,7 @@ async def test_each_model_has_its_own_index(core: Yuji) -> None:
 
 async def test_the_index_lives_outside_the_database(core: Yuji) -> None:
     await add_memory(core.db, G1, "小明", "小明学吉他")
-    report = await sync_index(core.db, FakeEmbedder(), core.settings.vectors_dir)
+    report = await sync_index(core.memory_repo, FakeEmbedder(), core.settings.vectors_dir)
     folder = Path(report.folder)
     assert folder.is_relative_to(core.settings.data_dir / "vectors")
     assert any(name.endswith(".npy") for name in snapshot(folder))
@@ -108,13 +110,13 @@ async def test_the_index_lives_outside_the_database(core: Yuji) -> None:
 async def test_a_memory_vector_blends_its_text_with_its_evidence(core: Yuji) -> None:
     embedder = FakeEmbedder()
     memory = await add_memory(core.db, G1, "老周", "老周儿子出生")
-    await sync_index(core.db, embedder, core.settings.vectors_dir)
+    await sync_index(core.memory_repo, embedder, core.settings.vectors_dir)
     folder = model_folder(core.settings.vectors_dir, embedder.model_id)
     alone = VectorIndex.load(folder, embedder.model_id)
     assert alone is not None
 
     await add_evidence(core.db, memory, G1, "报喜！昨晚老周家添了个大胖小子")
-    report = await sync_index(core.db, embedder, core.settings.vectors_dir)
+    report = await sync_index(core.memory_repo, embedder, core.settings.vectors_dir)
     assert report.embedded == 1
     blended = VectorIndex.load(folder, embedder.model_id)
     assert blended is not None

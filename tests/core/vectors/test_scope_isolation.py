@@ -74,7 +74,7 @@ async def world(core: Yuji) -> tuple[Dense, dict[str, list[int]]]:
         for content in ("小明从九月开始学吉他", "小明的猫叫团子", "小明芒果过敏", "小明在深圳上班"):
             ids[scope].append(await add_memory(core.db, scope, "小明", content))
     assert core.vectors is not None  # conftest: dense on, FakeEmbedder
-    await sync_index(core.db, core.vectors.embedder, core.settings.vectors_dir)
+    await sync_index(core.memory_repo, core.vectors.embedder, core.settings.vectors_dir)
     return core.vectors, ids
 
 
@@ -121,6 +121,7 @@ async def test_recall_with_dense_on_returns_only_the_asking_chats_memories(
         core.db,
         core.clock,
         core.live,
+        repo=core.memory_repo,
         dense=dense,
         model=hand_model("fake", {"dense": 10.0}, bias=-2.0),
         lexical_model=LEXICAL_MODEL,
