@@ -7,6 +7,7 @@ wires every service once, by constructor arguments.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
@@ -17,6 +18,7 @@ from .chat.service import ChatService
 from .chat.sources import ChatContextSource, ChatStatusSource, vector_mode_line
 from .clock import Clock, SystemClock
 from .console.service import ConsoleService
+from .console.tunables import Origin
 from .consolidation.service import ConsolidationService
 from .llm.base import LLMClient
 from .llm.models import Models, open_models
@@ -97,11 +99,14 @@ class Yuji:
         relevance: RelevanceModel | None = None,
         lexical_relevance: RelevanceModel | None = None,
         vision: LLMClient | None = None,
+        origins: Mapping[str, Origin] | None = None,
     ) -> Yuji:
         """`llm` (tests, benchmarks) replaces the chat, consolidation and nightly
         models, `vision` the vision model; else each job's comes from `settings`.
         `relevance` / `lexical_relevance` replace the relevance weights (with and
-        without dense features) that recall would otherwise load for the model in use."""
+        without dense features) that recall would otherwise load for the model in use.
+        `origins` says where each setting came from (the console shows it; the plugin
+        knows, the core does not read the environment)."""
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         db = Database(settings.sqlalchemy_url, busy_timeout_s=settings.db_busy_timeout_s)
         try:
@@ -128,7 +133,8 @@ class Yuji:
             settings.alert_dedup_s,
             log=AlertRepo(db),
         )
-        # The gate logs into the database, so the database learns of it afterwards.
+        # The one link made after construction, for a real cycle: the gate logs into
+        # the database, and the database tells the gate when it is full.
         storage_alerts = StorageFullAlerts(alerts)
         db.on_full, db.on_writable = storage_alerts.full, storage_alerts.writable
         ops = OpsService(db, settings, clock, alerts)
@@ -228,6 +234,7 @@ class Yuji:
             ops=ops,
             alerts=alerts,
             chat_state=chat_state,
+            origins=dict(origins or {}),
         )
         await console.load_overrides()
         return cls(

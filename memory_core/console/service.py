@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo
@@ -81,10 +81,11 @@ class ConsoleService:
     ops: OpsService
     alerts: AlertGate
     chat_state: ChatRepo
+    origins: dict[str, tunables.Origin] = field(default_factory=dict[str, tunables.Origin])
+    """Where each setting came from (default, `.env`, the environment), as configured."""
 
     def __post_init__(self) -> None:
         self.repo = ConsoleRepo(self.db, self.memory_repo)
-        self.origins: dict[str, tunables.Origin] = {}
         self.sample_label = ""
         """Set when the database holds `yuji demo`'s sample world: every page says so."""
         self.zone = ZoneInfo(self.settings.timezone)

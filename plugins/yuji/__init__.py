@@ -48,8 +48,7 @@ async def _start() -> None:
     """The one start-up: settings read once, logs, the core, then the scheduled jobs."""
     settings = to_settings(get_plugin_config(Config), set(driver.config.nickname))
     ops_logs.start(settings)
-    core = await Yuji.open(settings)
-    core.console.origins = origins(settings, os.environ)
+    core = await Yuji.open(settings, origins=origins(settings, os.environ))
     try:
         core.recall.check()  # relevance weights of another embedding model stop the start
     except Exception:

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from memory_core import FakeClock, Yuji
+from memory_core import FakeClock, Settings, Yuji
 from memory_core.cli.demo_world import DemoReport, load_demo
 from memory_core.console import Actor, MemoryFilter
 from memory_core.errors import NotFound, ValidationError
@@ -255,6 +255,23 @@ async def test_the_recall_thresholds_move_live_and_empty_means_calibrated(core: 
         "default",
     )
     assert views["recall_sure"].origin == "console"
+
+
+async def test_the_settings_page_says_where_each_value_came_from(
+    settings: Settings, clock: FakeClock
+) -> None:
+    """The plugin hands `Yuji.open` where each setting came from; a console override
+    wins over it."""
+    core = await Yuji.open(
+        settings, clock=clock, origins={"recall_limit": "environment", "timezone": ".env"}
+    )
+    try:
+        await core.console.set_tunable("nightly_time", "05:00", ADMIN)
+        views = {v.name: v.origin for v in await core.console.settings_views()}
+        assert (views["recall_limit"], views["timezone"]) == ("environment", ".env")
+        assert (views["nightly_time"], views["llm_model"]) == ("console", "default")
+    finally:
+        await core.close()
 
 
 async def test_overrides_and_alerts_survive_a_restart(
