@@ -17,14 +17,13 @@ from zoneinfo import ZoneInfo
 
 from memory_core.clock import Clock
 from memory_core.errors import ScopeViolation, UsageError, ValidationError
-from memory_core.memories.service import Memories
 from memory_core.settings import LiveSettings, Settings
 from memory_core.storage.chat_repo import ChatRepo
 from memory_core.types import EvidenceRef, NewExperience
 
 from . import texts
 from .duration import parse_duration
-from .ports import ArchivePort, RecallPort
+from .ports import ArchivePort, CommandMemoriesPort, RecallPort
 from .service import recall_for_reply
 from .texts import WhyItem
 from .wake import MUTE_FOREVER, is_muted
@@ -62,7 +61,7 @@ class ChatCommands:
         clock: Clock,
         repo: ChatRepo,
         archive: ArchivePort,
-        memories: Memories,
+        memories: CommandMemoriesPort,
         recall: RecallPort,
         status: StatusPort,
         cards: CardsPort | None = None,

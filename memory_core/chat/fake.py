@@ -3,7 +3,8 @@
 Each keeps what a caller can observe and records what it was asked: `FakeArchive`
 (ArchivePort, backfill's BackfillArchive), `FakeRecall` (RecallPort), `FakeContext`
 (ContextPort), `FakeBlocks` (BlocksPort), `FakeCards` and `FakeStatus` (the
-commands' ports). `memories.fake.FakeMemories` is MemoriesPort's.
+commands' ports). `memories.fake.FakeMemories` is MemoriesPort's and
+CommandMemoriesPort's.
 """
 
 from __future__ import annotations
@@ -160,7 +161,14 @@ if TYPE_CHECKING:  # each fake is its port, checked by pyright
 
     from .backfill import BackfillArchive
     from .commands import CardsPort, StatusPort
-    from .ports import ArchivePort, BlocksPort, ContextPort, MemoriesPort, RecallPort
+    from .ports import (
+        ArchivePort,
+        BlocksPort,
+        CommandMemoriesPort,
+        ContextPort,
+        MemoriesPort,
+        RecallPort,
+    )
 
     def _conform(  # pyright: ignore[reportUnusedFunction]
         archive: FakeArchive,
@@ -179,5 +187,6 @@ if TYPE_CHECKING:  # each fake is its port, checked by pyright
         CardsPort,
         StatusPort,
         MemoriesPort,
+        CommandMemoriesPort,
     ]:
-        return archive, archive, recall, context, blocks, cards, status, memories
+        return archive, archive, recall, context, blocks, cards, status, memories, memories

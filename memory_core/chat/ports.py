@@ -11,6 +11,7 @@ from collections.abc import Sequence as _Sequence
 from datetime import datetime
 from typing import Protocol
 
+from memory_core.memories.ports import WritesMemories
 from memory_core.types import Experience, Memory, NewExperience, Recalled, RecallResult
 
 
@@ -44,6 +45,19 @@ class MemoriesPort(Protocol):
     async def credit(self, scope: str, ids: Sequence[int], at: datetime) -> None: ...
 
     async def get_many(self, scope: str, ids: Sequence[int]) -> list[Memory]: ...
+
+
+class CommandMemoriesPort(WritesMemories, Protocol):
+    """What the slash commands do to memories: `/remember` writes one, `/forget` reads
+    and retracts one, `/why` reads those a reply was given."""
+
+    async def get(self, scope: str, memory_id: int) -> Memory: ...
+
+    async def get_many(self, scope: str, ids: Sequence[int]) -> list[Memory]: ...
+
+    async def retract(
+        self, scope: str, memory_id: int, *, reason: str, changed_by: str
+    ) -> Memory: ...
 
 
 class BlocksLike(Protocol):

@@ -10,11 +10,13 @@ import pytest
 
 from memory_core import Yuji
 from memory_core.chat.fake import FakeRecall
+from memory_core.chat.ports import MemoriesPort
 from memory_core.chat.service import ChatService, Incoming
 from memory_core.chat.sources import ChatContextSource
 from memory_core.errors import LLMError, LLMRateLimited, LLMTimeout
 from memory_core.llm.base import ChatResponse
 from memory_core.llm.fake import LLMRequest, ScriptedLLM, text_response
+from memory_core.memories.fake import FakeMemories
 from memory_core.settings import LiveSettings
 from memory_core.storage.chat_repo import ChatRepo
 from memory_core.types import EvidenceRef, Memory, NewExperience, Recalled, RecallResult
@@ -36,14 +38,21 @@ class Sent:
         return f"bot-{len(self.parts)}"
 
 
-def make_service(core: Yuji, llm: Any, recall: FakeRecall, **settings: Any) -> ChatService:
+def make_service(
+    core: Yuji,
+    llm: Any,
+    recall: FakeRecall,
+    *,
+    memories: MemoriesPort | None = None,
+    **settings: Any,
+) -> ChatService:
     return ChatService(
         settings=LiveSettings(core.settings.with_changes(**settings)),
         clock=core.clock,
         repo=ChatRepo(core.db),
         archive=core.archive,
         recall=recall,
-        memories=core.memories,
+        memories=memories or core.memories,
         context=ChatContextSource(core.memory_repo, core.consolidation),
         llm=llm,
     )
@@ -145,6 +154,44 @@ async def test_reply_strips_markers_credits_used_memories_and_records_the_inject
     state = await service.repo.state(G1)
     assert state.last_reply_at == core.clock.now()
     assert state.last_wake_at == core.clock.now()
+
+
+async def test_the_reply_credits_through_the_memories_port_only_what_it_cited(
+    core: Yuji,
+) -> None:
+    """Chat's MemoriesPort is all the reply path needs of memories: the cited one is
+    credited once, at the reply's time; the one only retrieved, and another chat's id
+    the model made up, are not."""
+    memories = FakeMemories(core.clock)
+    evidence = [EvidenceRef(experience_id=1)]
+    cat = (
+        await memories.write(
+            G1, type="fact", subject="阿明", content="阿明养了一只猫叫煤球", evidence=evidence
+        )
+    ).memory
+    job = (
+        await memories.write(
+            G1, type="fact", subject="阿明", content="阿明在杭州上班", evidence=evidence
+        )
+    ).memory
+    foreign = (
+        await memories.write(
+            G2, type="fact", subject="小红", content="小红不吃香菜", evidence=evidence
+        )
+    ).memory
+    recall = FakeRecall()
+    recall.items = [Recalled(cat, "lexical", 0.9, ""), Recalled(job, "lexical", 0.6, "")]
+    llm = ScriptedLLM([text_response(f"煤球呀[[m:{cat.id}]][[m:{foreign.id}]]")])
+    service = make_service(core, llm, recall, memories=memories)
+    out = await service.respond(incoming("大肥鱼，阿明的猫叫啥"), Sent())
+
+    assert out.kind == "reply"
+    assert out.parts == ("煤球呀",)
+    assert out.cited_ids == (cat.id,)
+    assert memories.credited == [(G1, cat.id, core.clock.now())]
+    assert memories.memories[cat.id].hit_count == 1
+    assert memories.memories[job.id].hit_count == 0
+    assert memories.memories[foreign.id].hit_count == 0
 
 
 async def test_never_more_than_five_memories_and_never_another_chats(core: Yuji) -> None:
