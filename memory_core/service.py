@@ -236,8 +236,7 @@ class Yuji:
             chat_state=chat_state,
             origins=dict(origins or {}),
         )
-        await console.load_overrides()
-        return cls(
+        core = cls(
             live=live,
             db=db,
             clock=clock,
@@ -261,6 +260,12 @@ class Yuji:
             models=models,
             vision=images,
         )
+        try:
+            await console.load_overrides()
+        except BaseException:  # a busy or unreadable database: close what was opened
+            await core.close()
+            raise
+        return core
 
     @property
     def settings(self) -> Settings:

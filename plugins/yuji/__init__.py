@@ -64,7 +64,7 @@ async def _start() -> None:
         jobs_vectors,
         jobs_vision,
     ):
-        jobs.schedule(settings)
+        jobs.schedule(core.settings)  # with the console's stored overrides
     if settings.console_token:
         logger.info(f"yuji console: http://{driver.config.host}:{driver.config.port}/yuji/")
     logger.info(

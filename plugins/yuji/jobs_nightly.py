@@ -2,7 +2,8 @@
 
 - night (cron at YUJI_NIGHTLY_TIME in YUJI_TIMEZONE, one instance, coalesced, a missed
   run still fires within a day): `core.nightly.run(trigger="schedule")`, which catches
-  up every missed day in order;
+  up every missed day in order. The console can move the time live; `follow` moves
+  the job with it, so the job fires where the day now ends;
 - retry (every RETRY_TICK_S): `core.nightly.retry_due()`, the chats whose failed run is
   due again (2 h after it failed, until the circuit opens).
 """
@@ -82,6 +83,20 @@ def cron_kwargs(nightly_time: str, timezone: str) -> dict[str, Any]:
 
 
 def schedule(settings: Settings) -> None:
+    follow(settings)
+    scheduler.add_job(
+        retry,
+        "interval",
+        seconds=RETRY_TICK_S,
+        id=RETRY_JOB_ID,
+        replace_existing=True,
+        max_instances=1,
+        coalesce=True,
+    )
+
+
+def follow(settings: Settings) -> None:
+    """Schedule the night job at `settings.nightly_time` (replacing where it was)."""
     scheduler.add_job(
         night,
         "cron",
@@ -91,13 +106,4 @@ def schedule(settings: Settings) -> None:
         max_instances=1,
         coalesce=True,
         misfire_grace_time=MISFIRE_GRACE_S,
-    )
-    scheduler.add_job(
-        retry,
-        "interval",
-        seconds=RETRY_TICK_S,
-        id=RETRY_JOB_ID,
-        replace_existing=True,
-        max_instances=1,
-        coalesce=True,
     )

@@ -21,10 +21,12 @@ import nonebot
 import pytest
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
+from nonebot_plugin_apscheduler import scheduler
 from starlette.routing import BaseRoute
 
 from memory_core import Settings, Yuji
 from memory_core.cli.demo_world import DemoReport, load_demo
+from plugins.yuji import jobs_nightly
 
 from .conftest import NICKNAME
 
@@ -274,3 +276,26 @@ async def test_work_page_runs_a_batch_and_closes_a_circuit(
     note = await client.get(batch.headers["location"], headers=bearer)
     assert "没有配置模型" in note.text
     assert [a.action for a in await yuji_core.console.audit()] == ["run_batch", "close_circuit"]
+
+
+async def test_moving_the_nightly_time_moves_the_night_job(
+    client: httpx.AsyncClient, yuji_core: Yuji
+) -> None:
+    def fires_at() -> tuple[str, str]:
+        job = scheduler.get_job(jobs_nightly.NIGHT_JOB_ID)
+        assert job is not None
+        fields = {f.name: str(f) for f in job.trigger.fields}
+        return fields["hour"], fields["minute"]
+
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    jobs_nightly.follow(yuji_core.settings)
+    assert fires_at() == ("4", "0")
+    moved = await client.post(
+        "/yuji/settings/nightly_time", data={"value": "05:30"}, headers=bearer
+    )
+    assert moved.status_code == 303
+    assert yuji_core.settings.nightly_time == "05:30"
+    assert fires_at() == ("5", "30")
+    reset = await client.post("/yuji/settings/nightly_time/reset", headers=bearer)
+    assert reset.status_code == 303
+    assert fires_at() == ("4", "0")

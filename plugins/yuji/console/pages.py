@@ -25,7 +25,7 @@ from memory_core import (
     parse_duration,
 )
 
-from .. import runtime  # noqa: TID252 (plugin modules load under two names)
+from .. import jobs_nightly, runtime  # noqa: TID252 (plugin modules load under two names)
 from .gate import PREFIX, authorize
 from .web import HERE, ConsoleRoute, page, scope_param
 
@@ -230,6 +230,7 @@ async def set_setting(name: str, actor: Authorized, value: Annotated[str, Form()
     if name not in TUNABLES:
         raise HTTPException(404)
     await current.console.set_tunable(name, value, actor)
+    jobs_nightly.follow(current.settings)
     return RedirectResponse(f"{PREFIX}/settings", status_code=303)
 
 
@@ -237,7 +238,9 @@ async def set_setting(name: str, actor: Authorized, value: Annotated[str, Form()
 async def reset_setting(name: str, actor: Authorized) -> Response:
     if name not in TUNABLES:
         raise HTTPException(404)
-    await core().console.reset_tunable(name, actor)
+    current = core()
+    await current.console.reset_tunable(name, actor)
+    jobs_nightly.follow(current.settings)
     return RedirectResponse(f"{PREFIX}/settings", status_code=303)
 
 
