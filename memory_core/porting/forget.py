@@ -30,6 +30,7 @@ from pathlib import Path
 
 from memory_core.archive.store import AttachmentStore
 from memory_core.clock import Clock
+from memory_core.errors import StorageBusy
 from memory_core.memories.service import Memories
 from memory_core.ops.manifest import list_manifests
 from memory_core.settings import Settings
@@ -42,6 +43,9 @@ from .pack import scrub
 MIN_NAME = 2
 """Shorter names are not searched for in summaries and cards (one character would
 remove unrelated lines); they are still matched exactly as memory subjects."""
+ROUNDS = 5
+"""Times a scrub reads again what other writers kept changing under it, before it
+gives up (the request stays running; the next run finishes it)."""
 _SENTENCE = re.compile(r"(?<=[。！？!?\n])")
 
 
@@ -113,10 +117,7 @@ class Forgetting:
         files = await self._delete_files(scope, user_id) if delete_files else 0
         await self.memory_repo.drop_index_rows(memory_ids)
         searched = searchable(names)
-        summaries = 0
-        for fragment_id, summary in await self.repo.fragments_naming(scope, searched):
-            await self.repo.rewrite_fragment(fragment_id, scrub_sentences(summary, searched))
-            summaries += 1
+        summaries = await self._scrub_summaries(scope, searched)
         cards = await self.scrub_cards(scope, searched)
         report = ForgetReport(
             request_id=request.id,
@@ -140,18 +141,47 @@ class Forgetting:
 
     async def scrub_cards(self, scope: str, names: Sequence[str] | None = None) -> int:
         """A new version of each current card that names a forgotten person, without
-        those lines (also run by the nightly job after it writes cards)."""
+        those lines (also run by the nightly job after it writes cards). A card that
+        gained a version after it was read is read and scrubbed again."""
         if names is None:
             names = searchable(n for r in await self.repo.requests(scope) for n in r.names)
         if not names:
             return 0
-        rewritten = 0
-        for kind, version, content in await self.repo.latest_cards(scope):
-            cleaned = scrub(content, names)
-            if cleaned != content:
-                await self.repo.add_card_version(scope, kind, version, cleaned, self.clock.now())
-                rewritten += 1
-        return rewritten
+        rewritten: set[str] = set()
+        for _ in range(ROUNDS):
+            stale = False
+            for kind, version, content in await self.repo.latest_cards(scope):
+                cleaned = scrub(content, names)
+                if cleaned == content:
+                    continue
+                if await self.repo.add_card_version(
+                    scope, kind, version, cleaned, self.clock.now()
+                ):
+                    rewritten.add(kind)
+                else:
+                    stale = True
+            if not stale:
+                return len(rewritten)
+        raise _moving("cards")
+
+    async def _scrub_summaries(self, scope: str, names: Sequence[str]) -> int:
+        """Each consolidation summary naming them, without those sentences. A summary
+        another writer changed after it was read is read and scrubbed again, never
+        overwritten with the stale text (two forget runs at once each keep the
+        other's removal)."""
+        rewritten: set[int] = set()
+        for _ in range(ROUNDS):
+            stale = False
+            for fragment_id, summary in await self.repo.fragments_naming(scope, names):
+                if await self.repo.rewrite_fragment(
+                    fragment_id, summary, scrub_sentences(summary, names)
+                ):
+                    rewritten.add(fragment_id)
+                else:
+                    stale = True
+            if not stale:
+                return len(rewritten)
+        raise _moving("summaries")
 
     async def _delete_files(self, scope: str, user_id: str) -> int:
         files = await self.repo.attachments_only_theirs(scope, user_id)
@@ -175,6 +205,13 @@ def searchable(names: Iterable[str]) -> list[str]:
 def scrub_sentences(text: str, names: Sequence[str]) -> str:
     """The text without each sentence that names one of `names`."""
     return "".join(s for s in _SENTENCE.split(text) if not any(n in s for n in names)).strip()
+
+
+def _moving(what: str) -> StorageBusy:
+    return StorageBusy(
+        f"the chat's {what} kept changing during {ROUNDS} scrubs; the forget request "
+        "stays open, run it again"
+    )
 
 
 def _unlink_all(paths: Sequence[Path]) -> None:

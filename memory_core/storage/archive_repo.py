@@ -127,23 +127,20 @@ class ArchiveRepo(Repository):
         *,
         conn: AsyncConnection | None = None,
     ) -> None:
+        ea = experience_attachments.c
         async with self.writing(conn) as conn:
-            # Idempotent: the single writer makes check-then-insert race-free.
-            already = await conn.scalar(
-                select(func.count()).where(
-                    experience_attachments.c.experience_id == experience_id,
-                    experience_attachments.c.attachment_id == attachment_id,
-                    experience_attachments.c.segment_index == segment_index,
+            # Idempotent: the same link again is a no-op (its primary key).
+            await conn.execute(
+                upsert(conn, experience_attachments)
+                .values(
+                    experience_id=experience_id,
+                    attachment_id=attachment_id,
+                    segment_index=segment_index,
+                )
+                .on_conflict_do_nothing(
+                    index_elements=[ea.experience_id, ea.attachment_id, ea.segment_index]
                 )
             )
-            if not already:
-                await conn.execute(
-                    insert(experience_attachments).values(
-                        experience_id=experience_id,
-                        attachment_id=attachment_id,
-                        segment_index=segment_index,
-                    )
-                )
 
     # --- reads -----------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.errors import BatchError, NotFound
 
-from .repository import Repository
+from .repository import Repository, upsert
 from .schema import consolidation_batches as B
 from .schema import consolidation_cursors as C
 from .schema import experiences as E
@@ -252,8 +252,11 @@ class ConsolidationRepo(Repository):
             if cut.first_id <= cursor.acked_id:
                 raise BatchError(f"batch range {cut.first_id} starts at or before acked")
             await _refuse_gap(conn, scope, cursor.acked_id, cut.first_id)
-            if not await conn.scalar(select(C.c.scope).where(C.c.scope == scope)):
-                await conn.execute(insert(C).values(scope=scope, updated_at=now))
+            await conn.execute(
+                upsert(conn, C)
+                .values(scope=scope, updated_at=now)
+                .on_conflict_do_nothing(index_elements=[C.c.scope])
+            )
             earlier = await conn.scalar(
                 select(func.count())
                 .select_from(B)

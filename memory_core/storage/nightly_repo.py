@@ -15,7 +15,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, Select, and_, func, insert, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Insert,
+    Row,
+    ScalarSelect,
+    Select,
+    String,
+    Text,
+    and_,
+    func,
+    insert,
+    literal,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .consolidation_repo import Fragment, fragment_of
@@ -30,6 +44,7 @@ from .schema import (
     nightly_settled,
     timeline,
 )
+from .types import UTCDateTime
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,43 +125,40 @@ class NightlyRepo(Repository):
         conn: AsyncConnection | None = None,
     ) -> int:
         """Mark the step running for `owner` and count the attempt; returns the attempt
-        number. The detail of an interrupted attempt (a stored reply) is kept."""
+        number. The detail of an interrupted attempt (a stored reply) is kept.
+
+        One statement (an upsert counting in SQL and setting `owner` inside the stored
+        detail), so no writer's change to the row can fall between a read and a write."""
+        n = nightly_runs.c
         async with self.writing(conn) as conn:
-            row = (
-                await conn.execute(
-                    select(nightly_runs.c.id, nightly_runs.c.attempts, nightly_runs.c.detail).where(
-                        nightly_runs.c.scope == scope,
-                        nightly_runs.c.day == day,
-                        nightly_runs.c.step == step,
-                    )
-                )
-            ).first()
-            if row is None:
-                await conn.execute(
-                    insert(nightly_runs).values(
-                        scope=scope,
-                        day=day,
-                        step=step,
-                        state="running",
-                        attempts=1,
-                        started_at=at,
-                        detail={"owner": owner},
-                    )
-                )
-                return 1
-            attempts = int(row.attempts) + 1
-            await conn.execute(
-                update(nightly_runs)
-                .where(nightly_runs.c.id == row.id)
+            result = await conn.execute(
+                upsert(conn, nightly_runs)
                 .values(
+                    scope=scope,
+                    day=day,
+                    step=step,
                     state="running",
-                    attempts=attempts,
+                    attempts=1,
                     started_at=at,
-                    error=None,
-                    detail={**dict(row.detail or {}), "owner": owner},
+                    detail={"owner": owner},
                 )
+                .on_conflict_do_update(
+                    index_elements=[n.scope, n.day, n.step],
+                    set_={
+                        "state": "running",
+                        "attempts": n.attempts + 1,
+                        "started_at": at,
+                        "error": None,
+                        "detail": func.json_set(
+                            func.coalesce(n.detail, literal("{}", Text)),
+                            "$.owner",
+                            literal(owner, Text),
+                        ),
+                    },
+                )
+                .returning(n.attempts)
             )
-            return attempts
+            return int(result.scalar_one())
 
     async def save_detail(
         self,
@@ -354,21 +366,7 @@ class NightlyRepo(Repository):
         in one transaction: a crash leaves either all of it or none."""
         async with self.writing(conn) as conn:
             for kind, content in contents.items():
-                current = await conn.scalar(
-                    select(func.max(cards.c.version)).where(
-                        cards.c.scope == scope, cards.c.kind == kind
-                    )
-                )
-                await conn.execute(
-                    insert(cards).values(
-                        scope=scope,
-                        kind=kind,
-                        version=int(current or 0) + 1,
-                        content=content,
-                        day=day,
-                        created_at=at,
-                    )
-                )
+                await conn.execute(append_card(scope, kind, content, day, at))
             if timeline_entry:
                 t = timeline.c
                 await conn.execute(
@@ -426,16 +424,51 @@ class NightlyRepo(Repository):
         *,
         conn: AsyncConnection | None = None,
     ) -> None:
+        n = nightly_settled.c
         async with self.writing(conn) as conn:
-            known = await conn.scalar(
-                select(func.count()).where(nightly_settled.c.memory_id == memory_id)
+            await conn.execute(
+                upsert(conn, nightly_settled)
+                .values(memory_id=memory_id, scope=scope, day=day, settled_at=at)
+                .on_conflict_do_nothing(index_elements=[n.memory_id])
             )
-            if not known:
-                await conn.execute(
-                    insert(nightly_settled).values(
-                        memory_id=memory_id, scope=scope, day=day, settled_at=at
-                    )
-                )
+
+
+def newest_version(scope: str, kind: str) -> ScalarSelect[int]:
+    """The number of a card's newest version (0: no card yet), as a subquery."""
+    c = cards.c
+    return (
+        select(func.coalesce(func.max(c.version), 0))
+        .where(c.scope == scope, c.kind == kind)
+        .scalar_subquery()
+    )
+
+
+def append_card(
+    scope: str,
+    kind: str,
+    content: str,
+    day: str | None,
+    at: datetime,
+    *,
+    only_if: ColumnElement[bool] | None = None,
+) -> Insert:
+    """INSERT of a card's next version, numbered in SQL (the newest version + 1), so
+    two writers cannot both take one number; with `only_if`, only when that holds at
+    the moment of the insert (rowcount 0 otherwise)."""
+    row = select(
+        literal(scope, String),
+        literal(kind, String),
+        newest_version(scope, kind) + 1,
+        literal(content, Text),
+        literal(day, String),
+        literal(at, UTCDateTime),
+    )
+    if only_if is not None:
+        row = row.where(only_if)
+    return insert(cards).from_select(list(CARD_COLUMNS), row)
+
+
+CARD_COLUMNS = ("scope", "kind", "version", "content", "day", "created_at")
 
 
 def _cards_query(scope: str) -> Select[Any]:

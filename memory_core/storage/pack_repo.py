@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import Integer, String, Text, and_, column, exists, insert, literal, select, values
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .engine import Database
 from .memory_repo import MemoryRepo, MemoryRows
+from .nightly_repo import CARD_COLUMNS, append_card
 from .repository import Repository, upsert
 from .schema import (
     cards,
@@ -21,6 +22,7 @@ from .schema import (
     forget_requests,
     timeline,
 )
+from .types import UTCDateTime
 
 Row = dict[str, Any]
 
@@ -141,24 +143,46 @@ async def _restore_cards(
     history: Sequence[tuple[str, str | None]],
     at: datetime,
 ) -> int:
+    """Two guarded statements, each deciding in SQL, so a card another writer adds
+    meanwhile is never overwritten nor numbered twice: the newest version appended
+    when the card exists and its current content differs, else (no card at all)
+    every version, numbered from 1."""
     c = cards.c
-    latest = (
-        await conn.execute(
-            select(c.version, c.content)
-            .where(c.scope == scope, c.kind == kind)
-            .order_by(c.version.desc())
-            .limit(1)
+    of_card = and_(c.scope == scope, c.kind == kind)
+    content, day = history[-1]
+    current = select(c.content).where(of_card).order_by(c.version.desc()).limit(1)
+    appended = await conn.execute(
+        append_card(
+            scope,
+            kind,
+            content,
+            day,
+            at,
+            only_if=and_(exists().where(of_card), current.scalar_subquery() != content),
         )
-    ).first()
-    todo = list(history)
-    if latest is not None:
-        todo = [] if latest.content == history[-1][0] else todo[-1:]
-    version = 0 if latest is None else int(latest.version)
-    for content, day in todo:
-        version += 1
-        await conn.execute(
-            insert(cards).values(
-                scope=scope, kind=kind, version=version, content=content, day=day, created_at=at
-            )
+    )
+    if appended.rowcount:
+        return 1
+    versions = (
+        values(
+            column("version", Integer),
+            column("content", Text),
+            column("day", String),
+            name="history",
         )
-    return len(todo)
+        .data([(i, text, d) for i, (text, d) in enumerate(history, 1)])
+        .cte()
+    )
+    rows = select(
+        literal(scope, String),
+        literal(kind, String),
+        versions.c.version,
+        versions.c.content,
+        versions.c.day,
+        literal(at, UTCDateTime),
+    ).where(~exists().where(of_card))
+    # RETURNING counts: the driver reports no rowcount for a statement with a WITH.
+    written = await conn.execute(
+        insert(cards).from_select(list(CARD_COLUMNS), rows).returning(c.version)
+    )
+    return len(written.all())

@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
-from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy import and_, bindparam, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from .nightly_repo import append_card, newest_version
 from .repository import Repository
 from .schema import (
     attachments,
@@ -28,6 +29,7 @@ from .schema import (
     injections,
     redactions,
 )
+from .types import JSONText, UTCDateTime
 
 TOMBSTONE = "[此消息已应本人要求删除]"
 """What a forgotten person's archived message says afterwards (migration 0005's trigger
@@ -61,39 +63,24 @@ class RedactionRepo(Repository):
         conn: AsyncConnection | None = None,
     ) -> ForgetRequest:
         """The unfinished request for this person here (an interrupted run), its names
-        widened by `names`; else a new one."""
-        q = forget_requests.c
+        widened by `names` and by every earlier request's; else a new one.
+
+        One statement: an upsert against the UNIQUE index of running requests (one per
+        person and chat, migration 0012) that merges the names in SQL, so two requests
+        at once share one row and neither's names are lost."""
         async with self.writing(conn) as conn:
-            row = (
+            found = (
                 await conn.execute(
-                    select(forget_requests).where(
-                        q.scope == scope, q.user_id == user_id, q.state == "running"
-                    )
+                    _OPEN_REQUEST,
+                    {
+                        "scope": scope,
+                        "user_id": user_id,
+                        "requested_by": requested_by,
+                        "names": sorted(set(names)),
+                        "at": at,
+                    },
                 )
-            ).first()
-            earlier = await conn.execute(
-                select(q.names).where(q.scope == scope, q.user_id == user_id)
-            )
-            names = sorted({*names, *(str(n) for (got,) in earlier for n in got)})
-            if row is None:
-                result = await conn.execute(
-                    insert(forget_requests).values(
-                        scope=scope,
-                        user_id=user_id,
-                        requested_by=requested_by,
-                        names=sorted(set(names)),
-                        state="running",
-                        created_at=at,
-                    )
-                )
-                request_id = int(cast(Any, result.inserted_primary_key)[0])
-            else:
-                request_id = int(row.id)
-                merged = sorted(set(row.names) | set(names))
-                await conn.execute(
-                    update(forget_requests).where(q.id == request_id).values(names=merged)
-                )
-            found = (await conn.execute(select(forget_requests).where(q.id == request_id))).first()
+            ).one()
         return _request(found)
 
     async def finish_request(
@@ -282,12 +269,16 @@ class RedactionRepo(Repository):
             return [(int(i), str(s)) for i, s in rows if any(n in str(s) for n in names)]
 
     async def rewrite_fragment(
-        self, fragment_id: int, summary: str, *, conn: AsyncConnection | None = None
-    ) -> None:
+        self, fragment_id: int, old: str, new: str, *, conn: AsyncConnection | None = None
+    ) -> bool:
+        """The fragment's summary `new`, only while it is still `old` (False: another
+        writer changed it since it was read; read it again)."""
+        f = fragments.c
         async with self.writing(conn) as conn:
-            await conn.execute(
-                update(fragments).where(fragments.c.id == fragment_id).values(summary=summary)
+            result = await conn.execute(
+                update(fragments).where(f.id == fragment_id, f.summary == old).values(summary=new)
             )
+        return result.rowcount == 1
 
     async def latest_cards(
         self, scope: str, *, conn: AsyncConnection | None = None
@@ -318,13 +309,40 @@ class RedactionRepo(Repository):
         at: datetime,
         *,
         conn: AsyncConnection | None = None,
-    ) -> None:
+    ) -> bool:
+        """Version `after` + 1 of the card, only while `after` is still its newest
+        (False: another writer added a version since it was read; read it again)."""
         async with self.writing(conn) as conn:
-            await conn.execute(
-                insert(cards).values(
-                    scope=scope, kind=kind, version=after + 1, content=content, created_at=at
+            result = await conn.execute(
+                append_card(
+                    scope, kind, content, None, at, only_if=newest_version(scope, kind) == after
                 )
             )
+        return result.rowcount == 1
+
+
+_OPEN_REQUEST = (
+    text(
+        """
+INSERT INTO forget_requests (scope, user_id, requested_by, names, state, created_at)
+SELECT :scope, :user_id, :requested_by,
+       (SELECT json_group_array(value) FROM (
+            SELECT value FROM json_each(:names)
+            UNION
+            SELECT n.value FROM forget_requests AS f, json_each(f.names) AS n
+             WHERE f.scope = :scope AND f.user_id = :user_id
+            ORDER BY 1)),
+       'running', :at
+WHERE true
+ON CONFLICT (scope, user_id) WHERE state = 'running' DO UPDATE SET names = excluded.names
+RETURNING id, scope, user_id, names, state, report, created_at, finished_at
+"""
+    )
+    .bindparams(bindparam("names", type_=JSONText), bindparam("at", type_=UTCDateTime))
+    .columns(names=JSONText, report=JSONText, created_at=UTCDateTime, finished_at=UTCDateTime)
+)
+"""A person's running request, created or widened: its names are the union of `names`
+and every earlier request's of the person (the running one's among them)."""
 
 
 def _request(row: Any) -> ForgetRequest:
@@ -332,7 +350,7 @@ def _request(row: Any) -> ForgetRequest:
         id=int(row.id),
         scope=str(row.scope),
         user_id=str(row.user_id),
-        names=tuple(str(n) for n in row.names),
+        names=tuple(sorted(str(n) for n in row.names)),
         state=str(row.state),
         report=row.report,
         created_at=row.created_at,

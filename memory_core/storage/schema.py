@@ -461,6 +461,15 @@ forget_requests = Table(
     CheckConstraint(_in("state", FORGET_STATES), name="state"),
 )
 Index("ix_forget_requests_scope_user", forget_requests.c.scope, forget_requests.c.user_id)
+# At most one running request per person and chat (opening one is an upsert on it).
+Index(
+    "uq_forget_requests_running",
+    forget_requests.c.scope,
+    forget_requests.c.user_id,
+    unique=True,
+    sqlite_where=forget_requests.c.state == "running",
+    postgresql_where=forget_requests.c.state == "running",
+)
 
 # The audit of the one exception to the append-only archive: an experience listed
 # here may have its text replaced by the tombstone (the trigger checks this table),

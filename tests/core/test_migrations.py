@@ -173,3 +173,54 @@ async def test_0010_keeps_one_timeline_entry_per_day_and_text(db: Database) -> N
     await migrate.upgrade(db)
     assert [r[0] for r in await rows()] == [1, 3, 4]
     assert await migrate.current_revision(db) == migrate.head_revision()
+
+
+async def test_0012_keeps_one_running_forget_request_per_person(db: Database) -> None:
+    """Upgrade closes the later of two running requests of one person (the first stays
+    running), the index then refuses another; downgrade lets it in, upgrade closes it."""
+    from sqlalchemy import insert, select
+
+    from memory_core.errors import ConstraintViolation
+    from memory_core.storage.schema import forget_requests
+
+    at = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    q = forget_requests.c
+
+    async def add(user_id: str, state: str = "running") -> None:
+        async with db.write() as conn:
+            await conn.execute(
+                insert(forget_requests).values(
+                    scope="group:1",
+                    user_id=user_id,
+                    requested_by=user_id,
+                    names=[user_id],
+                    state=state,
+                    created_at=at,
+                )
+            )
+
+    async def states() -> list[tuple[int, str, str]]:
+        async with db.read() as conn:
+            found = await conn.execute(select(q.id, q.user_id, q.state).order_by(q.id))
+            return [(int(r.id), str(r.user_id), str(r.state)) for r in found]
+
+    await migrate.upgrade(db, "0011")
+    for user_id in ("42", "42", "43"):
+        await add(user_id)
+    await add("42", "done")
+    await migrate.upgrade(db, "0012")
+    assert await states() == [
+        (1, "42", "running"),
+        (2, "42", "done"),
+        (3, "43", "running"),
+        (4, "42", "done"),
+    ]
+    with pytest.raises(ConstraintViolation):
+        await add("42")
+    await add("42", "done")  # only running requests are one a person
+
+    await migrate.downgrade(db, "0011")
+    await add("43")
+    await migrate.upgrade(db)
+    assert [s for _, u, s in await states() if u == "43"] == ["running", "done"]
+    assert await migrate.current_revision(db) == migrate.head_revision()

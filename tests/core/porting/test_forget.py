@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import func, select, text
@@ -16,6 +17,8 @@ from memory_core.ops.backup import verify_backup
 from memory_core.porting.forget import Forgetting
 from memory_core.storage import redaction_repo
 from memory_core.storage.chat_repo import InjectedItem
+from memory_core.storage.consolidation_repo import ConsolidationRepo, Cut
+from memory_core.storage.nightly_repo import NightlyRepo
 from memory_core.storage.redaction_repo import TOMBSTONE
 from memory_core.storage.schema import forget_requests, redactions
 
@@ -279,3 +282,43 @@ async def test_the_console_shows_nothing_of_them_and_cannot_bring_them_back(core
             )
     exported = await core.porting.export(HERE)
     assert {m["id"] for m in exported["memories"]} == {made["hers"], made["mixed"]}
+
+
+@pytest.mark.parametrize("read", ["fragments_naming", "latest_cards"])
+async def test_two_forget_runs_at_once_keep_each_others_removals(
+    core: Yuji, monkeypatch: pytest.MonkeyPatch, read: str
+) -> None:
+    """Run A (小明) reads the summaries or the cards, then run B (阿花) forgets in full,
+    then A writes: A must scrub what B left, never write back its stale read (which
+    would bring 阿花's sentence back, or take B's card version number)."""
+    await _chat(core)
+    consolidation = ConsolidationRepo(core.db)
+    batch = await consolidation.create(HERE, Cut(1, 4, 4, 40), "t", T0)
+    assert batch is not None
+    await consolidation.delivered(batch.id, T0)
+    summary = "小明养了一只猫。阿花住在杭州。大家周末去爬山。"
+    await consolidation.acknowledge(batch.id, "t", "extracted", summary, T0)
+
+    repo = core.porting.forgetting.repo
+    real = getattr(repo, read)
+    interleaved: list[bool] = []
+
+    async def read_then_let_b_run(*args: Any, **kwargs: Any) -> Any:
+        got = await real(*args, **kwargs)
+        if not interleaved:
+            interleaved.append(True)
+            await core.porting.forget_person(HERE, "43", requested_by="43")
+        return got
+
+    monkeypatch.setattr(repo, read, read_then_let_b_run)
+    report = await core.porting.forget_person(HERE, "42", requested_by="42")
+
+    assert interleaved
+    assert (report.summaries_rewritten, report.cards_rewritten) == (1, 1)
+    fragments = await consolidation.fragments(HERE)
+    assert [f.summary for f in fragments] == ["大家周末去爬山。"]
+    newest = await NightlyRepo(core.db).current_cards(HERE)
+    assert "小明" not in newest["preferences"].content
+    assert "阿花" not in newest["preferences"].content
+    history = await NightlyRepo(core.db).card_history(HERE, "preferences")
+    assert [c.version for c in history] == list(range(1, len(history) + 1))
