@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from memory_core.archive.store import AttachmentStore
 from memory_core.clock import Clock
@@ -43,6 +44,7 @@ from .pack import scrub
 MIN_NAME = 2
 """Shorter names are not searched for in summaries and cards (one character would
 remove unrelated lines); they are still matched exactly as memory subjects."""
+_K = TypeVar("_K")
 ROUNDS = 5
 """Times a scrub reads again what other writers kept changing under it, before it
 gives up (the request stays running; the next run finishes it)."""
@@ -147,41 +149,25 @@ class Forgetting:
             names = searchable(n for r in await self.repo.requests(scope) for n in r.names)
         if not names:
             return 0
-        rewritten: set[str] = set()
-        for _ in range(ROUNDS):
-            stale = False
-            for kind, version, content in await self.repo.latest_cards(scope):
-                cleaned = scrub(content, names)
-                if cleaned == content:
-                    continue
-                if await self.repo.add_card_version(
-                    scope, kind, version, cleaned, self.clock.now()
-                ):
-                    rewritten.add(kind)
-                else:
-                    stale = True
-            if not stale:
-                return len(rewritten)
-        raise _moving("cards")
+
+        async def read() -> list[tuple[tuple[str, int], str, str]]:
+            cards = await self.repo.latest_cards(scope)
+            return [((kind, version), text, scrub(text, names)) for kind, version, text in cards]
+
+        async def write(card: tuple[str, int], _old: str, new: str) -> bool:
+            kind, version = card
+            return await self.repo.add_card_version(scope, kind, version, new, self.clock.now())
+
+        return await _rewrite("cards", read, write)
 
     async def _scrub_summaries(self, scope: str, names: Sequence[str]) -> int:
-        """Each consolidation summary naming them, without those sentences. A summary
-        another writer changed after it was read is read and scrubbed again, never
-        overwritten with the stale text (two forget runs at once each keep the
-        other's removal)."""
-        rewritten: set[int] = set()
-        for _ in range(ROUNDS):
-            stale = False
-            for fragment_id, summary in await self.repo.fragments_naming(scope, names):
-                if await self.repo.rewrite_fragment(
-                    fragment_id, summary, scrub_sentences(summary, names)
-                ):
-                    rewritten.add(fragment_id)
-                else:
-                    stale = True
-            if not stale:
-                return len(rewritten)
-        raise _moving("summaries")
+        """Each consolidation summary naming them, without those sentences."""
+
+        async def read() -> list[tuple[int, str, str]]:
+            found = await self.repo.fragments_naming(scope, names)
+            return [(i, text, scrub_sentences(text, names)) for i, text in found]
+
+        return await _rewrite("summaries", read, self.repo.rewrite_fragment)
 
     async def _delete_files(self, scope: str, user_id: str) -> int:
         files = await self.repo.attachments_only_theirs(scope, user_id)
@@ -207,8 +193,28 @@ def scrub_sentences(text: str, names: Sequence[str]) -> str:
     return "".join(s for s in _SENTENCE.split(text) if not any(n in s for n in names)).strip()
 
 
-def _moving(what: str) -> StorageBusy:
-    return StorageBusy(
+async def _rewrite(
+    what: str,
+    read: Callable[[], Awaitable[Sequence[tuple[_K, str, str]]]],
+    write: Callable[[_K, str, str], Awaitable[bool]],
+) -> int:
+    """Write each changed text `read` gives as (key, old, new), where `write` writes
+    `new` only while `old` is still there. A text another writer changed after it was
+    read is read and scrubbed again, never overwritten with the stale one (two forget
+    runs at once each keep the other's removal). Returns the writes made."""
+    written = 0
+    for _ in range(ROUNDS):
+        held = True
+        for key, old, new in await read():
+            if new == old:
+                continue
+            if await write(key, old, new):
+                written += 1
+            else:
+                held = False
+        if held:
+            return written
+    raise StorageBusy(
         f"the chat's {what} kept changing during {ROUNDS} scrubs; the forget request "
         "stays open, run it again"
     )
