@@ -91,8 +91,15 @@ class ChatRepo(Repository):
             rows = (await conn.execute(select(chat_state).order_by(chat_state.c.scope))).all()
         return [_state(row) for row in rows]
 
-    async def set_muted(self, scope: str, until: datetime | None, now: datetime) -> None:
-        await self._upsert(scope, now, muted_until=until)
+    async def set_muted(
+        self,
+        scope: str,
+        until: datetime | None,
+        now: datetime,
+        *,
+        conn: AsyncConnection | None = None,
+    ) -> None:
+        await self._upsert(scope, now, conn=conn, muted_until=until)
 
     async def touch(
         self,
@@ -101,6 +108,7 @@ class ChatRepo(Repository):
         *,
         wake_at: datetime | None = None,
         reply_at: datetime | None = None,
+        conn: AsyncConnection | None = None,
     ) -> None:
         values: dict[str, Any] = {}
         if wake_at is not None:
@@ -108,10 +116,12 @@ class ChatRepo(Repository):
         if reply_at is not None:
             values["last_reply_at"] = reply_at
         if values:
-            await self._upsert(scope, now, **values)
+            await self._upsert(scope, now, conn=conn, **values)
 
-    async def _upsert(self, scope: str, now: datetime, **values: Any) -> None:
-        async with self.db.write() as conn:
+    async def _upsert(
+        self, scope: str, now: datetime, *, conn: AsyncConnection | None, **values: Any
+    ) -> None:
+        async with self.writing(conn) as conn:
             await conn.execute(
                 upsert(conn, chat_state)
                 .values(scope=scope, updated_at=now, **values)
@@ -159,23 +169,27 @@ class ChatRepo(Repository):
                 .values(reply_fingerprint=reply_fingerprint)
             )
 
-    async def last_injection(self, scope: str) -> Injection | None:
+    async def last_injection(
+        self, scope: str, *, conn: AsyncConnection | None = None
+    ) -> Injection | None:
         query = (
             select(injections)
             .where(injections.c.scope == scope)
             .order_by(injections.c.id.desc())
             .limit(1)
         )
-        return await self._one(query)
+        return await self._one(query, conn=conn)
 
-    async def injection_for_reply(self, scope: str, reply_fingerprint: str) -> Injection | None:
+    async def injection_for_reply(
+        self, scope: str, reply_fingerprint: str, *, conn: AsyncConnection | None = None
+    ) -> Injection | None:
         query = (
             select(injections)
             .where(injections.c.scope == scope, injections.c.reply_fingerprint == reply_fingerprint)
             .order_by(injections.c.id.desc())
             .limit(1)
         )
-        return await self._one(query)
+        return await self._one(query, conn=conn)
 
     async def _one(self, query: Any, *, conn: AsyncConnection | None = None) -> Injection | None:
         async with self.reading(conn) as conn:

@@ -1,8 +1,13 @@
-"""SQL the web console reads and writes beside the other aggregates' repositories:
-its audit table and live overrides, per-chat counts, hourly activity, filtered
-memory lists, a memory's relations, recent replies, diaries and the timeline.
+"""SQL of the web console: its own tables (the audit, live overrides) and what it
+reads of other aggregates: messages per chat and per hour, a day of a chat's
+messages and a search through them, recent replies, diaries, the timeline and the
+nightly grid.
 
-Every lookup that takes a scope filters on it: an id of another chat reads as missing.
+Every read of the memory tables (counts, hourly new memories, filtered pages,
+subjects, a memory's chat and relations) is `MemoryRepo`'s (memory_console.py); the
+methods here that name memories only hand over to the `MemoryRepo` this repository
+holds, in the caller's connection. Every lookup that takes a scope filters on it: an
+id of another chat reads as missing.
 """
 
 from __future__ import annotations

@@ -311,9 +311,11 @@ class ConsolidationRepo(Repository):
             )
         return result.rowcount == 1
 
-    async def count_tools(self, batch_id: int, calls: int, refused: int) -> None:
+    async def count_tools(
+        self, batch_id: int, calls: int, refused: int, *, conn: AsyncConnection | None = None
+    ) -> None:
         """Record how many tool calls the batch made and how many were refused."""
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             await conn.execute(
                 update(B).where(B.c.id == batch_id).values(tool_calls=calls, refused=refused)
             )

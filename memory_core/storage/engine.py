@@ -10,7 +10,9 @@ mark (`yuji.db.writers/<pid>`), and a writer about to begin yields, for at most
 back to back (the bot archiving a burst) lets the CLI or `/remember` in between two
 of its transactions instead of starving it (SQLite's busy handler alone is not
 fair). A writer still locked out after the busy timeout (`YUJI_DB_BUSY_TIMEOUT_S`)
-gets `StorageBusy`, one line saying so, before anything was written. Every other
+gets `StorageBusy`, one line saying so, before anything was written; a lock met
+later in the transaction (a commit held back by a reader where SQLite fell back to a
+rollback journal) is `StorageBusy` too, after the whole write was rolled back. Every other
 failure of SQLite is translated into the error tree (`failures.py`): a write the disk has
 no room for is rolled back and raised as `StorageFull`; `on_full` is told once when
 writes start failing so, `on_writable` once when one succeeds again (the core wires
@@ -101,11 +103,13 @@ class Database:
     async def write(self) -> AsyncGenerator[AsyncConnection, None]:
         """The single writer: commits on success, rolls back on any exception."""
         async with self._write_lock:
+            begun = False
             try:
                 with translating():
                     async with self.engine.connect() as conn:
                         if self.is_sqlite:
                             await self._begin_immediate(conn)
+                        begun = True
                         try:
                             yield conn
                             await conn.commit()
@@ -114,6 +118,14 @@ class Database:
                             raise
             except StorageFull as full:
                 raise self._filled(full) from None
+            except StorageBusy as busy:
+                if not begun:
+                    raise  # `_begin_immediate` said so already
+                raise StorageBusy(
+                    f"{busy.args[0]}: another connection held the database past "
+                    f"{self.busy_timeout_s:g} s (YUJI_DB_BUSY_TIMEOUT_S) in the middle of "
+                    "this write; nothing of it was kept, try again"
+                ) from busy
         if self.full:
             self.full = False
             if self.on_writable is not None:

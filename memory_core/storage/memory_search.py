@@ -1,5 +1,6 @@
 """MemoryRepo's derived full-text index (storage/fts.py lays it out): indexing,
-rebuilding, and the bm25 candidate queries of recall and the evaluation baseline."""
+rebuilding, optimising, dropping a forgotten person's rows, and the bm25 candidate
+queries of recall and the evaluation baseline."""
 
 from __future__ import annotations
 
@@ -147,27 +148,26 @@ class MemorySearch(MemoryReads):
             ranked = [row.id for row in await c.execute(query, {"match": match})]
             return await self.get_many_ordered(scope, ranked, conn=c)
 
-    async def fts_tables(self) -> list[str]:
+    async def fts_tables(self, *, conn: AsyncConnection | None = None) -> list[str]:
         """The derived full-text tables present (named memory_fts*), for optimisation."""
         if not self.db.is_sqlite:
             return []
-        async with self.db.read() as conn:
-            rows = await conn.exec_driver_sql(
+        async with self.reading(conn) as c:
+            rows = await c.exec_driver_sql(
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'memory_fts%' "
                 "AND sql LIKE '%USING fts5(%'"
             )
             return [str(r[0]) for r in rows]
 
-    async def optimize_derived(self) -> list[str]:
+    async def optimize_derived(self, *, conn: AsyncConnection | None = None) -> list[str]:
         """Merge the FTS5 segments of the derived indexes and refresh planner stats."""
         done: list[str] = []
-        tables = await self.fts_tables()
-        async with self.db.write() as conn:
-            for name in tables:
-                await conn.exec_driver_sql(f"INSERT INTO {name}({name}) VALUES ('optimize')")
+        async with self.writing(conn) as c:
+            for name in await self.fts_tables(conn=c):
+                await c.exec_driver_sql(f"INSERT INTO {name}({name}) VALUES ('optimize')")
                 done.append(name)
             if self.db.is_sqlite:
-                await conn.exec_driver_sql("PRAGMA optimize")
+                await c.exec_driver_sql("PRAGMA optimize")
         return done
 
     async def drop_index_rows(

@@ -1,7 +1,10 @@
-"""The nightly aggregate's SQL: diaries, cards, timeline, run checkpoints, circuit state.
+"""The nightly aggregate's SQL: diaries, cards, timeline, run checkpoints, settled states.
 
 Cards are versioned rows: a change inserts the next version and never touches an
-older one (a trigger refuses UPDATE/DELETE on `cards` and `diaries`). The fragments
+older one (a trigger refuses UPDATE/DELETE on `cards` and `diaries`); the version
+number is taken in SQL by the insert itself (`append_card`, also used by packs and
+forget requests), never read first. A step's checkpoint is begun by one upsert that
+counts the attempt. The fragments
 written by consolidation are read here and marked `archived` once a diary has
 absorbed them. `prompt_material` also asks the `MemoryRepo` it holds when recalled
 memories' evidence was said, in the same snapshot. Per-chat retry/circuit state:

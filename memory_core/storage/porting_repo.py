@@ -1,5 +1,7 @@
-"""SQL of imports: how far an import got (checkpoints) and what it already wrote
-(import keys). Every function takes the database handle and runs one transaction."""
+"""SQL of imports: how far an import got (checkpoints), what it already wrote
+(import keys) and which fingerprints the archive already holds. Both writes are
+upserts against a UNIQUE key; every method takes an optional open connection (see
+repository.py)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,10 @@ This repository is the only code that changes archived message content. For each
 message of the person it first records a `redactions` row (the audit, itself
 append-only), then writes the tombstone; the experiences trigger allows exactly that
 write for exactly the messages listed in `redactions`, and refuses every other update.
-It also reads what a forget request needs and keeps the request's own row.
+It also reads what a forget request needs, keeps the request's own row (one running
+request per person and chat, opened by one upsert), and rewrites the summaries and
+cards naming the person, each write guarded by the text it replaces so a run never
+writes back what another changed meanwhile.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 from sqlalchemy import and_, bindparam, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from .failures import translating
 from .nightly_repo import append_card, newest_version
 from .repository import Repository
 from .schema import (
@@ -210,16 +214,21 @@ class RedactionRepo(Repository):
             await conn.exec_driver_sql("PRAGMA secure_delete = OFF")
         return len(ids)
 
+    # Whole-file work: neither runs inside a transaction, so neither takes `conn`.
+
     async def purge_log(self) -> None:
         """Fold the write-ahead log into the file and truncate it (it held the old pages)."""
         if self.db.is_sqlite:
-            async with self.db.engine.connect() as conn:
-                await conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+            with translating():
+                async with self.db.engine.connect() as conn:
+                    await conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
 
     async def vacuum(self) -> None:
-        """Rewrite the whole file (a backup copy): no free page keeps old text."""
-        async with self.db.engine.connect() as conn:
-            await conn.exec_driver_sql("VACUUM")
+        """Rewrite the whole file (a backup copy): no free page keeps old text. Another
+        writer holding the file past the busy timeout is `StorageBusy`."""
+        with translating():
+            async with self.db.engine.connect() as conn:
+                await conn.exec_driver_sql("VACUUM")
 
     async def attachments_only_theirs(
         self, scope: str, user_id: str, *, conn: AsyncConnection | None = None

@@ -3,7 +3,13 @@ methods takes an optional open connection (`conn=`).
 
 Given a connection, a method runs inside the caller's transaction, so a service
 composes several calls (of one repository or several) into one `Database.write()`
-or `.read()`; given none, the method opens its own transaction.
+or `.read()`; given none, the method opens its own transaction. (Only work on the
+whole file, which cannot run inside a transaction, takes none: `RedactionRepo`'s
+`purge_log` and `vacuum`. A test keeps it so.)
+
+A write that depends on what is there is one statement deciding in SQL: an upsert
+against a UNIQUE key (`upsert` below), an UPDATE guarded by the value read (its
+rowcount says whether it held), or an INSERT ... SELECT that numbers the row itself.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Every table of SPEC.md §4, as SQLAlchemy Core.
+"""Every table, as SQLAlchemy Core: SPEC.md §4's data model and the bookkeeping
+later sections added (model usage, imports, forget requests, the console, image
+descriptions, alerts, the nightly run's health and settled states).
 
 This module is the description the repositories query against; the Alembic
 migrations create the same tables (a test compares the two). Truth tables:

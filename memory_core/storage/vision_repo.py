@@ -52,15 +52,31 @@ class VisionRepo(Repository):
                 )
         return [QueuedImage(str(r.sha256), str(r.mime)) for r in rows]
 
-    async def finish(self, sha256: str, description: str, model: str, now: datetime) -> None:
-        await self._close(sha256, now, status="done", description=description, model=model)
+    async def finish(
+        self,
+        sha256: str,
+        description: str,
+        model: str,
+        now: datetime,
+        *,
+        conn: AsyncConnection | None = None,
+    ) -> None:
+        await self._close(
+            sha256, now, conn=conn, status="done", description=description, model=model
+        )
 
-    async def fail(self, sha256: str, error: str, now: datetime) -> None:
-        await self._close(sha256, now, status="failed", error=error[:500])
+    async def fail(
+        self, sha256: str, error: str, now: datetime, *, conn: AsyncConnection | None = None
+    ) -> None:
+        await self._close(sha256, now, conn=conn, status="failed", error=error[:500])
 
-    async def _close(self, sha256: str, now: datetime, **values: str) -> None:
+    async def _close(
+        self, sha256: str, now: datetime, *, conn: AsyncConnection | None, **values: str
+    ) -> None:
+        """A pending row finished; a row no longer pending (released as stale meanwhile)
+        is left as it is."""
         d = image_descriptions.c
-        async with self.db.write() as conn:
+        async with self.writing(conn) as conn:
             await conn.execute(
                 update(image_descriptions)
                 .where(d.sha256 == sha256, d.status == "pending")
