@@ -18,6 +18,7 @@ from memory_core.errors import ConstraintViolation
 from memory_core.storage.archive_repo import ArchiveRepo
 from memory_core.storage.consolidation_repo import ConsolidationRepo, Cut
 from memory_core.storage.engine import Database
+from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.storage.nightly_repo import NightlyRepo
 from memory_core.storage.pack_repo import PackRepo
 from memory_core.storage.redaction_repo import RedactionRepo
@@ -57,7 +58,7 @@ def statements(db: Database) -> Iterator[list[str]]:
 
 
 async def test_begin_step_counts_in_sql_and_keeps_the_detail(core: Yuji) -> None:
-    repo = NightlyRepo(core.db)
+    repo = NightlyRepo(core.db, core.memory_repo)
     assert await repo.begin_step(HERE, DAY, "diary", T0, "host-a") == 1
     await repo.save_detail(HERE, DAY, "diary", {"reply": "草稿", "owner": "host-a"})
     await repo.fail_step(HERE, DAY, "diary", T0, "boom")
@@ -72,7 +73,7 @@ async def test_begin_step_counts_in_sql_and_keeps_the_detail(core: Yuji) -> None
 async def test_begin_step_from_two_processes_counts_every_attempt_once(
     core: Yuji, other: Database
 ) -> None:
-    mine, theirs = NightlyRepo(core.db), NightlyRepo(other)
+    mine, theirs = NightlyRepo(core.db, core.memory_repo), NightlyRepo(other, MemoryRepo(other))
     got = await asyncio.gather(
         *((mine if n % 2 else theirs).begin_step(HERE, DAY, "cards", T0, f"p{n}") for n in range(8))
     )
@@ -89,7 +90,7 @@ async def test_mark_settled_twice_keeps_the_first_night(core: Yuji) -> None:
         content="小明养猫",
         evidence=[EvidenceRef(experience_id=said)],
     )
-    repo = NightlyRepo(core.db)
+    repo = NightlyRepo(core.db, core.memory_repo)
     await asyncio.gather(
         repo.mark_settled(HERE, memory.memory.id, "2026-11-18", T0),
         repo.mark_settled(HERE, memory.memory.id, "2026-11-19", T0),
@@ -106,14 +107,20 @@ async def test_mark_settled_twice_keeps_the_first_night(core: Yuji) -> None:
 async def test_restore_cards_never_numbers_a_version_twice(core: Yuji, other: Database) -> None:
     history = [("第一版", "2026-11-17"), ("第二版", "2026-11-18"), ("第三版", DAY)]
     results = await asyncio.gather(
-        PackRepo(core.db).restore_cards(HERE, "preferences", history, T0),
-        PackRepo(other).restore_cards(HERE, "preferences", history, T0),
+        PackRepo(core.db, core.memory_repo).restore_cards(HERE, "preferences", history, T0),
+        PackRepo(other, MemoryRepo(other)).restore_cards(HERE, "preferences", history, T0),
     )
     assert sorted(results) == [0, 3]  # one restored the card, the other found it there
-    nightly = NightlyRepo(core.db)
+    nightly = NightlyRepo(core.db, core.memory_repo)
     await nightly.write_cards(HERE, "2026-11-20", {"preferences": "夜里改过"}, None, T0, {})
-    assert await PackRepo(other).restore_cards(HERE, "preferences", history, T0) == 1
-    assert await PackRepo(other).restore_cards(HERE, "preferences", history, T0) == 0
+    assert (
+        await PackRepo(other, MemoryRepo(other)).restore_cards(HERE, "preferences", history, T0)
+        == 1
+    )
+    assert (
+        await PackRepo(other, MemoryRepo(other)).restore_cards(HERE, "preferences", history, T0)
+        == 0
+    )
     cards = await nightly.card_history(HERE, "preferences")
     assert [(c.version, c.content) for c in cards] == [
         (1, "第一版"),
@@ -125,12 +132,14 @@ async def test_restore_cards_never_numbers_a_version_twice(core: Yuji, other: Da
 
 
 async def test_a_card_version_read_stale_is_refused_not_duplicated(core: Yuji) -> None:
-    await PackRepo(core.db).restore_cards(HERE, "relationships", [("小明爱猫", DAY)], T0)
+    await PackRepo(core.db, core.memory_repo).restore_cards(
+        HERE, "relationships", [("小明爱猫", DAY)], T0
+    )
     repo = RedactionRepo(core.db)
     [(kind, version, _)] = await repo.latest_cards(HERE)
     assert await repo.add_card_version(HERE, kind, version, "（删去一行）", T0)
     assert not await repo.add_card_version(HERE, kind, version, "（过时的读）", T0)
-    cards = await NightlyRepo(core.db).card_history(HERE, "relationships")
+    cards = await NightlyRepo(core.db, core.memory_repo).card_history(HERE, "relationships")
     assert [c.content for c in cards] == ["小明爱猫", "（删去一行）"]
 
 

@@ -317,8 +317,8 @@ async def test_two_forget_runs_at_once_keep_each_others_removals(
     assert (report.summaries_rewritten, report.cards_rewritten) == (1, 1)
     fragments = await consolidation.fragments(HERE)
     assert [f.summary for f in fragments] == ["大家周末去爬山。"]
-    newest = await NightlyRepo(core.db).current_cards(HERE)
+    newest = await NightlyRepo(core.db, core.memory_repo).current_cards(HERE)
     assert "小明" not in newest["preferences"].content
     assert "阿花" not in newest["preferences"].content
-    history = await NightlyRepo(core.db).card_history(HERE, "preferences")
+    history = await NightlyRepo(core.db, core.memory_repo).card_history(HERE, "preferences")
     assert [c.version for c in history] == list(range(1, len(history) + 1))
