@@ -328,10 +328,12 @@ class ConsoleService:
 
     async def close_circuit(self, scope: str, actor: Actor) -> None:
         await self._audit(actor, "close_circuit", scope, "")
-        health = await self.nightly.health.get(scope)
-        await self.nightly.health.save(
-            replace(health, circuit_open=False, consecutive_failures=0, retry_at=None),
+        await self.nightly.health.update(
+            scope,
             self.clock.now(),
+            lambda health: replace(
+                health, circuit_open=False, consecutive_failures=0, retry_at=None
+            ),
         )
 
     # --- cards, diaries, timeline, turns --------------------------------------------------

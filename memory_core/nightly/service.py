@@ -16,7 +16,6 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Literal
@@ -29,7 +28,7 @@ from memory_core.ops.alerts import AlertSink
 from memory_core.settings import LiveSettings, Settings
 from memory_core.storage.engine import Database
 from memory_core.storage.memory_repo import MemoryRepo
-from memory_core.storage.nightly_health_repo import NightlyHealthRepo, ScopeHealth
+from memory_core.storage.nightly_health_repo import NightlyHealthRepo
 from memory_core.storage.nightly_repo import Card, Diary, NightlyRepo, StepRow
 from memory_core.types import Recalled
 
@@ -45,6 +44,7 @@ from .days import (
     parse_day,
     pending_days,
 )
+from .health import next_health
 from .ports import ChatScopes, MemoryPort
 from .status import status_lines
 from .steps import STEPS
@@ -166,7 +166,7 @@ class NightlyService:
                 return reports  # another process owns this chat's night: leave its health alone
         # Nothing pending also counts as healthy: a due retry with nothing left to do
         # closes the failure streak instead of coming back every tick.
-        await self._record(health, failure, waiting)
+        await self._record(scope, failure, waiting)
         return reports
 
     async def _run_day(self, scope: str, day: date) -> list[StepReport]:
@@ -247,36 +247,34 @@ class NightlyService:
             return None
         return f"running in another process since {row.started_at.astimezone(self.tz):%H:%M}"
 
-    async def _record(self, health: ScopeHealth, failure: str | None, waiting: bool) -> None:
+    async def _record(self, scope: str, failure: str | None, waiting: bool) -> None:
+        """The run's outcome into the chat's health, read again and saved in one write
+        transaction: a change made while the night ran (the console closing the
+        circuit) is counted from, never overwritten with what was read before it."""
         now = self.clock.now()
-        key = f"nightly:{health.scope}"
-        if failure is None and not waiting:
-            if health.consecutive_failures or health.circuit_open:
-                self.services.alerts.recover(key, f"夜间整理 {health.scope} 恢复正常")
-            health = ScopeHealth(
-                health.scope, last_run_at=now, last_success_at=now, last_error=None
-            )
-        elif failure is None:
-            health = replace(health, last_run_at=now)
-        else:
-            failures = health.consecutive_failures + 1
-            opens = failures >= self.settings.nightly_max_failures
-            if opens and not health.circuit_open:
-                self.services.alerts.fire(
-                    key,
-                    f"夜间整理 {health.scope} 连续失败 {failures} 次，已停止自动重试。"
-                    f"最后的错误：{failure}",
-                )
-            retry = None if opens else now + timedelta(seconds=self.settings.nightly_retry_after_s)
-            health = replace(
+        settings = self.settings
+        before, after = await self.health.update(
+            scope,
+            now,
+            lambda health: next_health(
                 health,
-                consecutive_failures=failures,
-                circuit_open=opens,
-                retry_at=retry,
-                last_error=failure[:2000],
-                last_run_at=now,
+                failure,
+                waiting,
+                now,
+                max_failures=settings.nightly_max_failures,
+                retry_after=timedelta(seconds=settings.nightly_retry_after_s),
+            ),
+        )
+        key = f"nightly:{scope}"
+        if failure is None and not waiting:
+            if before.consecutive_failures or before.circuit_open:
+                self.services.alerts.recover(key, f"夜间整理 {scope} 恢复正常")
+        elif failure is not None and after.circuit_open and not before.circuit_open:
+            self.services.alerts.fire(
+                key,
+                f"夜间整理 {scope} 连续失败 {after.consecutive_failures} 次，已停止自动重试。"
+                f"最后的错误：{failure}",
             )
-        await self.health.save(health, now)
 
     async def _housekeeping(self, latest: date) -> StepReport:
         """Once per run: merge the derived full-text index, drop logs past retention."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -50,6 +51,23 @@ class NightlyHealthRepo(Repository):
                 .values(scope=health.scope, **values)
                 .on_conflict_do_update(index_elements=[nightly_scopes.c.scope], set_=values)
             )
+
+    async def update(
+        self,
+        scope: str,
+        at: datetime,
+        change: Callable[[ScopeHealth], ScopeHealth],
+        *,
+        conn: AsyncConnection | None = None,
+    ) -> tuple[ScopeHealth, ScopeHealth]:
+        """The chat's health read, changed by `change` and saved in one write
+        transaction (the caller's or its own), so no other writer's change falls
+        between the read and the write. Returns (before, after)."""
+        async with self.writing(conn) as conn:
+            before = await self.get(scope, conn=conn)
+            after = change(before)
+            await self.save(after, at, conn=conn)
+        return before, after
 
     async def retries_due(self, now: datetime, *, conn: AsyncConnection | None = None) -> list[str]:
         async with self.reading(conn) as conn:

@@ -15,6 +15,7 @@ from memory_core.llm.base import ChatResponse
 from memory_core.llm.fake import LLMRequest, ScriptedLLM, text_response
 from memory_core.nightly import StepReport
 from memory_core.ops.alerts import RecordingAlertSink
+from memory_core.storage.nightly_health_repo import ScopeHealth
 
 from .seed import SCOPE, day_script, fragment, prompt_kind, quiet_day, quiet_responder, reply, sh
 
@@ -405,3 +406,29 @@ async def test_a_storage_error_at_a_checkpoint_fails_that_step_and_counts(
     assert outcomes(reports)[-1] == (DAY, "cards", "failed")
     assert "database is locked" in reports[-1].detail
     assert (await core.nightly.last_run(SCOPE)).consecutive_failures == 1
+
+
+async def test_a_circuit_closed_while_the_night_runs_is_counted_from(
+    core: Yuji, llm: ScriptedLLM, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The streak is reset (the console closing the circuit) while a night runs and
+    fails: the failure counts from the reset (1, circuit closed), not from the streak
+    read when the run began (2 + 1 = 3, which would open the circuit)."""
+    await fragment(core, SCOPE, sh(2026, 11, 20, 21, 0), "南杉说出差回来了。")
+    llm.default = text_response("作为一个AI，我不能写日记。")
+    await core.nightly.health.save(ScopeHealth(SCOPE, consecutive_failures=2), clock.now())
+    real_steps = core.nightly.repo.steps
+    reset: list[bool] = []
+
+    async def steps_after_a_reset(*args: Any, **kwargs: Any) -> Any:
+        if not reset:
+            reset.append(True)
+            await core.nightly.health.save(ScopeHealth(SCOPE), clock.now())
+        return await real_steps(*args, **kwargs)
+
+    monkeypatch.setattr(core.nightly.repo, "steps", steps_after_a_reset)
+    reports = await core.nightly.run(trigger="schedule")
+    assert reset
+    assert (DAY, "diary", "failed") in outcomes(reports)
+    health = await core.nightly.last_run(SCOPE)
+    assert (health.consecutive_failures, health.circuit_open) == (1, False)
