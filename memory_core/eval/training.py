@@ -23,6 +23,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -56,6 +57,8 @@ class Asked:
     """1 = expected, 0 = not."""
     stale: npt.NDArray[np.bool_]
     """Candidates the query names as must-not (a replaced version)."""
+    latin: float = 0.0
+    """The share of the question's letters that are latin (0 for Chinese)."""
 
     @property
     def negative(self) -> bool:
@@ -84,6 +87,7 @@ async def collect(ds: Dataset, settings: Settings | None = None) -> tuple[str, l
                         rows=ex.rows,
                         labels=np.array([n in q.expect_any for n in names], dtype=np.float64),
                         stale=np.array([n in q.expect_none for n in names], dtype=bool),
+                        latin=ex.question.latin,
                     )
                 )
             return dense.embedder_id, out
@@ -178,14 +182,35 @@ def operating_points(
             sure = float(s)
             break
     hits, stale = _hits(asked, p, threshold, companion)
-    report = {
+    report: dict[str, Any] = {
         "hit_rate": round(hits / max(1, sum(not a.negative for a in asked)), 4),
         "negatives_answered": round(float((best[negative] >= threshold).mean()), 4)
         if negative.any()
         else 0.0,
         "stale": stale,
     }
+    for language, english in (("chinese", False), ("english", True)):
+        chosen = [i for i, a in enumerate(asked) if (a.latin >= 0.5) == english]
+        if chosen:
+            report[language] = tier_rates(
+                [asked[i] for i in chosen], [p[i] for i in chosen], threshold, companion
+            )
     return round(threshold, 6), round(companion, 6), round(sure, 6), report
+
+
+def tier_rates(
+    asked: Sequence[Asked], p: Sequence[npt.NDArray[np.float64]], threshold: float, companion: float
+) -> dict[str, float]:
+    """Per tier: the share of questions hit (positive tiers) or answered at all
+    (unanswerable ones) at these operating points."""
+    by: dict[str, list[int]] = {}
+    for a, pi in zip(asked, p, strict=True):
+        hits, _ = _hits([a], [pi], threshold, companion)
+        answered = bool(len(pi)) and float(pi.max()) >= threshold
+        count = by.setdefault(a.tier, [0, 0])
+        count[0] += int(answered if a.negative else hits)
+        count[1] += 1
+    return {tier: round(n / total, 4) for tier, (n, total) in sorted(by.items())}
 
 
 def _hits(

@@ -38,7 +38,7 @@ from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.tokenize import bigram_tokens
 from memory_core.types import Memory, Recalled, RecallResult, RelationKind, Stage
 
-from . import features
+from . import features, language
 from .chat_cache import ChatCache
 from .dense_port import GUESS_LABEL, DenseScores, DenseSearch
 from .features import Seen, Spread, Via
@@ -249,7 +249,13 @@ class Recall:
                 f"{'/'.join(sorted(q.named)) or '-'}; asks: {q.asks or '-'}"
                 + ("; about the past" if retro else "")
             )
-            df = await self._cache.frequencies(conn, scope, set(q.terms))
+            # An English word is looked up in each of its regular inflections.
+            forms = {t: language.word_forms(t) for t in q.terms}
+            held = await self._cache.frequencies(
+                conn, scope, {f for fs in forms.values() for f in fs}
+            )
+            df = {t: min(n, sum(held.get(f, 0) for f in fs)) for t, fs in forms.items()}
+            df = {t: c for t, c in df.items() if c > 0}
             rarity = {t: features.idf(n, df.get(t, 0)) for t in q.terms}
             total = sum(rarity.values())
             unheard = sum(w for t, w in rarity.items() if df.get(t, 0) == 0) / total if total else 0
@@ -262,7 +268,7 @@ class Recall:
                 if replaced:
                     allowed = await self._cache.visible_ids(conn, scope, now, True)
                 scores = await self.dense.scores(scope, q.embed_text, allowed)
-            matched = await self._words(conn, scope, q, names, df, now, retro or replaced)
+            matched = await self._words(conn, scope, q, names, df, held, now, retro or replaced)
             words = [mid for mid, over in matched if retro or not over]
             ended = [mid for mid, over in matched if over]
             found: dict[int, tuple[int | None, Via]] = {}  # id -> (bm25 rank, via)
@@ -347,13 +353,16 @@ class Recall:
         q: Question,
         names: Names,
         df: Mapping[str, int],
+        held: Mapping[str, int],
         now: datetime,
         with_past: bool,
     ) -> list[tuple[int, bool]]:
-        """Visible memories sharing a content term with the question or naming a member
-        it names (any spelling), best bm25 first, each with whether its validity has
-        ended (`with_past`: those are included)."""
-        terms = _selective(q.terms, df, self.params.posting_budget)
+        """Visible memories sharing a content term (in any of its inflections `held`
+        by this chat) with the question or naming a member it names (any spelling),
+        best bm25 first, each with whether its validity has ended (`with_past`: those
+        are included)."""
+        chosen = _selective(q.terms, df, self.params.posting_budget)
+        terms = {f for t in chosen for f in language.word_forms(t) if held.get(f, 0) > 0}
         people = {
             token
             for canonical in q.named

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -58,11 +59,15 @@ FEATURES: tuple[str, ...] = (
     "focus_missing",
     "uncovered_max",
     "dense_lead",
+    "dense_over",
+    "latin",
     "ended_asked",
     "via_link",
     "via_successor",
 )
-DENSE_FEATURES = frozenset({"dense", "dense_z", "dense_gap", "dense_rr", "no_vector", "dense_lead"})
+DENSE_FEATURES = frozenset(
+    {"dense", "dense_z", "dense_gap", "dense_rr", "no_vector", "dense_lead", "dense_over"}
+)
 MONOTONE: dict[str, int] = {
     "dense": 1,
     "dense_z": 1,
@@ -81,6 +86,7 @@ MONOTONE: dict[str, int] = {
     "focus_missing": -1,
     "uncovered_max": -1,
     "dense_lead": 1,
+    "dense_over": 1,
 }
 """+1: a larger value never lowers P; -1: never raises it. Others are free."""
 
@@ -128,12 +134,20 @@ def idf(n: int, df: int) -> float:
 
 
 def cover(terms: frozenset[str], weights: Mapping[str, float], said: frozenset[str]) -> float:
-    """The IDF-weighted share of the terms `said` states. Only terms this chat has
-    used count: one no memory holds cannot be covered by any (`unheard` says so)."""
+    """The IDF-weighted share of the terms `said` (a text's stems, `said_in`) states.
+    Only terms this chat has used count: one no memory holds cannot be covered by any
+    (`unheard` says so)."""
     total = sum(weights[t] for t in terms)
     if total <= 0:
         return 0.0
-    return sum(weights[t] for t in terms if t in said) / total
+    return sum(weights[t] for t in terms if language.stem(t) in said) / total
+
+
+@lru_cache(maxsize=1 << 14)
+def said_in(text: str) -> frozenset[str]:
+    """The stems of a text's terms: an English word in any regular inflection
+    ("moved", "moving") states the question's "move"."""
+    return frozenset(language.stem(t) for t in token_set(text))
 
 
 def rows(
@@ -146,7 +160,7 @@ def rows(
     """One row of FEATURES per candidate. `weights`: the IDF in this chat of each
     question term some memory uses; `unheard`: the IDF-weighted share of the terms no
     memory here uses."""
-    said = [token_set(f"{s.subject} {s.content}") for s in seen]
+    said = [said_in(f"{s.subject} {s.content}") for s in seen]
     heard = frozenset(t for t in q.terms if t in weights)  # terms some memory here uses
     covers = [cover(heard, weights, t) for t in said]
     best_cover = max(covers, default=0.0)
@@ -158,9 +172,9 @@ def rows(
     for i, s in enumerate(seen):
         text = normalise(s.content)
         subject = normalise(s.subject)
-        about = subject in q.named or any(name in text for name in q.named)
+        about = subject in q.named or any(language.mentions(text, name) for name in q.named)
         kind = q.asks if q.asks in ("time", "number", "place") else None
-        stated = kind is not None and language.states(text, kind)
+        stated = kind is not None and language.states(text, kind, s.content)
         values = {
             "dense": s.dense or 0.0,
             "dense_z": _z(s.dense, spread),
@@ -179,9 +193,13 @@ def rows(
             "unit_missing": float(q.unit is not None and not language.counts_in(text, q.unit)),
             "money_missing": float(q.money and not language.money_stated(text)),
             "focus_missing": float(q.focus is not None and q.focus not in text),
-            "uncovered_max": max((weights[t] for t in heard if t not in said[i]), default=0.0)
+            "uncovered_max": max(
+                (weights[t] for t in heard if language.stem(t) not in said[i]), default=0.0
+            )
             / top_weight,
             "dense_lead": _lead(s.dense, best_dense, runner_up),
+            "dense_over": (s.dense - spread.mean) if s.dense is not None and spread.sd else 0.0,
+            "latin": q.latin,
             "ended_asked": float(s.ended and q.retrospective),
             "via_link": float(s.via == "link"),
             "via_successor": float(s.via == "successor"),

@@ -50,6 +50,11 @@ RETROSPECTIVE_CUES = (
     "formerly",
     "in the past",
     "at first",
+    "use to",
+    "before",
+    "back in",
+    "former",
+    "earlier",
 )
 """Words that ask how things used to be, not how they are."""
 
@@ -70,8 +75,17 @@ STILL_CUES = (
 """Words that ask whether an earlier state still holds: the version that replaced it
 answers."""
 
-_RETRO = re.compile("|".join(re.escape(c) for c in RETROSPECTIVE_CUES))
-_STILL = re.compile("|".join(re.escape(c) for c in STILL_CUES))
+
+def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
+    """Chinese cues match anywhere; English ones only as whole words ("now" is not in
+    "know")."""
+    return re.compile(
+        "|".join(rf"\b{re.escape(c)}\b" if c.isascii() else re.escape(c) for c in cues)
+    )
+
+
+_RETRO = _cue_pattern(RETROSPECTIVE_CUES)
+_STILL = _cue_pattern(STILL_CUES)
 
 TIME_CHARS = frozenset("年月日号点周时天")
 """Units that, after a numeral, say when."""
@@ -80,15 +94,34 @@ _TIME_WORDS = re.compile(
     r"[0-9零〇一二三四五六七八九十两]+\s*[年月日号点]|周[一二三四五六日天末]|星期[一二三四五六日天]"
     r"|今天|昨天|前天|明天|后天|今年|去年|明年|前年|上周|下周|月初|月底|年初|年底|早上|晚上|中午|下午|上午|凌晨"
     r"|\b(?:19|20)\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
-    r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|today|tomorrow)\b"
+    r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|today|tomorrow)s?\b"
+    r"|\b\d{1,2}(?::\d\d)?\s*(?:am|pm)\b|\b\d{1,2}:\d\d\b|\b\d{1,2}(?:st|nd|rd|th)\b"
+    r"|\b(?:tonight|weekend|weekends|morning|mornings|afternoon|afternoons|evening|evenings"
+    r"|night|nights|noon|midnight|spring|summer|autumn|fall|winter|christmas|easter|daily"
+    r"|weekly|monthly|yearly|annually|ago|since|until|till)\b"
+    r"|\b(?:last|next|this|every|each|that)\s+(?:week|month|year|day|time)\b"
+    r"|\b(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|few|several)\s+"
+    r"(?:minutes?|hours?|days?|weeks?|months?|years?|decades?)\b"
 )
 _NUMBER = re.compile(
     r"\d|[零〇一二三四五六七八九十百千万两半][个只次岁年天斤块元公里分钟小时号楼层]|几[十百千万]"
+    r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen"
+    r"|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy"
+    r"|eighty|ninety|hundred|hundreds|thousand|thousands|million|millions|dozen|dozens|half"
+    r"|twice|once|single|double|first|second|third|fourth|fifth|couple|pair|both|none)\b"
 )
 _PLACE = re.compile(
     r"[\u4e00-\u9fff](?:市|省|区|县|镇|村|路|街|站|店|馆|园|楼|栋|小区|公司|学校|大学|医院|公园|商场|机场)"
     r"|在[\u4e00-\u9fff]{2}|去[\u4e00-\u9fff]{2}|住[\u4e00-\u9fff]{2}"
+    r"|\b(?:street|st|road|rd|avenue|ave|lane|drive|boulevard|square|city|town|village|county"
+    r"|state|country|island|park|hotel|station|airport|school|university|college|campus"
+    r"|hospital|clinic|office|house|home|apartment|flat|bar|pub|restaurant|cafe|caf\u00e9|club"
+    r"|gym|beach|lake|river|mountain|church|centre|center|market|mall|shop|store|studio"
+    r"|library|museum|stadium|abroad|downtown|overseas|nearby|north|south|east|west)\b"
 )
+_PLACE_NAMED = re.compile(r"\b(?:in|at|from|to|near|into|around|outside|inside)\s+(?:the\s+)?[A-Z]")
+"""English names a place with a capitalised name after a preposition ("in Denver");
+read on the text as written, before lower-casing."""
 
 
 def _lines(name: str) -> list[str]:
@@ -132,14 +165,15 @@ def _has_word(text: str, word: str) -> bool:
     return word in text
 
 
-def states(text: str, kind: AnswerKind) -> bool:
-    """Whether a (normalised) memory text states an answer of this kind."""
+def states(text: str, kind: AnswerKind, written: str = "") -> bool:
+    """Whether a (normalised) memory text states an answer of this kind; `written` is
+    the same text before normalising (English capitalises the names of places)."""
     if kind == "time":
         return _TIME_WORDS.search(text) is not None
     if kind == "number":
         return _NUMBER.search(text) is not None
     if kind == "place":
-        return _PLACE.search(text) is not None
+        return _PLACE.search(text) is not None or _PLACE_NAMED.search(written) is not None
     return True  # a person or a particular thing: any statement may name one
 
 
@@ -200,3 +234,86 @@ def focus(text: str) -> str | None:
         if not all(ch in grammar for ch in word):
             return word
     return None
+
+
+# --- names and English words --------------------------------------------------------------
+
+
+def mentions(text: str, name: str) -> bool:
+    """Whether a (normalised) text names `name`: a latin name only as a whole word ("tom"
+    is not in "tomorrow", "al" not in "also"); a Chinese one anywhere."""
+    if not name:
+        return False
+    if name.isascii():
+        return _whole(name).search(text) is not None
+    return name in text
+
+
+def replace_name(text: str, name: str, by: str) -> str:
+    """`text` with every mention of `name` (as `mentions` finds them) replaced."""
+    if name.isascii():
+        return _whole(name).sub(lambda _: by, text)
+    return text.replace(name, by)
+
+
+@cache
+def _whole(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![^\W_]){re.escape(name)}(?![^\W_])")
+
+
+_VOWELS = frozenset("aeiou")
+_UNDOUBLE = frozenset("bdfgmnprt")
+"""Consonants English doubles before -ed/-ing (stopped, running); l, s and z are left
+alone (called, missed)."""
+
+
+@cache
+def stem(word: str) -> str:
+    """A light English stem, so inflected forms meet (moved/moves/moving -> mov,
+    parties/party -> parti); anything but a lower-case latin word is itself. Only
+    regular inflection: irregular forms (ran, went) stay apart."""
+    if not word.isascii() or not word.isalpha() or len(word) <= 3:
+        return word
+    w = word
+    if w.endswith(("ies", "ied")) and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("ing") and len(w) > 5:
+        w = _undouble(w[:-3])
+    elif w.endswith("ed") and len(w) > 4:
+        w = _undouble(w[:-2])
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
+        w = w[:-1]
+    if w.endswith("e") and len(w) > 3:
+        w = w[:-1]
+    if w.endswith("y") and len(w) > 3 and w[-2] not in _VOWELS:
+        w = w[:-1] + "i"
+    return w
+
+
+def _undouble(w: str) -> str:
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] in _UNDOUBLE:
+        return w[:-1]
+    return w
+
+
+@cache
+def word_forms(word: str) -> frozenset[str]:
+    """The regular inflections of an English word that share its stem (the word itself
+    included): what a full-text index of whole words must be asked for. A word of
+    another script is only itself."""
+    if not word.isascii() or not word.isalpha() or len(word) < 3:
+        return frozenset({word})
+    root = stem(word)
+    bases = {root, root + "e", word}
+    if root.endswith("i"):
+        bases.add(root[:-1] + "y")
+    forms: set[str] = set()
+    for base in bases:
+        forms.update({base, base + "s", base + "es", base + "ed", base + "ing", base + "d"})
+        if base.endswith("y"):
+            forms.update({base[:-1] + "ies", base[:-1] + "ied"})
+        if base[-1:] in _UNDOUBLE and base[-2:-1] in _VOWELS:
+            forms.update({base + base[-1] + "ed", base + base[-1] + "ing"})
+        if base.endswith("e"):
+            forms.add(base[:-1] + "ing")
+    return frozenset(f for f in forms if stem(f) == root) | {word}

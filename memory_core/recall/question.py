@@ -67,6 +67,9 @@ class Question:
     """The thing a "which X" question is about (什么牌子 -> 牌子)."""
     retrospective: bool
     still: bool
+    latin: float
+    """The share of the question's letters that are latin (English and the like) rather
+    than CJK: cosines of the embedding model sit in a different band per language."""
     embed_text: str
     """What the embedding model reads: nicknames resolved, bot names dropped."""
 
@@ -80,11 +83,11 @@ def analyse(text: str, names: Names, bot_names: Iterable[str] = ()) -> Question:
     resolved = bare
     stripped = bare
     for spelling in sorted(names.canonical, key=len, reverse=True):
-        if spelling and spelling in stripped:
+        if language.mentions(stripped, spelling):
             canonical = names.canonical[spelling]
             named.add(canonical)
-            stripped = stripped.replace(spelling, _GAP)
-            resolved = resolved.replace(spelling, _GAP + canonical + _GAP)
+            stripped = language.replace_name(stripped, spelling, _GAP)
+            resolved = language.replace_name(resolved, spelling, _GAP + canonical + _GAP)
     return Question(
         text=norm,
         terms=content_terms(stripped),
@@ -95,6 +98,7 @@ def analyse(text: str, names: Names, bot_names: Iterable[str] = ()) -> Question:
         focus=language.focus(stripped),
         retrospective=language.is_retrospective(norm),
         still=language.asks_still(norm),
+        latin=latin_share(norm),
         embed_text=" ".join(resolved.replace(_GAP, "").split()) or norm,
     )
 
@@ -116,3 +120,10 @@ def content_terms(text: str) -> frozenset[str]:
             continue
         terms.add(token)
     return frozenset(terms)
+
+
+def latin_share(text: str) -> float:
+    """The share of a text's letters that are latin, not CJK (0.0 when it has none)."""
+    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    cjk = sum(1 for ch in text if is_cjk(ch))
+    return latin / (latin + cjk) if latin + cjk else 0.0

@@ -63,3 +63,64 @@ def test_content_terms_never_hold_pure_grammar(text: str) -> None:
 def test_analysis_takes_any_text(text: str) -> None:
     q = analyse(text, NAMES)
     assert q.named <= set(NAMES.canonical.values())
+
+
+EN_NAMES = Names.of(["Tom", "Dan", "Alex", "group"], {"Al": "Alex", "Tommo": "Tom"})
+
+
+def test_a_latin_name_is_a_whole_word() -> None:
+    assert analyse("What is Tom doing tomorrow?", EN_NAMES).named == {"tom"}
+    assert analyse("Who is going to the dance tomorrow?", EN_NAMES).named == frozenset()
+    assert analyse("Has Al called? Is it all fine?", EN_NAMES).named == {"alex"}
+    assert analyse("What's Tommo's car?", EN_NAMES).named == {"tom"}
+    assert "tomorrow" in analyse("What is Tom doing tomorrow?", EN_NAMES).terms
+    assert language.mentions("tom's sister is getting married", "tom")
+    assert not language.mentions("see you tomorrow", "tom")
+
+
+def test_english_cues_are_whole_words() -> None:
+    assert not analyse("Do you know where Dan works?", EN_NAMES).still
+    assert analyse("Is Dan still at the bakery?", EN_NAMES).still
+    assert analyse("Where did Dan use to work?", EN_NAMES).retrospective
+    assert not analyse("Where does Dan work?", EN_NAMES).retrospective
+
+
+def test_the_kind_of_answer_an_english_question_asks_and_a_memory_states() -> None:
+    assert analyse("What time is standup?", EN_NAMES).asks == "time"
+    assert analyse("How many cats does Dan have?", EN_NAMES).asks == "number"
+    assert analyse("Which city does Tom live in?", EN_NAMES).asks == "place"
+    assert language.states("standup is at 9:30am", "time")
+    assert language.states("they meet every tuesday evening", "time")
+    assert not language.states("dan likes cats", "time")
+    assert language.states("dan has two cats", "number")
+    assert not language.states("dan has cats", "number")
+    written = "Leo works remotely from Denver"
+    assert language.states(written.lower(), "place", written)
+    assert not language.states("leo works remotely", "place", "Leo works remotely")
+
+
+def test_english_inflections_meet_at_one_stem() -> None:
+    for forms in (
+        ("move", "moved", "moving", "moves"),
+        ("party", "parties"),
+        ("run", "running", "runs"),
+        ("study", "studies", "studied"),
+    ):
+        assert len({language.stem(w) for w in forms}) == 1, forms
+        for w in forms:
+            assert set(forms) <= language.word_forms(w) | {w}, w
+    assert language.stem("class") == "class"
+    assert language.stem("吉他") == "吉他"
+    assert language.word_forms("吉他") == {"吉他"}
+
+
+def test_the_share_of_latin_letters() -> None:
+    assert analyse("Where does Dan work?", EN_NAMES).latin == 1.0
+    assert analyse("张磊在哪", NAMES).latin == 0.0
+    assert 0 < analyse("张磊的YY号", NAMES).latin < 1
+
+
+@given(st.text(alphabet=st.characters(codec="ascii"), max_size=20))
+def test_every_form_of_a_word_shares_its_stem(word: str) -> None:
+    root = language.stem(word)
+    assert all(language.stem(f) == root for f in language.word_forms(word) - {word})
