@@ -25,6 +25,8 @@ FEATURE_WORDS: dict[str, str] = {
     "focus_missing": "没说到问的重点",
     "uncovered_max": "漏了问题里最要紧的词",
     "dense_lead": "语义上领先别条",
+    "dense_over": "比本群记忆平均更相近",
+    "latin": "问题是英文等拉丁字母写的",
     "ended_asked": "问的是以前",
     "via_link": "与命中的记忆相关",
     "via_successor": "问到的旧情况已被这条更新",
