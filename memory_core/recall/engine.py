@@ -289,6 +289,10 @@ class Recall:
                         found.setdefault(b, (None, "link"))
             fetched = await self._repo.get_many(scope, found, conn=conn)
         kept = [mem for mem in fetched if is_visible(mem, scope, now, retrospective=retro)]
+        if scores is not None:
+            # A word or link candidate far down the dense ranking still has a cosine: in
+            # a large chat most of them lie below the dense top, and none is "unembedded".
+            cosine = {**cosine, **_cosines_of(scores, [m.id for m in kept if m.id not in cosine])}
         seen = tuple(
             Seen(
                 subject=mem.subject,
@@ -401,7 +405,7 @@ class Recall:
 def _dense_view(
     scores: DenseScores | None, now_ids: frozenset[int], limit: int
 ) -> tuple[dict[int, int], dict[int, float], Spread, list[int]]:
-    """(rank of the top `limit` visible now, cosine of every scored id, the spread over
+    """(rank of the top `limit` visible now, cosine of the top ids, the spread over
     the visible ones, the best ended ones among the top)."""
     if scores is None or len(scores.ids) == 0:
         return {}, {}, Spread(), []
@@ -423,6 +427,14 @@ def _dense_view(
         for i, s in zip(ids[order[: limit * 2]], sims[order[: limit * 2]], strict=True)
     }
     return rank, cosine, Spread.of(sims[current]), past
+
+
+def _cosines_of(scores: DenseScores, wanted: Sequence[int]) -> dict[int, float]:
+    """The cosine of each wanted id that the dense scores cover."""
+    if not wanted:
+        return {}
+    mask = np.isin(scores.ids, np.asarray(wanted, dtype=scores.ids.dtype))
+    return {int(i): float(v) for i, v in zip(scores.ids[mask], scores.scores[mask], strict=True)}
 
 
 def _any_vector(ex: Explained) -> bool:
