@@ -118,24 +118,27 @@ class MemoryReads(Repository):
         self, scope: str, ids: Sequence[int], at: datetime, *, conn: AsyncConnection | None = None
     ) -> None:
         """hit_count + 1 and last_accessed_at = at."""
-        if not ids:
-            return
-        async with self.writing(conn) as c:
-            await c.execute(
-                update(memories)
-                .where(m.scope == scope, m.id.in_(sorted(set(ids))))
-                .values(hit_count=m.hit_count + 1, last_accessed_at=at)
-            )
+        await self._accessed(scope, ids, at, conn, hit_count=m.hit_count + 1)
 
     async def touch(
         self, scope: str, ids: Sequence[int], at: datetime, *, conn: AsyncConnection | None = None
     ) -> None:
         """last_accessed_at = at."""
+        await self._accessed(scope, ids, at, conn)
+
+    async def _accessed(
+        self,
+        scope: str,
+        ids: Sequence[int],
+        at: datetime,
+        conn: AsyncConnection | None,
+        **also: Any,
+    ) -> None:
         if not ids:
             return
         async with self.writing(conn) as c:
             await c.execute(
                 update(memories)
                 .where(m.scope == scope, m.id.in_(sorted(set(ids))))
-                .values(last_accessed_at=at)
+                .values(last_accessed_at=at, **also)
             )
