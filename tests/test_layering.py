@@ -1,4 +1,4 @@
-"""The layers are a test (STYLE.md habit 18).
+"""The layers are a test (docs/design.md#layers).
 
 memory_core is a library of its own: it never imports nonebot or the plugins. Inside
 it, every import (module level, in functions, under TYPE_CHECKING) goes down or

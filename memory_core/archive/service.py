@@ -1,4 +1,4 @@
-"""`core.archive`: the experience archive service (see CONTRACTS.md).
+"""`core.archive`: the experience archive service (docs/design.md#from-the-socket-to-the-archive).
 
 Writes go through the group-commit writer; a duplicate (scope, fingerprint) returns
 the id already archived. Reads are scoped: an id of another chat is `NotFound`.

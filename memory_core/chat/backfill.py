@@ -1,4 +1,4 @@
-"""Backfill (SPEC.md §10): fetch a group's recent history and archive what was missed.
+"""Backfill, fetching what the archive missed (docs/design.md#from-the-socket-to-the-archive).
 
 `get_group_msg_history` goes through an injected `call_api(action, **params)`, so
 the core never touches a bot. Implementations disagree on its parameters:

@@ -1,4 +1,4 @@
-"""When the persona speaks: the wake rules of SPEC.md §9, as one pure function.
+"""When the persona speaks: the wake rules (docs/design.md#replies), as one pure function.
 
 Woken by an @ of the bot, a reply to one of the bot's messages, one of its
 nicknames anywhere in the text, or any private message; never while the chat is

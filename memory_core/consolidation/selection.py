@@ -1,9 +1,10 @@
 """Which chat gets the next batch, and what goes into it. Pure: no I/O, no clock.
 
-SPEC §7: a chat is eligible with >= 12 unacknowledged experiences or when its oldest
-one has waited 2 hours; one batch at a time across all chats, oldest waiting first;
-at most 4 batches started per hour; a batch latches a contiguous run of the chat's
-pending experiences (<= 40 messages, <= 6,000 characters) and never splits a message.
+A chat is eligible with >= 12 unacknowledged experiences or when its oldest one has
+waited 2 hours; one batch at a time across all chats, oldest waiting first; at most 4
+batches started per hour; a batch latches a contiguous run of the chat's pending
+experiences (<= 40 messages, <= 6,000 characters) and never splits a message
+(docs/design.md#consolidation).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`yuji eval`: load a recall dataset (eval/FORMAT.md) into a temporary database
+"""`yuji eval`: load a recall dataset (docs/eval-format.md) into a temporary database
 through the public write path and measure recall on it."""
 
 from .dataset import Dataset as Dataset

@@ -1,5 +1,5 @@
 """The dense parts of `yuji eval`: the index for the run, and the pure-vector and
-RRF-hybrid baselines over the same model (SPEC.md §14)."""
+RRF-hybrid baselines over the same model (docs/design.md#dense-retrieval)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ Provider differences handled here:
 - a server that streams server-sent events anyway is read as a stream;
 - thinking (`reasoning_content`, `<think>…</think>`) never leaves `wire.py`.
 
-Failure policy (SPEC §9, principle 9):
+Failure policy (docs/design.md#replies):
 - 429, 5xx and transport errors are retried with exponential backoff (with jitter,
   honouring `Retry-After`), at most `llm_max_retries` times;
 - one hard deadline bounds the whole call, retries and backoff included, so a caller

@@ -1,6 +1,6 @@
 """Validation rules of the write API (pure): evidence shape and the four supersede gates.
 
-SPEC.md §6: supersede(old, new) closes the old memory only when
+docs/design.md#memories: supersede(old, new) closes the old memory only when
   1. the new memory rests on explicit evidence,
   2. the call was made explicitly (a named actor and a stated reason, not inferred),
   3. it names one concrete other memory of the same chat (ids of another chat are

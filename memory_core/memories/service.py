@@ -1,4 +1,4 @@
-"""`core.memories`: the one write path into the memory network (SPEC.md §6).
+"""`core.memories`: the one write path into the memory network (docs/design.md#memories).
 
 Every operation runs in one write transaction, refuses ids of another chat as
 `NotFound`, records a version row for every change of text, metadata, status or
@@ -229,7 +229,7 @@ class Memories:
                 changed_by=changed_by,
             )
             if not failures:
-                # FORMAT.md: the old memory ends where the new one begins.
+                # docs/eval-format.md: the old memory ends where the new one begins.
                 end = max(new.valid_from or now, old.valid_from or now)
                 note = f"superseded by #{new_id}: {reason}"
                 await self._new_version(conn, old, {"valid_to": end}, changed_by, note, now)

@@ -1,4 +1,4 @@
-"""The nightly results as the chat prompt's blocks (SPEC §9).
+"""The nightly results as the chat prompt's blocks (docs/design.md#replies).
 
 Active time-bound states, the seven cards, the relationship timeline and the latest
 diaries are read as they are. The background diary is the one judgement here: when

@@ -1,5 +1,5 @@
 """A chat's nightly health after one run (pure): the failure streak, the retry time
-and the circuit breaker (SPEC §11). The service reads the health, applies this and
+and the circuit breaker (docs/design.md#nightly). The service reads the health, applies this and
 saves the result in one write transaction (`NightlyHealthRepo.update`)."""
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ class LastRun:
 
 @dataclass(frozen=True, slots=True)
 class NightlyBlocks:
-    """The nightly results as prompt blocks (SPEC §9); empty until data exists."""
+    """The nightly results as prompt blocks (docs/design.md#replies); empty until data exists."""
 
     states: tuple[str, ...] = ()
     cards: tuple[tuple[str, str], ...] = ()

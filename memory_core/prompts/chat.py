@@ -1,4 +1,4 @@
-"""The reply prompt (SPEC.md §9): a pure function of what the chat service gathered.
+"""The reply prompt (docs/design.md#replies): a pure function of what the chat service gathered.
 
 Block order is fixed, stable prefix first so providers can cache it: persona and
 house rules -> active time-bound states -> the seven cards -> relationship timeline

@@ -1,4 +1,4 @@
-"""`core.recall`: at most five memories of this chat for one question (SPEC.md §8)."""
+"""`core.recall`: at most five memories of this chat for one question (docs/design.md#recall)."""
 
 from .dense_port import GUESS_LABEL as GUESS_LABEL
 from .dense_port import DenseScores as DenseScores

@@ -1,4 +1,4 @@
-"""`core.recall`: at most five memories of this chat for one question (SPEC.md §8).
+"""`core.recall`: at most five memories of this chat for one question (docs/design.md#recall).
 
 The pipeline, in order (each step named here is one function below):
 

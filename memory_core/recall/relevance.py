@@ -3,7 +3,7 @@
 A logistic regression over `features.FEATURES`, standardised, with the sign of every
 monotone feature's weight held to `features.MONOTONE`. Its weights, and the operating
 points chosen on validation data, are a versioned JSON file under data/ written by
-`yuji train-relevance` from the training corpus (training/corpus/); the file names the
+`python training/train_relevance.py` from the corpus in training/corpus/; the file names the
 embedding model it was fitted for, and loading it for another model is refused (the
 scale of one model's cosines says nothing about another's).
 

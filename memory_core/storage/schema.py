@@ -1,5 +1,5 @@
-"""Every table, as SQLAlchemy Core: SPEC.md §4's data model and the bookkeeping
-later sections added (model usage, imports, forget requests, the console, image
+"""Every table, as SQLAlchemy Core: the data model (docs/design.md#storage) and the
+bookkeeping added to it since (model usage, imports, forget requests, the console, image
 descriptions, alerts, the nightly run's health and settled states).
 
 This module is the description the repositories query against; the Alembic

@@ -1,4 +1,4 @@
-"""Dense retrieval: embedders, the index file beside the database (SPEC.md §8.2)."""
+"""Dense retrieval: embedders, the index beside the database (docs/design.md#dense-retrieval)."""
 
 from .build import EmbedReport as EmbedReport
 from .build import sync_index as sync_index

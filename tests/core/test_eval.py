@@ -1,4 +1,4 @@
-"""`yuji eval`: the FORMAT loader (public write path only), generators, metrics and the
+"""`yuji eval`: the docs/eval-format.md loader (public write path only), generators, metrics and the
 command's --json shape, on a small dataset that lives in tests/fixtures."""
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ waits for READY, kills it with SIGKILL after a random delay, and then checks:
 3. a restart (open the core, the start-up `reconcile` the bot runs), the watermark
    order again, and the newest 3,000 archived messages resent: not one new row.
 
-`run_kills(n)` serves the short pytest form and `benchmarks/faults/kills.py`.
+`run_kills(n)` serves the short pytest form and `benchmarks/faults/run.py`.
 """
 
 from __future__ import annotations

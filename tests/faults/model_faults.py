@@ -6,7 +6,7 @@ answers garbage. Through a real core and a real client against a loopback server
 - a consolidation batch against the same model fails and no watermark moves.
 
 `probe(mode)` serves the pytest form (tests/faults/test_model_faults.py) and
-`benchmarks/faults/model_faults.py`, which prints the figures.
+`benchmarks/faults/run.py`, which prints the figures.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The kill suite's short form: a SIGKILL in each workload (the full run of 50 is
-benchmarks/faults/kills.py)."""
+benchmarks/faults/run.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A model that hangs, fails or talks garbage: the chat gets the failure line, the
-archive keeps going, and no watermark moves (figures: benchmarks/faults/model_faults.py)."""
+archive keeps going, and no watermark moves (figures: benchmarks/faults/run.py)."""
 
 from __future__ import annotations
 

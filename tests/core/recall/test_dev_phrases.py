@@ -1,6 +1,6 @@
 """The engine quotes nothing of the development set (issue 13, step 4).
 
-No run of five or more CJK characters of ../shared/eval/dev.json may appear in
+No run of five or more CJK characters of the development set (dev.json) may appear in
 memory_core/ (code or data) or in the training corpus. The dev set is not part of this
 repository: on a machine without it (a user's, CI's clean clone) there is nothing to
 compare against and the check is skipped.

@@ -1,4 +1,4 @@
-"""Dense retrieval only ever looks at the candidates of the asking scope (SPEC §2.6),
+"""Dense retrieval only ever looks at the candidates of the asking scope (docs/design.md#recall),
 and recall with dense on never returns another chat's memory."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Initial schema: every table of SPEC.md §4, and the append-only triggers.
+"""Initial schema: every table of docs/design.md#storage, and the append-only triggers.
 
 Revision ID: 0001
 Revises:
