@@ -1,7 +1,9 @@
-"""Every setting is documented in .env.example; every command in the README."""
+"""Every setting is documented in .env.example; every command in the README; every
+file, section and command a docstring or a document names exists."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -51,3 +53,159 @@ def test_env_example_is_written_from_the_settings_model() -> None:
     assert (ROOT / ".env.example").read_text("utf-8") == render(), (
         "run `yuji env-example --write .env.example` after changing memory_core/settings.py"
     )
+
+
+# --- every reference points at a file that exists ------------------------------------
+
+SCANNED_PY = ("memory_core", "plugins", "benchmarks", "training")
+"""Folders whose .py files are scanned (with bot.py); every .md of the repository is."""
+SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "data-demo"})
+
+FILE_REF = re.compile(
+    r"(?<![\w./<-])((?:\.{1,2}/)*[\w-][\w.-]*(?:/[\w.-]+)*\.(?:md|py))(?:#([\w-]+))?(?![\w/])"
+)
+"""A path ending in .md or .py, optionally with a #section: `docs/x.md#y`, `SPEC.md`,
+`recall/engine.py`. Not part of a URL or a longer path (the look-behind)."""
+MD_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+SECTION_CITE = re.compile(r"\b([A-Z][A-Z_]{2,})(?:\.md)?\s*§")
+"""`SPEC §4`, `SPEC.md §8.2`: a numbered section of a document, which must be here."""
+CLI_REF = re.compile(r"`yuji ([a-z][a-z-]*)")
+
+
+def _walk() -> list[Path]:
+    found: list[Path] = []
+    for folder, dirs, names in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
+        found += [Path(folder) / name for name in names]
+    return found
+
+
+def scanned_files() -> list[Path]:
+    files = _walk()
+    py = [p for p in files if p.suffix == ".py" and p.relative_to(ROOT).parts[0] in SCANNED_PY]
+    return sorted({*py, ROOT / "bot.py", *(p for p in files if p.suffix == ".md")})
+
+
+def heading_anchors(markdown: str) -> set[str]:
+    """GitHub's anchors for the headings of a markdown text (repeats get -1, -2...)."""
+    anchors: set[str] = set()
+    for title in re.findall(r"^#{1,6}\s+(.+?)\s*#*\s*$", markdown, re.M):
+        slug = re.sub(r"[^\w\- ]", "", title.replace("`", "").lower()).replace(" ", "-")
+        n, candidate = 0, slug
+        while candidate in anchors:
+            n += 1
+            candidate = f"{slug}-{n}"
+        anchors.add(candidate)
+    return anchors
+
+
+def _resolve(source: Path, ref: str, names: set[str]) -> Path | None:
+    """A path is relative to the referencing file's folder or any folder above it up
+    to the repository root (`storage/fts.py` from memory_core/recall/); a bare file
+    name may also name a file anywhere in the repository (`persona_default.md`)."""
+    if ref.startswith(("./", "../")):
+        target = (source.parent / ref).resolve()
+        return target if target.exists() else None
+    folder = source.parent
+    while True:
+        if (folder / ref).exists():
+            return folder / ref
+        if folder == ROOT or ROOT not in folder.parents:
+            break
+        folder = folder.parent
+    if "/" not in ref and ref in names:
+        return ROOT
+    return None
+
+
+def _anchor_problem(target: Path, anchor: str | None, where: str, text: str = "") -> list[str]:
+    """`text` is the target's own contents when a link points into its own file."""
+    if not anchor or target.suffix != ".md" or not (text or target.is_file()):
+        return []
+    if anchor in heading_anchors(text or target.read_text("utf-8")):
+        return []
+    return [f"{where}: no section #{anchor} in {target.relative_to(ROOT)}"]
+
+
+def broken_references(source: Path, text: str, names: set[str], commands: set[str]) -> list[str]:
+    """What in `text` (the contents of `source`) names a file, a section or a `yuji`
+    command that does not exist."""
+    rel = source.relative_to(ROOT) if ROOT in source.parents else source
+    problems: list[str] = []
+
+    def where(pos: int) -> str:
+        return f"{rel}:{text.count(chr(10), 0, pos) + 1}"
+
+    for m in FILE_REF.finditer(text):
+        target = _resolve(source, m.group(1), names)
+        if target is None:
+            problems.append(f"{where(m.start())}: {m.group(1)} is not in the repository")
+        else:
+            problems += _anchor_problem(target, m.group(2), where(m.start()))
+    if source.suffix == ".md":
+        for m in MD_LINK.finditer(text):
+            link = m.group(1)
+            if re.match(r"[a-z][a-z+.-]*:", link):
+                continue  # a URL
+            path, _, anchor = link.partition("#")
+            if not path:
+                problems += _anchor_problem(source, anchor, where(m.start()), text)
+            elif not (target := (source.parent / path).resolve()).exists():
+                problems.append(f"{where(m.start())}: link to {link}, which does not exist")
+            else:
+                problems += _anchor_problem(target, anchor or None, where(m.start()))
+    for m in SECTION_CITE.finditer(text):
+        if f"{m.group(1)}.md" not in names:
+            problems.append(f"{where(m.start())}: cites {m.group(0)}, not in the repository")
+    for m in CLI_REF.finditer(text):
+        if m.group(1) not in commands:
+            problems.append(f"{where(m.start())}: `yuji {m.group(1)}` is no subcommand")
+    return problems
+
+
+def _commands() -> set[str]:
+    from memory_core.cli import SUBCOMMANDS
+
+    return set(SUBCOMMANDS)
+
+
+def test_every_reference_points_at_a_file_that_exists() -> None:
+    names = {p.name for p in _walk()}
+    commands = _commands()
+    problems = [
+        problem
+        for path in scanned_files()
+        for problem in broken_references(path, path.read_text("utf-8"), names, commands)
+    ]
+    assert problems == []
+
+
+def test_the_reference_check_catches_what_it_is_for() -> None:
+    names = {p.name for p in _walk()}
+    source = ROOT / "memory_core" / "recall" / "engine.py"
+    text = "\n".join(
+        [
+            '"""At most five memories (SPEC.md §8).',
+            "See SPEC §9, eval/FORMAT.md and docs/design.md#no-such-section;",
+            "fitted by `yuji train-relevance`, layout in storage/fts.py,",
+            "rules in docs/design.md#recall, format in docs/eval-format.md.",
+            '"""',
+        ]
+    )
+    found = broken_references(source, text, names, _commands())
+    assert [p.split(": ", 1)[1] for p in found] == [
+        "SPEC.md is not in the repository",
+        "eval/FORMAT.md is not in the repository",
+        "no section #no-such-section in docs/design.md",
+        "cites SPEC.md §, not in the repository",
+        "cites SPEC §, not in the repository",
+        "`yuji train-relevance` is no subcommand",
+    ]
+    readme = ROOT / "docs" / "x.md"
+    links = "[a](../README.md#privacy) [b](missing.md) [c](#nowhere) [d](https://x.org/a.md)"
+    found = broken_references(readme, links, names, _commands())
+    assert [p.split(": ", 1)[1] for p in found] == [
+        "missing.md is not in the repository",
+        "link to missing.md, which does not exist",
+        "no section #nowhere in docs/x.md",
+    ]
