@@ -13,9 +13,11 @@ from .chat import Incoming as Incoming
 from .chat import ReplyOutcome as ReplyOutcome
 from .chat.duration import parse_duration as parse_duration
 from .chat.texts import ADMIN_ONLY as ADMIN_ONLY
+from .chat.texts import BAND_WORDS as BAND_WORDS
 from .chat.texts import GROUP_ONLY as GROUP_ONLY
 from .chat.texts import SUPERUSER_ONLY as SUPERUSER_ONLY
 from .chat.texts import backfill_text as backfill_text
+from .chat.texts import band_of as band_of
 from .chat.texts import error_text as error_text
 from .clock import Clock as Clock
 from .clock import FakeClock as FakeClock
@@ -93,6 +95,7 @@ from .vectors import run_embed_process as run_embed_process
 
 __all__ = [
     "ADMIN_ONLY",
+    "BAND_WORDS",
     "GROUP_ONLY",
     "HELD_BACK",
     "NIGHTLY_STEPS",
@@ -159,6 +162,7 @@ __all__ = [
     "YujiError",
     "backfill_text",
     "backup_reply",
+    "band_of",
     "bar_heights",
     "bot_heartbeat_offline_text",
     "bot_offline_key",

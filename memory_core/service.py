@@ -31,6 +31,7 @@ from .ops.service import OpsService
 from .ops.telegram import make_alert_sink
 from .porting.service import Porting
 from .recall.engine import Recall
+from .recall.judge import Judge
 from .recall.relevance import RelevanceModel
 from .settings import LiveSettings, Settings
 from .storage import migrate
@@ -148,6 +149,9 @@ class Yuji:
             dense=vectors,
             model=relevance,
             lexical_model=lexical_relevance,
+            judge=Judge(models.judge, settings.recall_judge_timeout_s)
+            if models.judge is not None
+            else None,
         )
         memories = Memories(
             db,

@@ -34,6 +34,7 @@ from .errors import ConfigError
 
 VectorMode = Literal["on", "shadow", "off"]
 OnOff = Literal["on", "off"]
+RecallJudge = Literal["off", "llm"]
 JsonMode = Literal["auto", "json_schema", "json_object", "prompt"]
 AtLeastOne = Annotated[int, Field(ge=1)]
 """A count, size or interval the feature needs at least one of to work at all."""
@@ -141,14 +142,23 @@ class Settings(BaseModel):
     """Diversity weight (0-1) when choosing among relevant memories: how much looking like a
     memory already chosen for the reply costs (0 = most relevant first, regardless).
     Also changeable live on the console's settings page."""
-    recall_threshold: OptionalFraction = None
-    """Least relevance (P, 0-1) a memory needs before the bot injects anything; empty = the
-    operating point calibrated with the relevance weights (for the bundled model 0.44,
-    words only 0.38). Higher: quieter, fewer wrong memories; lower: answers more often.
-    Also changeable live on the console's settings page."""
+    recall_floor: OptionalFraction = None
+    """Least relevance (P, 0-1) a memory needs to be injected at all: below it a candidate
+    is noise; empty = the floor calibrated with the relevance weights. Never above the
+    sure line. Also changeable live on the console's settings page."""
     recall_sure: OptionalFraction = None
-    """P below which an injected memory is labelled as a guess; empty = the calibrated
-    value (0.73 for the bundled model). Also changeable live on the console."""
+    """P at or above which an injected memory is `sure` (the persona may state it); below
+    it `related` (shown as possibly about someone or something else); empty = the
+    calibrated line. Higher: fewer sure memories, fewer wrong ones stated as fact. Also
+    changeable live on the console."""
+    recall_judge: RecallJudge = "off"
+    """`llm`: once per wake, the consolidation model is asked which of the recalled memories
+    state the thing asked, and its answer moves them between the sure and related bands
+    (never adds or drops one); counted under the `judge` job in the model usage. On a
+    timeout or a bad answer the bands stand. Off by default: it adds a model call to
+    every reply."""
+    recall_judge_timeout_s: PositiveSeconds = 3.0
+    """How long a reply waits for the judge (part of the reply's deadline)."""
     near_duplicate_threshold: Fraction = 0.85
     """Character-bigram Dice similarity at which a new memory is flagged as a near-duplicate."""
     near_duplicate_window: AtLeastOne = 500

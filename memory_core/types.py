@@ -117,6 +117,10 @@ class EvidenceRef:
     role: str = "primary"
 
 
+Band = Literal["sure", "related"]
+"""How sure recall is that an injected memory answers the question."""
+
+
 @dataclass(frozen=True, slots=True)
 class Recalled:
     memory: Memory
@@ -124,10 +128,16 @@ class Recalled:
     score: float
     """P(relevant) from the relevance model."""
     reason: str
-    guess: bool = False
-    """In the uncertain band: shown to the model as a guess, not as a memory."""
+    band: Band = "sure"
+    """`sure`: P at or above the sure line, the persona may state it; `related`: below
+    it, shown as possibly about another person or thing, never stated as fact."""
     why: tuple[tuple[str, float], ...] = ()
     """The features that moved P most (name, log-odds contribution)."""
+
+    @property
+    def guess(self) -> bool:
+        """In the `related` band."""
+        return self.band == "related"
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ def main() -> None:
     for model in asyncio.run(train_files(files)):
         path = args.out / model.file_name
         path.write_text(model.to_json(), encoding="utf-8")
-        print(f"{path}: threshold {model.threshold:.3f}, held out {model.meta['held_out_chats']}")
+        print(f"{path}: floor {model.floor:.3f}, sure {model.sure:.3f}")
 
 
 if __name__ == "__main__":

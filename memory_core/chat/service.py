@@ -440,6 +440,7 @@ def _prompt_memory(item: Recalled, view: ContextView) -> PromptMemory:
         stage=item.stage,
         subject=memory.subject,
         reason=item.reason,
+        band=item.band,
         since=view.date_label(memory.valid_from),
         until=view.date_label(memory.valid_to),
         contradicts=view.contradicts.get(memory.id),

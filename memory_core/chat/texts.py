@@ -22,9 +22,9 @@ from memory_core.errors import (
     ValidationError,
 )
 from memory_core.prompts.chat import STAGE_TAGS, card_lines
-from memory_core.recall.dense_port import GUESS_LABEL
+from memory_core.recall.dense_port import RELATED_LABEL
 from memory_core.recall.why import why_words
-from memory_core.types import Memory, Recalled
+from memory_core.types import Band, Memory, Recalled
 
 from .duration import format_duration
 from .wake import MUTE_FOREVER
@@ -106,20 +106,23 @@ def forget_text(memory: Memory) -> str:
 
 
 def recalled_line(item: Recalled) -> str:
-    """`#3〔字面命中 P=0.91〕…` then what moved P; a guess is marked `猜的`."""
+    """`#3〔字面命中 P=0.91，确定〕…` then what moved P."""
     head = (
-        f"#{item.memory.id}〔{tag(item.stage, item.score, guess=item.guess)}〕"
+        f"#{item.memory.id}〔{tag(item.stage, item.score, band=item.band)}〕"
         f"{short(item.memory.content)}"
     )
     why = why_words(item.why)
     return head + (f"\n　因为：{why}" if why else "")
 
 
-def tag(stage: str, score: float, *, guess: bool, cited: bool = False) -> str:
-    """`语义相近 P=0.62，猜的，用上了`: how recall found it, its P, what became of it."""
-    parts = [f"{STAGE_TAGS.get(stage, stage)} P={score:.2f}"]
-    if guess:
-        parts.append("猜的")
+BAND_WORDS = {"sure": "确定", "related": "相关"}
+"""How /recall, /why and the console name the two bands."""
+
+
+def tag(stage: str, score: float, *, band: str, cited: bool = False) -> str:
+    """`语义相近 P=0.62，相关，用上了`: how recall found it, its P, its band, what became
+    of it."""
+    parts = [f"{STAGE_TAGS.get(stage, stage)} P={score:.2f}", BAND_WORDS.get(band, band)]
     if cited:
         parts.append("用上了")
     return "，".join(parts)
@@ -128,7 +131,10 @@ def tag(stage: str, score: float, *, guess: bool, cited: bool = False) -> str:
 def recall_text(items: Sequence[Recalled]) -> str:
     if not items:
         return "这句话我想不起任何记忆。"
-    return "\n".join(["这句话我会想起：", *(recalled_line(item) for item in items)])
+    lines = ["这句话我会想起：", *(recalled_line(item) for item in items)]
+    if all(item.band == "related" for item in items):
+        lines.append("（没有一条是确定的：我会说记不清，或者反问）")
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,9 +159,9 @@ def why_text(
     lines = [f"上次回话（{when}）想起了这些："]
     for item in items:
         content = short(item.content) if item.content is not None else "（读不到了）"
-        guess, reason = unguessed(item.reason)
+        band, reason = band_of(item.reason)
         lines.append(
-            f"#{item.memory_id}〔{tag(item.stage, item.score, guess=guess, cited=item.cited)}〕"
+            f"#{item.memory_id}〔{tag(item.stage, item.score, band=band, cited=item.cited)}〕"
             f"{content}"
         )
         if reason:
@@ -163,16 +169,16 @@ def why_text(
     return "\n".join(lines)
 
 
-_GUESSED = re.compile(re.escape(GUESS_LABEL) + r"（(.*?)）")
+_RELATED = re.compile(re.escape(RELATED_LABEL) + r"（(.*?)）")
 
 
-def unguessed(reason: str) -> tuple[bool, str]:
-    """(was it a guess, the reason without the guess label): a recorded injection keeps
-    recall's reason, where a guess is `GUESS_LABEL（相关度 …）`."""
-    found = _GUESSED.match(reason.strip())
+def band_of(reason: str) -> tuple[Band, str]:
+    """(its band, the reason without the band's label): a recorded injection keeps
+    recall's reason, where a related memory's is `RELATED_LABEL（相关度 …）`."""
+    found = _RELATED.match(reason.strip())
     if found is None:
-        return False, reason.strip()
-    return True, (found.group(1) + reason.strip()[found.end() :]).strip()
+        return "sure", reason.strip()
+    return "related", (found.group(1) + reason.strip()[found.end() :]).strip()
 
 
 def cards_text(cards: Sequence[tuple[str, str]]) -> str:

@@ -15,9 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from memory_core.eval import EvalOptions, load_dataset, run_eval
+from memory_core.eval.dataset import CHATTER, NEGATIVE_TIERS
 from memory_core.eval.training import train_files
 
 from .common import load_settings
+
+UNANSWERABLE = NEGATIVE_TIERS | {CHATTER}
 
 
 def register(subparsers: Any) -> None:
@@ -78,32 +81,41 @@ async def calibrate(dataset: Path, out: Path) -> int:
     await asyncio.to_thread(out.write_text, dense.to_json(), encoding="utf-8")
     held = dense.meta["held_out_chats"]
     print(
-        f"wrote {out} for {dense.embedder}: threshold {dense.threshold:.3f}; on held-out "
-        f"chats: hit rate {held['hit_rate']:.3f}, unanswerable answered "
-        f"{held['negatives_answered']:.3f}\nuse it with YUJI_RELEVANCE_WEIGHTS={out}"
+        f"wrote {out} for {dense.embedder}: floor {dense.floor:.3f}, sure {dense.sure:.3f}; "
+        f"on held-out chats: answers below the floor {held['answers_below_floor']:.3f}, "
+        f"near misses with a sure memory {held['near_misses_sure']:.3f}\n"
+        f"use it with YUJI_RELEVANCE_WEIGHTS={out}"
     )
     return 0
 
 
 def render(name: str, result: dict[str, Any]) -> str:
-    """A table: one row per tier, yuji beside each baseline."""
+    """A table: one row per tier, yuji (any band, then sure only) beside each baseline."""
     baselines: dict[str, dict[str, Any]] = result.get("baselines", {})
-    head = f"{'tier':<22}{'n':>5}  {'yuji':>7}" + "".join(f"  {b:>7}" for b in baselines)
+    head = f"{'tier':<26}{'n':>5}  {'yuji':>7}  {'sure':>7}" + "".join(
+        f"  {b:>10}" for b in baselines
+    )
     lines = [f"dataset: {name}", head]
     for tier, row in result["tiers"].items():
-        kind = "false" if tier in ("negative", "leakage") else "hit@5"
-        cells = f"  {row['rate']:>7.3f}" + "".join(
-            f"  {b['tiers'][tier]['rate']:>7.3f}" for b in baselines.values()
+        kind = "answered" if tier in UNANSWERABLE else "hit@5"
+        cells = f"  {row['rate']:>7.3f}  {row['sure_rate']:>7.3f}" + "".join(
+            f"  {b['tiers'][tier]['rate']:>10.3f}" for b in baselines.values()
         )
-        lines.append(f"{tier + ' (' + kind + ')':<22}{row['n']:>5}{cells}")
+        lines.append(f"{tier + ' (' + kind + ')':<26}{row['n']:>5}{cells}")
     for key in ("false_recall", "leakage", "stale"):
-        cells = f"  {result[key]:>7}" + "".join(f"  {b[key]:>7}" for b in baselines.values())
-        lines.append(f"{key:<22}{'':>5}{cells}")
-    for p in ("p50", "p95"):
-        cells = f"  {result['latency_ms'][p]:>7.2f}" + "".join(
-            f"  {b['latency_ms'][p]:>7.2f}" for b in baselines.values()
+        cells = f"  {result[key]:>7}  {'':>7}" + "".join(
+            f"  {b[key]:>10}" for b in baselines.values()
         )
-        lines.append(f"{'latency ' + p + ' (ms)':<22}{'':>5}{cells}")
+        lines.append(f"{key:<26}{'':>5}{cells}")
+    for p in ("p50", "p95"):
+        cells = f"  {result['latency_ms'][p]:>7.2f}  {'':>7}" + "".join(
+            f"  {b['latency_ms'][p]:>10.2f}" for b in baselines.values()
+        )
+        lines.append(f"{'latency ' + p + ' (ms)':<26}{'':>5}{cells}")
+    lines.append(
+        "yuji: the expected memory injected in any band (unanswerable tiers: anything "
+        "injected); sure: the same, counting only memories injected as sure"
+    )
     degraded = result.get("load", {}).get("supersede_degraded", [])
     if degraded:
         lines.append(f"note: {len(degraded)} supersedes of the dataset were refused by the gates")

@@ -1,7 +1,7 @@
 """`yuji recall "question" --scope group:123 [--at TIME] [--json]`: what recall would
 inject for the question in that chat (at that instant): each memory's stage, its P
-(the relevance model's probability that it answers), whether it goes in as a guess,
-and the features that moved P most."""
+(the relevance model's probability that it answers), its band (`sure`, or `related`:
+never to be stated as fact) and the features that moved P most."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def as_dict(result: RecallResult) -> dict[str, Any]:
                 "id": item.memory.id,
                 "stage": item.stage,
                 "score": item.score,
-                "guess": item.guess,
+                "band": item.band,
                 "why": [[name, value] for name, value in item.why],
                 "reason": item.reason,
                 "type": item.memory.type,
@@ -71,9 +71,8 @@ def render(result: RecallResult) -> str:
         return "（没有可注入的记忆）\n" + "\n".join(f"  · {t}" for t in result.trace)
     lines: list[str] = []
     for item in result.items:
-        guess = " 猜的" if item.guess else ""
         lines.append(
-            f"#{item.memory.id} [{item.stage} P={item.score:.2f}{guess}] {item.memory.content}"
+            f"#{item.memory.id} [{item.stage} P={item.score:.2f} {item.band}] {item.memory.content}"
         )
         lines.append(f"    {item.reason}")
         if item.why:

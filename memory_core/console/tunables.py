@@ -18,8 +18,8 @@ Origin = Literal["default", ".env", "environment", "console"]
 TUNABLES: dict[str, str] = {
     "recall_limit": "每次回复最多注入的记忆条数",
     "recall_diversity": "多样性权重（0–1）：与已选记忆越相似越扣分，0 = 只按相关度",
-    "recall_threshold": "注入门槛（相关度 0–1）：最相关的一条也不到它就不注入；留空 = 校准值",
-    "recall_sure": "低于这个相关度的记忆标为“猜的”；留空 = 校准值",
+    "recall_floor": "注入下限（相关度 0–1）：低于它的候选当作噪声不注入；留空 = 校准值",
+    "recall_sure": "确定线：相关度不低于它的记忆标为“确定”，低于它标为“相关”（不能当事实说）；留空 = 校准值",
     "eligible_min_pending": "待整理消息达到这么多条就整理",
     "eligible_max_wait_s": "最早一条待整理消息等了这么多秒就整理",
     "consolidation_hourly_cap": "每小时最多整理批次数",

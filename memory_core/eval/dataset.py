@@ -13,6 +13,9 @@ from memory_core.errors import ValidationError
 from memory_core.types import MemoryType
 
 NEGATIVE_TIERS = frozenset({"negative", "leakage"})
+"""Nothing in the asked chat answers these."""
+CHATTER = "chatter"
+"""A wake that asks about nothing (greetings, banter, thanks): nothing is to be injected."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +58,7 @@ class DataQuery:
 
     @property
     def positive(self) -> bool:
-        return self.tier not in NEGATIVE_TIERS
+        return self.tier not in NEGATIVE_TIERS and self.tier != CHATTER
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,6 +59,8 @@ async def run_eval(ds: Dataset, options: EvalOptions = EvalOptions()) -> dict[st
                 result["baselines"].update(
                     await vector_eval.baselines(core, loaded, ds, options.limit)
                 )
+                for baseline in result["baselines"].values():
+                    baseline.pop("queries", None)  # one list of queries: yuji's
             result["load"] = {
                 "memories": len(loaded.ids),
                 "generated": loaded.generated,
@@ -78,6 +80,8 @@ async def _ask(core: Yuji, loaded: loader.Loaded, q: DataQuery, ds: Dataset) -> 
         ids=tuple(loaded.names.get(r.memory.id) for r in result.items),
         scopes=tuple(r.memory.scope for r in result.items),
         ms=ms,
+        bands=tuple(r.band for r in result.items),
+        p=tuple(r.score for r in result.items),
     )
 
 

@@ -1,17 +1,18 @@
-"""Fit the relevance model (recall/relevance.py) on datasets of the eval format.
+"""Fit the relevance model (recall/relevance.py) and its chatter gate (recall/chatter.py)
+on datasets of the eval format.
 
 Every query of every training file is asked through the real recall path up to its
 decision (`Recall.explain`): the candidates it would weigh and their features. A
 candidate is a positive example when the query expects it. The operating points come
 from out-of-fold predictions (each chat predicted by a model fitted without it), so
-the threshold is chosen on chats the weights never saw:
+they are chosen on chats the weights never saw:
 
-- `threshold`: the lowest P at which at most `FALSE_ANSWER_RATE` of the questions
-  nothing answers get an answer;
-- `companion`: the P (at or below the threshold) that lets other memories come along,
-  chosen for the most hits without injecting a replaced version (stale);
-- `sure`: the P above which at least `SURE_PRECISION` of what is injected is right;
-  below it a memory is labelled as a guess.
+- `floor`: the highest P that drops at most `FLOOR_LOSS` of the answers the candidates
+  hold (a question loses its answer when every expected candidate is below it);
+- `sure`: the lowest P at which at most `SURE_NEAR_MISS` of the near misses (questions
+  naming real people and topics that nothing here answers) get any `sure` memory;
+- the chatter gate's line: the highest P(asks) that silences at most `GATE_LOSS` of
+  the real questions (answerable or not).
 
 The result is deterministic: the same files and embedder give the same weights.
 """
@@ -21,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,19 +31,20 @@ import numpy.typing as npt
 
 from memory_core.clock import FakeClock
 from memory_core.recall import relevance
+from memory_core.recall.chatter import SIGNALS, ChatterGate
 from memory_core.recall.features import DENSE_FEATURES, FEATURES
 from memory_core.recall.relevance import LEXICAL, RelevanceModel
 from memory_core.service import Yuji
 from memory_core.settings import Settings
 
 from . import loader, vector_eval
-from .dataset import NEGATIVE_TIERS, Dataset
+from .dataset import CHATTER, NEGATIVE_TIERS, Dataset
 
-FALSE_ANSWER_RATE = 0.40
-"""The share of unanswerable questions the threshold may answer (on held-out chats):
-the rate issue 13 states as acceptable for near misses."""
-SURE_PRECISION = 0.8
+FLOOR_LOSS = 0.03
+SURE_NEAR_MISS = 0.15
+GATE_LOSS = 0.01
 L2 = 1.0
+LIMIT = 5
 
 
 @dataclass(frozen=True)
@@ -59,10 +61,20 @@ class Asked:
     """Candidates the query names as must-not (a replaced version)."""
     latin: float = 0.0
     """The share of the question's letters that are latin (0 for Chinese)."""
+    wake: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(len(SIGNALS)))
+    """The message's chatter signals."""
 
     @property
     def negative(self) -> bool:
         return self.tier in NEGATIVE_TIERS
+
+    @property
+    def chatter(self) -> bool:
+        return self.tier == CHATTER
+
+    @property
+    def positive(self) -> bool:
+        return not self.negative and not self.chatter
 
 
 async def collect(ds: Dataset, settings: Settings | None = None) -> tuple[str, list[Asked]]:
@@ -88,6 +100,7 @@ async def collect(ds: Dataset, settings: Settings | None = None) -> tuple[str, l
                         labels=np.array([n in q.expect_any for n in names], dtype=np.float64),
                         stale=np.array([n in q.expect_none for n in names], dtype=bool),
                         latin=ex.question.latin,
+                        wake=ex.wake,
                     )
                 )
             return dense.embedder_id, out
@@ -107,18 +120,35 @@ def fit(asked: Sequence[Asked], embedder: str, sources: Sequence[str] = ()) -> R
     cols = [FEATURES.index(n) for n in names]
     fold = _folds(asked)
     oof: list[npt.NDArray[np.float64]] = [np.zeros(0)] * len(asked)
+    asks = np.zeros(len(asked))
     for held in sorted(set(fold)):
         train = [a for a, f in zip(asked, fold, strict=True) if f != held]
         model = _fit(train, names, cols, embedder)
+        gate = fit_gate(train, line=0.5)
         for i, a in enumerate(asked):
             if fold[i] == held:
                 oof[i] = model.p(a.rows) if len(a.rows) else np.zeros(0)
-    threshold, companion, sure, report = operating_points(asked, oof)
+                asks[i] = gate.p_asks(a.wake)
+    floor, sure, report = operating_points(asked, oof)
+    line, gate_report = gate_line(asked, asks)
+    report["chatter_gate"] = gate_report
+    for language, english in (("chinese", False), ("english", True)):
+        chosen = [i for i, a in enumerate(asked) if (a.latin >= 0.5) == english]
+        if chosen:
+            report[language] = tier_rates(
+                [asked[i] for i in chosen],
+                [oof[i] for i in chosen],
+                floor,
+                sure,
+                [bool(asks[i] < line) for i in chosen],
+            )
     final = _fit(asked, names, cols, embedder)
     meta = {
         "trained_on": list(sources),
         "questions": len(asked),
-        "false_answer_rate": FALSE_ANSWER_RATE,
+        "floor_loss": FLOOR_LOSS,
+        "sure_near_miss": SURE_NEAR_MISS,
+        "gate_loss": GATE_LOSS,
         "held_out_chats": report,
     }
     return RelevanceModel(
@@ -128,9 +158,9 @@ def fit(asked: Sequence[Asked], embedder: str, sources: Sequence[str] = ()) -> R
         scale=final.scale,
         weights=final.weights,
         bias=final.bias,
-        threshold=threshold,
-        companion=companion,
+        floor=floor,
         sure=sure,
+        chatter=fit_gate(asked, line=line),
         meta=meta,
     )
 
@@ -147,85 +177,111 @@ def _folds(asked: Sequence[Asked]) -> list[str]:
 def _fit(
     asked: Sequence[Asked], names: tuple[str, ...], cols: list[int], embedder: str
 ) -> RelevanceModel:
-    with_rows = [a for a in asked if len(a.rows)]
+    # Chatter wakes are the gate's to silence; P is about questions and memories.
+    with_rows = [a for a in asked if len(a.rows) and not a.chatter]
     x = np.vstack([a.rows for a in with_rows])[:, cols]
     y = np.concatenate([a.labels for a in with_rows])
     mean, scale, weights, bias = relevance.fit(x, y, names, l2=L2)
-    return RelevanceModel(embedder, names, mean, scale, weights, bias, 0.5, 0.5, 0.5)
+    return RelevanceModel(embedder, names, mean, scale, weights, bias, 0.0, 0.5)
+
+
+def fit_gate(asked: Sequence[Asked], *, line: float) -> ChatterGate:
+    """The chatter gate fitted on every wake of `asked`: a real question (any tier but
+    chatter) is 1, a chatter wake 0."""
+    x = np.vstack([a.wake for a in asked])
+    y = np.array([0.0 if a.chatter else 1.0 for a in asked])
+    mean, scale, weights, bias = relevance.fit(x, y, SIGNALS, l2=L2)
+    return ChatterGate(mean, scale, weights, bias, line)
+
+
+def gate_line(
+    asked: Sequence[Asked], asks: npt.NDArray[np.float64]
+) -> tuple[float, dict[str, float]]:
+    """The highest line that silences at most GATE_LOSS of the real questions."""
+    real = np.sort(np.array([p for a, p in zip(asked, asks, strict=True) if not a.chatter]))
+    if not len(real):
+        return 0.0, {}
+    k = int(np.floor(GATE_LOSS * len(real)))
+    line = float(real[k]) if k < len(real) else 0.0
+    chat = np.array([p for a, p in zip(asked, asks, strict=True) if a.chatter])
+    return round(line, 6), {
+        "questions_silenced": round(float((real < line).mean()), 4),
+        "chatter_silenced": round(float((chat < line).mean()), 4) if len(chat) else 0.0,
+    }
+
+
+def _best_expected(a: Asked, p: npt.NDArray[np.float64]) -> float | None:
+    hits = p[a.labels > 0]
+    return float(hits.max()) if len(hits) else None
 
 
 def operating_points(
     asked: Sequence[Asked], p: Sequence[npt.NDArray[np.float64]]
-) -> tuple[float, float, float, dict[str, float]]:
-    best = np.array([float(pi.max()) if len(pi) else 0.0 for pi in p])
-    negative = np.array([a.negative for a in asked])
-    grid = np.unique(np.round(best, 4))
-    threshold = 1.0
-    for t in grid:  # ascending: the lowest threshold within the false-answer rate
-        answered = best[negative] >= t
-        if answered.mean() <= FALSE_ANSWER_RATE if len(answered) else True:
-            threshold = float(t)
-            break
-    companion = threshold
-    best_score = -1.0
-    for c in np.linspace(threshold * 0.2, threshold, 17):
-        hits, stale = _hits(asked, p, threshold, float(c))
-        score = hits - 2 * stale
-        if score > best_score + 1e-9:
-            best_score, companion = score, float(c)
-    right = np.concatenate([a.labels for a in asked if len(a.rows)])
-    every = np.concatenate([pi for pi in p if len(pi)])
-    sure = threshold
-    for s in np.linspace(threshold, 1.0, 41):
-        kept = every >= s
-        if kept.sum() and right[kept].mean() >= SURE_PRECISION:
-            sure = float(s)
-            break
-    hits, stale = _hits(asked, p, threshold, companion)
+) -> tuple[float, float, dict[str, Any]]:
+    """(floor, sure, a report) from out-of-fold P."""
+    held = sorted(
+        b for a, pi in zip(asked, p, strict=True) if a.positive and (b := _best_expected(a, pi))
+    )
+    near = np.array(
+        [
+            float(pi.max()) if len(pi) else 0.0
+            for a, pi in zip(asked, p, strict=True)
+            if a.tier == "negative"
+        ]
+    )
+    sure = 1.0
+    if len(near):
+        ordered = np.sort(near)
+        allowed = int(np.floor(SURE_NEAR_MISS * len(ordered)))
+        # The lowest line that at most `allowed` near misses reach.
+        sure = float(ordered[len(ordered) - allowed - 1]) + 1e-6
+    floor = 0.0
+    if held:
+        k = int(np.floor(FLOOR_LOSS * len(held)))
+        floor = float(held[k]) if k < len(held) else 0.0
+    floor = min(floor, sure)
     report: dict[str, Any] = {
-        "hit_rate": round(hits / max(1, sum(not a.negative for a in asked)), 4),
-        "negatives_answered": round(float((best[negative] >= threshold).mean()), 4)
-        if negative.any()
-        else 0.0,
-        "stale": stale,
+        "answers_in_candidates": len(held),
+        "answers_below_floor": round(sum(1 for b in held if b < floor) / max(1, len(held)), 4),
+        "near_misses_sure": round(float((near >= sure).mean()), 4) if len(near) else 0.0,
     }
-    for language, english in (("chinese", False), ("english", True)):
-        chosen = [i for i, a in enumerate(asked) if (a.latin >= 0.5) == english]
-        if chosen:
-            report[language] = tier_rates(
-                [asked[i] for i in chosen], [p[i] for i in chosen], threshold, companion
-            )
-    return round(threshold, 6), round(companion, 6), round(sure, 6), report
+    return round(floor, 6), round(min(sure, 1.0), 6), report
+
+
+def chosen(pi: npt.NDArray[np.float64], floor: float) -> list[int]:
+    """The candidates injected at these points (top LIMIT by P above the floor; the
+    engine's MMR and lifts are left out of training)."""
+    order = np.argsort(-pi, kind="stable")
+    return [int(i) for i in order if pi[i] >= floor][:LIMIT]
 
 
 def tier_rates(
-    asked: Sequence[Asked], p: Sequence[npt.NDArray[np.float64]], threshold: float, companion: float
-) -> dict[str, float]:
-    """Per tier: the share of questions hit (positive tiers) or answered at all
-    (unanswerable ones) at these operating points."""
+    asked: Sequence[Asked],
+    p: Sequence[npt.NDArray[np.float64]],
+    floor: float,
+    sure: float,
+    gated: Sequence[bool],
+) -> dict[str, dict[str, float]]:
+    """Per tier: `rate` (positive tiers: the answer injected in any band; others:
+    anything injected) and `sure_rate` (the answer injected as sure; others: anything
+    injected as sure)."""
     by: dict[str, list[int]] = {}
-    for a, pi in zip(asked, p, strict=True):
-        hits, _ = _hits([a], [pi], threshold, companion)
-        answered = bool(len(pi)) and float(pi.max()) >= threshold
-        count = by.setdefault(a.tier, [0, 0])
-        count[0] += int(answered if a.negative else hits)
-        count[1] += 1
-    return {tier: round(n / total, 4) for tier, (n, total) in sorted(by.items())}
-
-
-def _hits(
-    asked: Sequence[Asked], p: Sequence[npt.NDArray[np.float64]], threshold: float, companion: float
-) -> tuple[int, int]:
-    hits = stale = 0
-    for a, pi in zip(asked, p, strict=True):
-        if not len(pi) or pi.max() < threshold:
-            continue
-        order = np.argsort(-pi, kind="stable")
-        chosen = [i for i in order if pi[i] >= companion][:5]
-        if not a.negative and any(a.labels[i] for i in chosen):
-            hits += 1
-        stale += int(any(a.stale[i] for i in chosen))
-    return hits, stale
+    for a, pi, silent in zip(asked, p, gated, strict=True):
+        picked = [] if silent else chosen(pi, floor)
+        if a.positive:
+            hit = any(a.labels[i] for i in picked)
+            sure_hit = any(a.labels[i] and pi[i] >= sure for i in picked)
+        else:
+            hit = bool(picked)
+            sure_hit = any(pi[i] >= sure for i in picked)
+        count = by.setdefault(a.tier, [0, 0, 0])
+        count[0] += int(hit)
+        count[1] += int(sure_hit)
+        count[2] += 1
+    return {
+        tier: {"n": n, "rate": round(h / n, 4), "sure_rate": round(s_ / n, 4)}
+        for tier, (h, s_, n) in sorted(by.items())
+    }
 
 
 def source_name(path: Path) -> str:

@@ -28,6 +28,8 @@ class Models:
     consolidation: MeteredLLM | None
     nightly: MeteredLLM | None
     vision: MeteredLLM | None
+    judge: MeteredLLM | None = None
+    """Recall's judge: the consolidation model, counted under its own job."""
     clients: tuple[OpenAICompatibleClient, ...] = ()
     """The HTTP clients behind the jobs, given or opened (closed by `aclose`)."""
 
@@ -37,7 +39,8 @@ class Models:
 
     @property
     def metered(self) -> Sequence[MeteredLLM]:
-        return [m for m in (self.of(job) for job in LLM_JOBS) if m is not None]
+        jobs = [self.of(job) for job in LLM_JOBS]
+        return [m for m in (*jobs, self.judge) if m is not None]
 
     async def aclose(self) -> None:
         for client in self.metered:
@@ -77,9 +80,16 @@ def open_models(
         http = opened[key]
         return MeteredLLM(http, job=job, model=http.model, sink=sink, clock=clock)
 
+    consolidation = client_for("consolidation")
+    judge = None
+    if consolidation is not None:
+        judge = MeteredLLM(
+            consolidation.inner, job="judge", model=consolidation.model, sink=sink, clock=clock
+        )
     return Models(
         chat=client_for("chat"),
-        consolidation=client_for("consolidation"),
+        consolidation=consolidation,
+        judge=judge,
         nightly=client_for("nightly"),
         vision=client_for("vision"),
         clients=(*opened.values(), *given_clients),

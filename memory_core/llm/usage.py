@@ -15,7 +15,13 @@ from zoneinfo import ZoneInfo
 from memory_core.clock import Clock
 from memory_core.storage.usage_repo import JobTotals, UsageRepo
 
-JOB_LABELS = {"chat": "聊天", "consolidation": "整理", "nightly": "夜间", "vision": "看图"}
+JOB_LABELS = {
+    "chat": "聊天",
+    "consolidation": "整理",
+    "nightly": "夜间",
+    "vision": "看图",
+    "judge": "判断",
+}
 
 
 def day_starts(now: datetime, zone: ZoneInfo) -> tuple[datetime, datetime]:

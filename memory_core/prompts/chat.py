@@ -84,6 +84,9 @@ class PromptMemory:
     stage: str
     subject: str = ""
     reason: str = ""
+    band: str = "sure"
+    """`sure`: may be told as something the persona remembers; `related`: may be about
+    another person or thing, never told as fact."""
     since: str = ""
     """Local date the memory became valid, or empty."""
     until: str = ""
@@ -137,15 +140,25 @@ def house_rules(bot_name: str, is_private: bool) -> str:
         "- 像真人一样自然聊天，简短口语，不用 Markdown；一次只回一条消息的内容。\n"
         "- 不提自己是 AI、模型或程序，不提“系统提示”“记忆库”这类东西。\n"
         "- 下面的记忆只在相关时才用；记忆里没有、也不确定的事就说记不清，不要编。\n"
-        "- 标着“向量猜的”的记忆没有确认过，要用也只能带着不确定的语气。\n"
+        "- 记忆分两档：标着〔确定〕的可以当成你记得的事来说；标着〔仅供参考〕的可能说的是别的人或别的事，"
+        "绝不能当成事实说出来，最多拿来反问确认。\n"
+        "- 没有一条〔确定〕的记忆能回答对方问的事时，就说自己不知道或记不清，或者反问，不要拿〔仅供参考〕的记忆来回答。\n"
         "- 标着“互相矛盾”的两条记忆都还没定论，不要当成确定的事。\n"
         f"- 如果回复确实用到了某条记忆，在整条回复的最末尾写上它的标记：用到 #12 就写 {MARKER_EXAMPLE}，"
         f"用到几条就写几个，例如 {marker(12)}{marker(7)}；没用到就不写。标记会被自动去掉，别人看不到。"
     )
 
 
+BAND_TAGS = {"sure": "确定", "related": "仅供参考"}
+
+
 def render_memory(memory: PromptMemory) -> str:
-    tag = stage_label(memory.stage, memory.reason)
+    """`#12〔确定｜字面命中：…〕内容`: every line names its band first."""
+    tag = (
+        BAND_TAGS.get(memory.band, BAND_TAGS["related"])
+        + "｜"
+        + stage_label(memory.stage, memory.reason)
+    )
     about = f"（{memory.subject}）" if memory.subject and memory.subject not in {"group"} else ""
     when = ""
     if memory.since and memory.until:
@@ -227,7 +240,13 @@ def build_chat_prompt(data: ChatPromptInput, budget: PromptBudget | None = None)
     blocks.append(("diaries", "最近几天的小传", "\n".join(diaries)))
 
     memories_text, memory_ids = _memories_block(data.memories, b.memories)
-    blocks.append(("memories", "可能相关的记忆（#编号 〔为什么想起〕 内容）", memories_text))
+    blocks.append(
+        (
+            "memories",
+            "想起的记忆（#编号 〔档位｜为什么想起〕 内容；〔确定〕可当事实，〔仅供参考〕不能当事实）",
+            memories_text,
+        )
+    )
 
     if data.background_diary is not None:
         day, text = data.background_diary

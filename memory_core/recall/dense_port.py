@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from importlib import resources
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -17,9 +18,9 @@ import numpy.typing as npt
 
 from memory_core.settings import VectorMode
 
-GUESS_LABEL = "可能是猜的：相关度不高，可能对错了人或事，还没确认"
-"""Shown with a memory whose relevance is in the uncertain band, so the model treats
-it as a guess, not a fact it remembers."""
+RELATED_LABEL = "仅供参考：可能说的是别的人或别的事，不能当成事实"
+"""Shown with a memory in the `related` band (P below the sure line), so the model
+never states it as a fact it remembers."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +29,21 @@ class DenseScores:
     """Memory ids (of the asked chat, among the allowed ones, that have a vector)."""
     scores: npt.NDArray[np.float32]
     """Cosine of the question with each, same order."""
+    background: float | None = None
+    """The question's mean cosine with a fixed background of ordinary memories
+    (`background_texts`), or None when it could not be computed."""
+
+
+def background_texts() -> tuple[str, ...]:
+    """The fixed background every question is compared with (data/background.txt)."""
+    text = (
+        resources.files("memory_core.recall")
+        .joinpath("data", "background.txt")
+        .read_text(encoding="utf-8")
+    )
+    return tuple(
+        line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")
+    )
 
 
 @runtime_checkable

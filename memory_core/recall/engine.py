@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.clock import Clock, as_utc
@@ -36,14 +37,15 @@ from memory_core.settings import LiveSettings, Settings
 from memory_core.storage.engine import Database
 from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.tokenize import bigram_tokens
-from memory_core.types import Memory, Recalled, RecallResult, RelationKind, Stage
+from memory_core.types import Band, Memory, Recalled, RecallResult, RelationKind, Stage
 
-from . import features, language
+from . import chatter, features, language
 from .chat_cache import ChatCache
-from .dense_port import GUESS_LABEL, DenseScores, DenseSearch
-from .features import Seen, Spread, Via
+from .dense_port import RELATED_LABEL, DenseScores, DenseSearch
+from .features import Baseline, Seen, Via
+from .judge import Judge
 from .question import Names, Question, analyse
-from .ranking import Candidate, RankParams, select
+from .ranking import Candidate, Points, RankParams, select
 from .relevance import LEXICAL, RelevanceModel
 from .relevance import load as load_model
 from .visibility import is_visible
@@ -56,9 +58,9 @@ SUCCESSOR_HOPS = 3
 
 _WORDS = {
     "dense": "语义相近",
-    "dense_z": "在本群记忆里格外相近",
+    "dense_bg": "比一般的记忆更贴近这个问题",
+    "dense_latin": "语义相近",
     "cover": "问到的词它都说到了",
-    "bm25_rr": "字面命中",
     "names_subject": "说的正是问到的人",
     "kind_stated": "给出了问的那类答案",
     "ended_asked": "问的是以前",
@@ -91,6 +93,8 @@ class Explained:
     rows: np.ndarray
     contradicts: Mapping[int, frozenset[int]]
     trace: tuple[str, ...]
+    wake: npt.NDArray[np.float64]
+    """The message's chatter signals (chatter.SIGNALS)."""
 
 
 class Recall:
@@ -105,6 +109,7 @@ class Recall:
         model: RelevanceModel | None = None,
         lexical_model: RelevanceModel | None = None,
         params: EngineParams | None = None,
+        judge: Judge | None = None,
     ) -> None:
         self._db = db
         self._clock = clock
@@ -115,6 +120,7 @@ class Recall:
         self._cache = ChatCache(self._repo, self.params.stats_ttl_s)
         self._model = model
         self._lexical_model = lexical_model
+        self._judge = judge
 
     @property
     def _settings(self) -> Settings:
@@ -170,6 +176,12 @@ class Recall:
         dense_model = self.model if use_dense and embedded else self.lexical_model
         items = self.decide(ex, dense_model, now, limit)
         trace = list(ex.trace)
+        if not items and len(ex.memories) and self.is_chatter(ex, dense_model):
+            trace.append("the wake asks about nothing: chatter, nothing injected")
+        if items and self._judge is not None and self._settings.recall_judge == "llm":
+            before = [i.band for i in items]
+            items = await self._judge.bands(scope, text, items)
+            trace.append(f"judge: bands {before} -> {[i.band for i in items]}")
         if shadow:
             would = self.decide(ex, self.model, now, limit)
             changed = {i.memory.id for i in would} ^ {i.memory.id for i in items}
@@ -188,23 +200,22 @@ class Recall:
         now: datetime,
         limit: int,
     ) -> tuple[Recalled, ...]:
-        """The memories to inject: none unless one reaches the threshold."""
-        if not ex.memories or limit <= 0:
+        """The memories to inject: the best by P above the floor, each in its band;
+        nothing for a wake that asks about nothing."""
+        if not ex.memories or limit <= 0 or self.is_chatter(ex, model):
             return ()
         rows = ex.rows
         p = model.p(rows)
-        # The console may move the calibrated points live; companions never stand
-        # above the threshold, or a lone memory over a lowered threshold finds no slot.
-        threshold = _setting_or(self._settings.recall_threshold, model.threshold)
-        companion = min(model.companion, threshold)
-        sure = _setting_or(self._settings.recall_sure, model.sure)
-        if float(p.max()) < threshold:
-            return ()
+        # The console may move both calibrated points live.
+        points = Points.of(
+            _setting_or(self._settings.recall_floor, model.floor),
+            _setting_or(self._settings.recall_sure, model.sure),
+        )
         pool = {
             mem.id: Candidate(mem, _stage(s), float(pi), "")
             for mem, s, pi in zip(ex.memories, ex.seen, p, strict=True)
         }
-        passing = [c for c in pool.values() if c.score >= companion]
+        passing = [c for c in pool.values() if points.band(c.score) is not None]
         chosen = select(
             passing,
             limit,
@@ -220,18 +231,22 @@ class Recall:
             i = index[c.memory.id]
             parts = model.contributions(rows[i])
             top = sorted(parts.items(), key=lambda kv: -kv[1])[:3]
-            guess = float(p[i]) < sure
+            band: Band = points.band(float(p[i])) or "related"  # a contradicting partner
             out.append(
                 Recalled(
                     memory=c.memory,
                     stage=c.stage,
                     score=round(float(p[i]), 4),
-                    reason=_reason(float(p[i]), top, c.memory, now, guess),
-                    guess=guess,
+                    reason=_reason(float(p[i]), top, c.memory, now, band),
+                    band=band,
                     why=tuple((name, round(v, 3)) for name, v in top),
                 )
             )
         return tuple(out)
+
+    def is_chatter(self, ex: Explained, model: RelevanceModel) -> bool:
+        """The wake asks about nothing a memory could answer (the model's gate)."""
+        return model.chatter is not None and model.chatter.is_chatter(ex.wake)
 
     async def explain(
         self, scope: str, text: str, *, now: datetime | None = None, dense: bool = True
@@ -256,10 +271,6 @@ class Recall:
             )
             df = {t: min(n, sum(held.get(f, 0) for f in fs)) for t, fs in forms.items()}
             df = {t: c for t, c in df.items() if c > 0}
-            rarity = {t: features.idf(n, df.get(t, 0)) for t in q.terms}
-            total = sum(rarity.values())
-            unheard = sum(w for t, w in rarity.items() if df.get(t, 0) == 0) / total if total else 0
-            weights = {t: w for t, w in rarity.items() if df.get(t, 0) > 0}
             ids = await self._cache.visible_ids(conn, scope, now, retro)
             scores = None
             replaced = not retro and await self._cache.has_replaced(conn, scope)
@@ -274,7 +285,7 @@ class Recall:
             found: dict[int, tuple[int | None, Via]] = {}  # id -> (bm25 rank, via)
             for rank, mid in enumerate(words):
                 found[mid] = (rank, "search")
-            dense_rank, cosine, spread, past = _dense_view(scores, ids, self.params.dense_limit)
+            dense_rank, cosine, past = _dense_view(scores, ids, self.params.dense_limit)
             for mid in dense_rank:
                 found.setdefault(mid, (None, "search"))
             trace.append(f"candidates: words {len(words)}, dense {len(dense_rank)}")
@@ -305,7 +316,9 @@ class Recall:
             )
             for mem in kept
         )
-        rows = features.rows(q, seen, spread, weights, unheard)
+        known = scores is not None and scores.background is not None
+        baseline = Baseline(scores.background or 0.0, known) if scores is not None else Baseline()
+        rows = features.rows(q, seen, baseline)
         pairs: dict[int, set[int]] = {}
         for src, dst, kind in edges:
             if kind == "contradicts":
@@ -318,6 +331,7 @@ class Recall:
             rows=rows,
             contradicts={k: frozenset(v) for k, v in pairs.items()},
             trace=tuple(trace),
+            wake=chatter.signals(text, bool(q.named), tuple(self._settings.nicknames)),
         )
 
     async def search(self, scope: str, text: str, limit: int, now: datetime) -> list[Memory]:
@@ -404,11 +418,11 @@ class Recall:
 
 def _dense_view(
     scores: DenseScores | None, now_ids: frozenset[int], limit: int
-) -> tuple[dict[int, int], dict[int, float], Spread, list[int]]:
-    """(rank of the top `limit` visible now, cosine of the top ids, the spread over
-    the visible ones, the best ended ones among the top)."""
+) -> tuple[dict[int, int], dict[int, float], list[int]]:
+    """(rank of the top `limit` visible now, cosine of the top ids, the best ended
+    ones among the top)."""
     if scores is None or len(scores.ids) == 0:
-        return {}, {}, Spread(), []
+        return {}, {}, []
     ids = scores.ids
     sims = scores.scores
     current = np.fromiter((int(i) in now_ids for i in ids), dtype=bool, count=len(ids))
@@ -426,7 +440,7 @@ def _dense_view(
         int(i): float(s)
         for i, s in zip(ids[order[: limit * 2]], sims[order[: limit * 2]], strict=True)
     }
-    return rank, cosine, Spread.of(sims[current]), past
+    return rank, cosine, past
 
 
 def _cosines_of(scores: DenseScores, wanted: Sequence[int]) -> dict[int, float]:
@@ -470,12 +484,12 @@ def _stage(s: Seen) -> Stage:
 
 
 def _reason(
-    p: float, top: Sequence[tuple[str, float]], memory: Memory, now: datetime, guess: bool
+    p: float, top: Sequence[tuple[str, float]], memory: Memory, now: datetime, band: Band
 ) -> str:
-    said = "、".join(_WORDS[name] for name, v in top if v > 0 and name in _WORDS)
+    said = "、".join(dict.fromkeys(_WORDS[name] for name, v in top if v > 0 and name in _WORDS))
     text = f"相关度 {p:.2f}" + (f"：{said}" if said else "")
-    if guess:
-        text = f"{GUESS_LABEL}（{text}）"
+    if band == "related":
+        text = f"{RELATED_LABEL}（{text}）"
     return text + _when(memory, now)
 
 

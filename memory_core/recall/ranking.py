@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TypeVar
 
 from memory_core.tokenize import numbers, token_set
-from memory_core.types import Memory, Stage
+from memory_core.types import Band, Memory, Stage
 
 T = TypeVar("T")
 
@@ -55,6 +55,26 @@ def restatement_groups(best_first: Sequence[T], said: Callable[[T], Said]) -> li
         else:
             groups.append([item])
     return groups
+
+
+@dataclass(frozen=True, slots=True)
+class Points:
+    """The two operating points in effect: a candidate below `floor` is noise, one at
+    or above `sure` is in the sure band. The floor never stands above the sure line,
+    whatever the console sets, so a sure memory is never dropped as noise."""
+
+    floor: float
+    sure: float
+
+    @classmethod
+    def of(cls, floor: float, sure: float) -> Points:
+        return cls(min(floor, sure), sure)
+
+    def band(self, p: float) -> Band | None:
+        """The band of a candidate of this P, None below the floor."""
+        if p >= self.sure:
+            return "sure"
+        return "related" if p >= self.floor else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,11 +7,12 @@ points chosen on validation data, are a versioned JSON file under data/ written 
 embedding model it was fitted for, and loading it for another model is refused (the
 scale of one model's cosines says nothing about another's).
 
-Operating points:
-- `threshold`: a question is answered only when some candidate reaches it (else
-  silence);
-- `companion`: once one has, others at or above this come along (up to the limit);
-- `sure`: below this an injected memory is labelled as a guess.
+P ranks: the best candidates by P are injected (at most five). Two operating points,
+both chosen on held-out chats of the training corpus (memory_core/eval/training.py):
+- `floor`: below it a candidate is clear noise and is dropped (it removes at most a
+  few percent of the answers the candidates hold);
+- `sure`: at or above it an injected memory is in the `sure` band, below it `related`
+  (few near misses, questions nothing here answers, reach it).
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ import numpy.typing as npt
 
 from memory_core.errors import ConfigError
 
+from .chatter import ChatterGate
 from .features import FEATURES, MONOTONE
 
-FORMAT = 1
+FORMAT = 2
 LEXICAL = "none"
 """The embedder name of weights fitted without dense features (YUJI_VECTOR_MODE=off)."""
 
@@ -44,9 +46,10 @@ class RelevanceModel:
     scale: Vector
     weights: Vector
     bias: float
-    threshold: float
-    companion: float
+    floor: float
     sure: float
+    chatter: ChatterGate | None = None
+    """The gate that silences wakes asking about nothing (None: every wake asks)."""
     meta: dict[str, Any] = field(default_factory=dict[str, Any])
 
     def p(self, rows: npt.NDArray[np.floating]) -> Vector:
@@ -80,9 +83,9 @@ class RelevanceModel:
             "scale": [round(float(v), 10) for v in self.scale],
             "weights": [round(float(v), 10) for v in self.weights],
             "bias": round(self.bias, 10),
-            "threshold": round(self.threshold, 6),
-            "companion": round(self.companion, 6),
+            "floor": round(self.floor, 6),
             "sure": round(self.sure, 6),
+            "chatter": self.chatter.to_dict() if self.chatter is not None else None,
             "meta": self.meta,
         }
         return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
@@ -91,7 +94,10 @@ class RelevanceModel:
     def from_json(cls, text: str) -> RelevanceModel:
         data = json.loads(text)
         if data.get("format") != FORMAT:
-            raise ConfigError(f"relevance weights: unknown format {data.get('format')!r}")
+            raise ConfigError(
+                f"relevance weights of format {data.get('format')!r}, this recall reads "
+                f"format {FORMAT}: refit them with `yuji eval DATASET --calibrate`"
+            )
         names = tuple(data["features"])
         unknown = [n for n in names if n not in FEATURES]
         if unknown:
@@ -103,9 +109,9 @@ class RelevanceModel:
             scale=np.asarray(data["scale"], dtype=np.float64),
             weights=np.asarray(data["weights"], dtype=np.float64),
             bias=float(data["bias"]),
-            threshold=float(data["threshold"]),
-            companion=float(data["companion"]),
+            floor=float(data["floor"]),
             sure=float(data["sure"]),
+            chatter=ChatterGate.from_dict(data["chatter"]) if data.get("chatter") else None,
             meta=dict(data.get("meta", {})),
         )
 
@@ -147,26 +153,53 @@ def fit(
     names: tuple[str, ...],
     *,
     l2: float = 1.0,
-    steps: int = 3000,
+    steps: int = 60,
 ) -> tuple[Vector, Vector, Vector, float]:
-    """Logistic regression by projected gradient descent (deterministic): returns
-    (mean, scale, weights, bias). Monotone features keep the sign MONOTONE gives."""
+    """Logistic regression by projected Newton steps (deterministic): returns (mean,
+    scale, weights, bias). Monotone features keep the sign MONOTONE gives: a weight
+    held at zero by its sign stays out of the step until the gradient pulls it inward."""
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale < 1e-9] = 1.0
-    z = (x - mean) / scale
-    sign = np.array([MONOTONE.get(n, 0) for n in names], dtype=np.float64)
-    w = np.zeros(z.shape[1])
-    b = float(np.log((y.mean() + 1e-9) / (1 - y.mean() + 1e-9)))
+    z = np.hstack([(x - mean) / scale, np.ones((len(y), 1))])
+    sign = np.array([MONOTONE.get(n, 0) for n in names] + [0], dtype=np.float64)
     n = len(y)
-    lr = 1.0
+    ridge = np.full(z.shape[1], l2 / n)
+    ridge[-1] = 0.0  # the bias is not shrunk
+    w = np.zeros(z.shape[1])
+    w[-1] = float(np.log((y.mean() + 1e-9) / (1 - y.mean() + 1e-9)))
+
+    def loss(v: Vector) -> float:
+        m = z @ v
+        return float(np.mean(np.logaddexp(0.0, m) - y * m) + 0.5 * ridge @ (v * v))
+
+    current = loss(w)
     for _ in range(steps):
-        p = 1.0 / (1.0 + np.exp(-np.clip(z @ w + b, -30, 30)))
-        grad_w = z.T @ (p - y) / n + l2 * w / n
-        grad_b = float(np.mean(p - y))
-        w = w - lr * grad_w
-        b -= lr * grad_b
-        w = np.where(sign > 0, np.maximum(w, 0.0), np.where(sign < 0, np.minimum(w, 0.0), w))
-    return mean, scale, w, b
+        p = 1.0 / (1.0 + np.exp(-np.clip(z @ w, -30, 30)))
+        grad = z.T @ (p - y) / n + ridge * w
+        # A weight at its bound whose gradient pushes it further out stays fixed.
+        held = ((sign > 0) & (w <= 0) & (grad > 0)) | ((sign < 0) & (w >= 0) & (grad < 0))
+        free = ~held
+        hess = (z[:, free].T * (p * (1 - p))) @ z[:, free] / n + np.diag(ridge[free] + 1e-9)
+        step = np.zeros_like(w)
+        step[free] = np.linalg.solve(hess, -grad[free])
+        size = 1.0
+        while size > 1e-4:
+            trial = _project(w + size * step, sign)
+            tried = loss(trial)
+            if tried <= current:
+                break
+            size /= 2
+        else:
+            break
+        moved = float(np.abs(trial - w).max())
+        w, current = trial, tried
+        if moved < 1e-7:
+            break
+    return mean, scale, w[:-1], float(w[-1])
+
+
+def _project(w: Vector, sign: Vector) -> Vector:
+    return np.where(sign > 0, np.maximum(w, 0.0), np.where(sign < 0, np.minimum(w, 0.0), w))

@@ -15,10 +15,12 @@ import os
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 
-from memory_core.recall.dense_port import DenseScores
+import numpy as np
+
+from memory_core.recall.dense_port import DenseScores, background_texts
 from memory_core.settings import Settings, VectorMode
 
-from .embedder import Embedder
+from .embedder import Embedder, Matrix
 from .factory import embedder_from_settings
 from .store import MANIFEST, VectorIndex, model_folder
 
@@ -40,6 +42,7 @@ class Dense:
         self._index: VectorIndex | None = None
         self._index_stamp: int | None = None
         self._failed = False
+        self._background: Matrix | None = None
 
     @property
     def mode(self) -> VectorMode:
@@ -71,6 +74,14 @@ class Dense:
             self._index_stamp = stamp if self._index is not None else None
         return self._index
 
+    def _embed_question(self, text: str) -> tuple[Matrix, float]:
+        """The question's vector and its mean cosine with the background (embedded
+        once per process, on the first question, in the same worker thread)."""
+        if self._background is None:
+            self._background = self.embedder.embed(list(background_texts()))
+        query = self.embedder.embed_query(text)
+        return query, float(np.mean(self._background @ query))
+
     async def scores(
         self, scope: str, text: str, candidate_ids: AbstractSet[int]
     ) -> DenseScores | None:
@@ -81,8 +92,8 @@ class Dense:
             positions = index.select(scope, candidate_ids)
             if not len(positions):
                 return None
-            query = await asyncio.to_thread(self.embedder.embed_query, text)
-            return DenseScores(index.ids_at(positions), index.scores(positions, query))
+            query, background = await asyncio.to_thread(self._embed_question, text)
+            return DenseScores(index.ids_at(positions), index.scores(positions, query), background)
         except Exception:
             if not self._failed:  # once: a broken model would otherwise log every question
                 log.exception("dense retrieval failed; recall goes on without it")

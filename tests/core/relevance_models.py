@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from memory_core.recall.chatter import ChatterGate
 from memory_core.recall.relevance import LEXICAL, RelevanceModel
 
 WORDS: dict[str, float] = {
-    "cover": 8.0,  # the IDF-weighted share of the question's content terms it states
-    "bm25_rr": 2.0,  # 1 / (1 + its rank among the full-text hits)
+    "cover": 8.0,  # the share of the question's content terms it states
     "names_other": -3.0,  # the question names someone, the memory is about another
     "no_terms": -3.0,  # a question with nothing but names
     "kind_missing": -1.0,  # asks for a time / number / place the memory does not state
@@ -29,9 +29,9 @@ def hand_model(
     weights: dict[str, float] | None = None,
     *,
     bias: float = -3.5,
-    threshold: float = 0.5,
-    companion: float = 0.3,
+    floor: float = 0.3,
     sure: float = 0.8,
+    chatter: ChatterGate | None = None,
 ) -> RelevanceModel:
     chosen = weights if weights is not None else (WORDS if embedder == LEXICAL else DENSE)
     names = tuple(chosen)
@@ -43,9 +43,9 @@ def hand_model(
         scale=np.ones(n),
         weights=np.array([chosen[name] for name in names], dtype=np.float64),
         bias=bias,
-        threshold=threshold,
-        companion=companion,
+        floor=floor,
         sure=sure,
+        chatter=chatter,
     )
 
 

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import insert, text
 
 from memory_core import FakeClock, Yuji
-from memory_core.recall import GUESS_LABEL
+from memory_core.recall import RELATED_LABEL
 from memory_core.recall.chat_cache import ChatCache
 from memory_core.recall.dense_port import DenseScores
 from memory_core.recall.engine import Recall
@@ -145,7 +145,7 @@ class FakeDense:
 def dense_recall(core: Yuji, fake: FakeDense) -> Recall:
     """P = sigmoid(8 * cosine - 6): a cosine of 0.9 passes the threshold (0.5) but
     stays under `sure` (0.9), so it is injected as a guess."""
-    model = hand_model("fake", {"dense": 8.0}, bias=-6.0, threshold=0.5, sure=0.9)
+    model = hand_model("fake", {"dense": 8.0}, bias=-6.0, floor=0.5, sure=0.9)
     return Recall(
         core.db,
         core.clock,
@@ -168,7 +168,7 @@ async def test_dense_finds_what_shares_no_words_labelled_as_a_guess_in_its_chat_
     recall = dense_recall(core, fake)
     got = await recall.recall(G1, "那位同学做什么工作")
     assert [(r.memory.id, r.stage, r.guess) for r in got.items] == [(target, "vector", True)]
-    assert got.items[0].reason.startswith(GUESS_LABEL)
+    assert got.items[0].reason.startswith(RELATED_LABEL)
     assert got.items[0].why[0][0] == "dense"
     assert target in fake.asked[-1]
     assert other not in fake.asked[-1]

@@ -15,10 +15,12 @@ from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 
 from memory_core import (
+    BAND_WORDS,
     NotFound,
     ScopeViolation,
     ValidationError,
     Yuji,
+    band_of,
     bar_heights,
     human_bytes,
     parse_scope,
@@ -82,6 +84,8 @@ def page(request: Request, core: Yuji, name: str, **context: Any) -> HTMLRespons
             "heights": bar_heights,
             "sample_label": core.console.sample_label,
             "stage_labels": STAGE_LABELS,
+            "band_of": band_of,
+            "band_words": BAND_WORDS,
             "type_labels": TYPE_LABELS,
             "status_labels": STATUS_LABELS,
             **context,

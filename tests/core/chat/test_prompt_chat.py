@@ -6,6 +6,7 @@ Regenerate snapshots after an intended change with YUJI_UPDATE_SNAPSHOTS=1.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from hypothesis import given
@@ -19,7 +20,7 @@ from memory_core.prompts.chat import (
     PromptMemory,
     build_chat_prompt,
 )
-from memory_core.recall import GUESS_LABEL
+from memory_core.recall import RELATED_LABEL
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 PERSONA = (
@@ -70,7 +71,11 @@ def full() -> ChatPromptInput:
                 contradicts=7,
             ),
             PromptMemory(
-                5, "阿明养了一只猫", "vector", reason=f"{GUESS_LABEL}（相关度 0.55：语义相近）"
+                5,
+                "阿明养了一只猫",
+                "vector",
+                reason=f"{RELATED_LABEL}（相关度 0.55：语义相近）",
+                band="related",
             ),
             PromptMemory(7, "撤离率 30%", "lexical", "阿明"),
             PromptMemory(9, "阿明在杭州出差", "graph", "阿明", "与#3相关", until="2026-11-22"),
@@ -121,13 +126,27 @@ def test_prompt_teaches_the_exact_marker_syntax() -> None:
     assert "[[m:12]]" in system
 
 
-def test_empty_card_is_left_out_and_vector_guess_is_labelled() -> None:
+def test_empty_card_is_left_out_and_a_related_memory_is_never_a_fact() -> None:
     system = build_chat_prompt(full()).messages[0].content or ""
     assert "【目标】" not in system
-    # a guess carries recall's guess label in its reason, so the model hedges
+    # a related memory says so first, and carries recall's label in its reason
     [line] = [ln for ln in system.splitlines() if ln.startswith("#5〔")]
-    assert GUESS_LABEL in line
+    assert line.startswith("#5〔仅供参考｜")
+    assert RELATED_LABEL in line
     assert line.endswith("〕阿明养了一只猫")
+
+
+def test_every_memory_line_names_its_band_and_the_rules_say_what_they_mean() -> None:
+    prompt = build_chat_prompt(full())
+    system = prompt.messages[0].content or ""
+    lines = [ln for ln in system.splitlines() if re.match(r"#\d+〔", ln)]
+    assert len(lines) == 4
+    for line in lines:
+        band = line.split("〔", 1)[1].split("｜", 1)[0]
+        assert band in ("确定", "仅供参考")
+    assert [ln.startswith("#5〔") for ln in lines if "〔仅供参考｜" in ln] == [True]
+    assert "绝不能当成事实" in system
+    assert "就说自己不知道或记不清，或者反问" in system
 
 
 def test_contradicting_pair_is_shown_together() -> None:

@@ -31,7 +31,7 @@ from memory_core.errors import (
     StorageError,
     ValidationError,
 )
-from memory_core.recall import GUESS_LABEL
+from memory_core.recall import RELATED_LABEL
 from memory_core.recall.features import FEATURES
 from memory_core.recall.why import FEATURE_WORDS, why_words
 from memory_core.types import Memory, Recalled
@@ -133,7 +133,7 @@ def test_recall_text_shows_p_guess_and_what_mattered() -> None:
             memory(5, "阿明养猫"),
             "vector",
             0.55,
-            f"{GUESS_LABEL}（相关度 0.55：语义相近）",
+            f"{RELATED_LABEL}（相关度 0.55：语义相近）",
             guess=True,
             why=(("dense", 1.2), ("names_other", -1.25)),
         ),
@@ -162,7 +162,7 @@ def test_why_text() -> None:
             6,
             "vector",
             0.52,
-            f"{GUESS_LABEL}（相关度 0.52：语义相近）（很久没用到的旧记忆）",
+            f"{RELATED_LABEL}（相关度 0.52：语义相近）（很久没用到的旧记忆）",
             False,
             "阿明养猫",
         ),

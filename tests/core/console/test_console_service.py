@@ -218,7 +218,7 @@ async def test_the_diversity_weight_changes_what_recall_picks_live(core: Yuji) -
     )
 
 
-async def test_the_recall_thresholds_move_live_and_empty_means_calibrated(core: Yuji) -> None:
+async def test_the_recall_floors_move_live_and_empty_means_calibrated(core: Yuji) -> None:
     """The console overrides the relevance model's calibrated points on the running
     engine: a threshold of 1 silences recall, a `sure` of 1 labels every memory a guess,
     and an empty value goes back to the calibrated point."""
@@ -239,18 +239,18 @@ async def test_the_recall_thresholds_move_live_and_empty_means_calibrated(core: 
 
     calibrated = await answer()
     assert [content for content, _ in calibrated] == [text]
-    await core.console.set_tunable("recall_threshold", "1", ADMIN)
+    await core.console.set_tunable("recall_floor", "1", ADMIN)
     assert await answer() == []
-    await core.console.set_tunable("recall_threshold", "", ADMIN)
+    await core.console.set_tunable("recall_floor", "", ADMIN)
     assert await answer() == calibrated
     await core.console.set_tunable("recall_sure", "1", ADMIN)
     assert await answer() == [(text, True)]
     await core.console.set_tunable("recall_sure", "0", ADMIN)
     assert await answer() == [(text, False)]
     with pytest.raises(ValidationError):
-        await core.console.set_tunable("recall_threshold", "1.5", ADMIN)
+        await core.console.set_tunable("recall_floor", "1.5", ADMIN)
     views = {v.name: v for v in await core.console.settings_views()}
-    assert (views["recall_threshold"].value, views["recall_threshold"].origin) == (
+    assert (views["recall_floor"].value, views["recall_floor"].origin) == (
         "",
         "default",
     )

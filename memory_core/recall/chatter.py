@@ -1,0 +1,156 @@
+"""Does a wake ask about anything? (pure)
+
+A wake that asks about nothing ("早上好", "哈哈哈", "在吗", "666", "thanks!") gets no
+memories injected, however high some memory's P: nothing in it could be answered.
+The decision reads the message alone, never the memories: how much of it is left
+once the words of chat that carry no question are removed (data/chatter.txt), whether
+it names a member of the chat, whether it is shaped as a question (question words,
+a question mark, a cue to remember), and how long it is. A small logistic model over
+these signals, fitted on the training corpus's wakes (its `chatter` tier against every
+real question, answerable or not), gives P(it asks); below the gate's line it is
+chatter. The line is chosen on held-out chats so that almost no real question is
+silenced: a question wrongly gated loses its answer, a chatter wake wrongly passed
+only gets the memories the relevance model would give it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memory_core.tokenize import bigram_tokens, is_cjk, normalise
+
+from . import language
+
+SIGNALS: tuple[str, ...] = (
+    "left",
+    "left_share",
+    "named",
+    "question_word",
+    "question_mark",
+    "remember_cue",
+    "length",
+    "latin",
+)
+_REMEMBER = re.compile(
+    r"记得|记不记得|说过|提过|讲过|聊过|来着|之前|以前|上次|remember|recall|mention|told|said|last time"
+)
+_PLACEHOLDER = re.compile(r"\[[^\]]{0,12}\]")
+_LATIN_WORD = re.compile(r"[a-z0-9'+]+")
+Vector = npt.NDArray[np.float64]
+
+
+@cache
+def _fillers() -> tuple[frozenset[str], tuple[str, ...]]:
+    """(latin filler words, CJK filler phrases longest first)."""
+    text = (
+        resources.files("memory_core.recall")
+        .joinpath("data", "chatter.txt")
+        .read_text(encoding="utf-8")
+    )
+    words = {
+        normalise(w)
+        for line in text.splitlines()
+        if line.strip() and not line.startswith("#")
+        for w in line.split()
+    }
+    latin = frozenset(w for w in words if w.isascii())
+    cjk = tuple(sorted((w for w in words if not w.isascii()), key=lambda w: (-len(w), w)))
+    return latin, cjk
+
+
+def residue(text: str, bot_names: tuple[str, ...] = ()) -> str:
+    """What is left of a (normalised) wake once bot names, placeholders ([表情]),
+    chat fillers, emoji and punctuation are gone."""
+    latin, cjk = _fillers()
+    out = _PLACEHOLDER.sub(" ", text.replace("@", " "))
+    for name in sorted({normalise(b) for b in bot_names if b}, key=len, reverse=True):
+        out = out.replace(name, " ")
+    out = _LATIN_WORD.sub(
+        lambda m: " " if _filler_word(m.group(0), latin) else f" {m.group(0)} ", out
+    )
+    for phrase in cjk:
+        if len(phrase) == 1:  # a lone 行 or 中 is filler; inside 旅行 or 中秋 it is not
+            out = re.sub(rf"(?<![\u4e00-\u9fff]){re.escape(phrase)}(?![\u4e00-\u9fff])", " ", out)
+        else:
+            out = out.replace(phrase, " ")
+    kept = "".join(ch if ch.isalnum() or is_cjk(ch) else " " for ch in out)
+    return " ".join(kept.split())
+
+
+def _filler_word(word: str, latin: frozenset[str]) -> bool:
+    """A filler of the list, or a run of one or two repeated digits (666, 2333, 8888:
+    numbers said as laughter and cheering, not as quantities)."""
+    return word in latin or (word.isdigit() and len(word) >= 3 and len(set(word)) <= 2)
+
+
+def signals(text: str, named: bool, bot_names: tuple[str, ...] = ()) -> Vector:
+    """The SIGNALS of one wake (`named`: it names a member of the chat)."""
+    norm = normalise(text)
+    left = residue(norm, bot_names)
+    content = [t for t in bigram_tokens(left) if not t.isdigit()]
+    total = max(1, sum(1 for ch in norm if ch.isalnum() or is_cjk(ch)))
+    values = {
+        "left": math.log1p(len(content)),
+        "left_share": min(1.0, len(left.replace(" ", "")) / total),
+        "named": float(named),
+        "question_word": float(language.asks(norm) is not None),
+        "question_mark": float("?" in norm or "？" in text),
+        "remember_cue": float(bool(_REMEMBER.search(norm))),
+        "length": math.log1p(total),
+        "latin": _latin_share(norm),
+    }
+    return np.array([values[name] for name in SIGNALS], dtype=np.float64)
+
+
+def _latin_share(text: str) -> float:
+    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    cjk = sum(1 for ch in text if is_cjk(ch))
+    return latin / (latin + cjk) if latin + cjk else 0.0
+
+
+@dataclass(frozen=True)
+class ChatterGate:
+    """P(a wake asks about something) from its SIGNALS; below `line` it is chatter."""
+
+    mean: Vector
+    scale: Vector
+    weights: Vector
+    bias: float
+    line: float
+
+    def p_asks(self, row: Vector) -> float:
+        z = float(((row - self.mean) / self.scale) @ self.weights + self.bias)
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+    def is_chatter(self, row: Vector) -> bool:
+        return self.p_asks(row) < self.line
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "signals": list(SIGNALS),
+            "mean": [round(float(v), 10) for v in self.mean],
+            "scale": [round(float(v), 10) for v in self.scale],
+            "weights": [round(float(v), 10) for v in self.weights],
+            "bias": round(self.bias, 10),
+            "line": round(self.line, 6),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ChatterGate:
+        if tuple(data["signals"]) != SIGNALS:
+            raise ValueError(f"chatter gate signals {data['signals']} are not {list(SIGNALS)}")
+        return cls(
+            mean=np.asarray(data["mean"], dtype=np.float64),
+            scale=np.asarray(data["scale"], dtype=np.float64),
+            weights=np.asarray(data["weights"], dtype=np.float64),
+            bias=float(data["bias"]),
+            line=float(data["line"]),
+        )

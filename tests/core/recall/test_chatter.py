@@ -1,0 +1,67 @@
+"""The chatter gate (recall/chatter.py): what is left of a wake once the words of chat
+that ask nothing are gone, its signals for any text, and the shipped gate's verdict on
+wakes written here (not taken from any evaluation set)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory_core.recall import relevance
+from memory_core.recall.chatter import SIGNALS, residue, signals
+from memory_core.tokenize import normalise
+
+BOT = ("大肥鱼",)
+CHATTER = [
+    "早上好呀",
+    "哈哈哈哈哈哈",
+    "在吗",
+    "666666",
+    "晚安~",
+    "谢谢大肥鱼！",
+    "[表情]",
+    "[图片][图片]",
+    "笑死我了hhhh",
+    "good morning!!",
+    "lol",
+    "thanks 大肥鱼 :)",
+    "gn everyone",
+    "👍👍👍",
+]
+QUESTIONS = [
+    "小明上次说他去哪玩了？",
+    "阿杰的猫叫什么名字",
+    "群里谁会修电脑",
+    "我们下次聚餐定在哪天来着",
+    "what was the name of Sam's dog?",
+    "when is Priya moving to Leeds?",
+    "老王现在还住在下沙吗",
+]
+
+
+@pytest.mark.parametrize("text", CHATTER)
+def test_chatter_leaves_nothing_to_ask(text: str) -> None:
+    assert residue(normalise(text), BOT) == ""
+
+
+@pytest.mark.parametrize("text", QUESTIONS)
+def test_a_question_keeps_what_it_asks_about(text: str) -> None:
+    assert residue(normalise(text), BOT) != ""
+
+
+@given(st.text(max_size=300), st.booleans())
+def test_signals_take_any_text(text: str, named: bool) -> None:
+    row = signals(text, named, BOT)
+    assert row.shape == (len(SIGNALS),)
+    assert np.isfinite(row).all()
+
+
+def test_the_shipped_gate_silences_chatter_and_lets_questions_through() -> None:
+    gate = relevance.load(relevance.LEXICAL).chatter
+    assert gate is not None
+    silenced = [t for t in CHATTER if gate.is_chatter(signals(t, False, BOT))]
+    passed = [t for t in QUESTIONS if not gate.is_chatter(signals(t, False, BOT))]
+    assert len(silenced) >= len(CHATTER) - 1, silenced
+    assert passed == QUESTIONS
