@@ -16,8 +16,10 @@ Loopback is refused unless the QQ client serves its images on this host
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import socket
+import ssl
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol, cast
@@ -116,6 +118,13 @@ async def _resolve(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One verifying context per process, shared by every fetcher: loading the CA
+    bundle takes a tenth of a second or more, and each core opens a fetcher."""
+    return httpx.create_ssl_context()
+
+
 class HttpxFetcher:
     def __init__(
         self,
@@ -128,15 +137,18 @@ class HttpxFetcher:
     ) -> None:
         self.max_bytes = max_bytes
         self.timeout_s = timeout_s
-        transport = httpx.AsyncHTTPTransport()
+        if client is not None:
+            self._client = client
+            return
+        transport = httpx.AsyncHTTPTransport(verify=_ssl_context())
         # httpx takes no network backend, so its pool is rebuilt with the checked one.
         transport._pool = httpcore.AsyncConnectionPool(  # pyright: ignore[reportPrivateUsage]
-            ssl_context=httpx.create_ssl_context(),
+            ssl_context=_ssl_context(),
             network_backend=_CheckedBackend(
                 allow_loopback=allow_loopback, allow_private=allow_private
             ),
         )
-        self._client = client or httpx.AsyncClient(
+        self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout_s),
             follow_redirects=True,
             max_redirects=3,

@@ -8,6 +8,7 @@ import pytest
 
 from memory_core import FakeClock, Settings, Yuji
 from memory_core.vectors import FakeEmbedder
+from tests.conftest import copy_head_database
 
 from .relevance_models import FAKE_MODEL, LEXICAL_MODEL
 
@@ -18,8 +19,9 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path / "data")
+def settings(tmp_path: Path, head_database: Path) -> Settings:
+    """A data folder whose database is already at the head revision (tests/conftest.py)."""
+    return Settings(data_dir=copy_head_database(head_database, tmp_path / "data"))
 
 
 @pytest.fixture

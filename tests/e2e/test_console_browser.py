@@ -41,6 +41,8 @@ except ImportError:  # pragma: no cover - depends on the machine
 
 pytestmark = [
     pytest.mark.e2e,
+    # One worker under pytest-xdist (`--dist loadgroup`): the module's one bot and browser.
+    pytest.mark.xdist_group("console-browser"),
     pytest.mark.skipif(
         async_playwright is None,
         reason="browser tests need Playwright: pip install -e '.[test]'",

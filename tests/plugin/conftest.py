@@ -31,6 +31,7 @@ from nonebot.adapters.onebot.v11 import Adapter as OneBotV11Adapter
 from nonebug import NONEBOT_INIT_KWARGS
 
 from memory_core import FakeClock, FakeFetcher, Settings, Yuji
+from tests.conftest import copy_head_database
 from tests.core.relevance_models import FAKE_MODEL, LEXICAL_MODEL
 
 SUPERUSER = "10000"
@@ -64,10 +65,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def yuji_settings(tmp_path: Path) -> Settings:
+def yuji_settings(tmp_path: Path, head_database: Path) -> Settings:
     # No automatic backfill: its catch-up on each bot connect would make API calls
-    # the tests' scripted call lists do not expect.
-    return Settings(data_dir=tmp_path / "yuji-data", nicknames=(NICKNAME,), backfill_interval_s=0)
+    # the tests' scripted call lists do not expect. The database starts at the head
+    # revision (tests/conftest.py).
+    data_dir = copy_head_database(head_database, tmp_path / "yuji-data")
+    return Settings(data_dir=data_dir, nicknames=(NICKNAME,), backfill_interval_s=0)
 
 
 @pytest.fixture
