@@ -58,7 +58,6 @@ class ConsolidationStatus:
     scope: str
     cursor: Cursor
     pending: int
-    oldest_pending_at: datetime | None
     last_batch: Batch | None
 
 
@@ -325,7 +324,6 @@ class ConsolidationService:
             scope=scope,
             cursor=await self.repo.cursor(scope),
             pending=pending[0].count if pending else 0,
-            oldest_pending_at=pending[0].oldest_at if pending else None,
             last_batch=batches[0] if batches else None,
         )
 

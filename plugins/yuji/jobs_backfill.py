@@ -88,9 +88,10 @@ async def catch_up_bot(bot: Bot, heard_before: datetime) -> None:
 
 
 _catch_ups: set[asyncio.Task[None]] = set()
+driver = get_driver()
 
 
-@get_driver().on_bot_connect
+@driver.on_bot_connect
 async def _on_connect(bot: Bot) -> None:
     try:
         core = runtime.core()
