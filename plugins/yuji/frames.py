@@ -126,10 +126,8 @@ def _mentions_or_quotes(message: Any) -> bool:
 
 
 def _core_nicknames() -> tuple[str, ...]:
-    try:
-        return runtime.core().settings.nicknames
-    except RuntimeError:
-        return ()
+    core = runtime.started()
+    return () if core is None else core.settings.nicknames
 
 
 _others: bool | None = None

@@ -47,9 +47,8 @@ async def group_ids(bot: Bot) -> list[int]:
 
 
 async def backfill_all() -> None:
-    try:
-        core = runtime.core()
-    except RuntimeError:
+    core = runtime.started()
+    if core is None:
         return
     for bot in list(get_bots().values()):
         if not isinstance(bot, Bot):
@@ -68,9 +67,8 @@ async def backfill_all() -> None:
 
 async def catch_up_bot(bot: Bot, heard_before: datetime) -> None:
     """Page each group of `bot` back to the last message archived before `heard_before`."""
-    try:
-        core = runtime.core()
-    except RuntimeError:
+    core = runtime.started()
+    if core is None:
         return
     for group_id in await group_ids(bot):
         try:
@@ -93,9 +91,8 @@ driver = get_driver()
 
 @driver.on_bot_connect
 async def _on_connect(bot: Bot) -> None:
-    try:
-        core = runtime.core()
-    except RuntimeError:
+    core = runtime.started()
+    if core is None:
         return
     if core.settings.backfill_interval_s <= 0:
         return  # automatic backfill is off: only /backfill
