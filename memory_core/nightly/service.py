@@ -27,7 +27,7 @@ from memory_core.ops.alerts import AlertSink
 from memory_core.settings import LiveSettings, Settings
 from memory_core.storage.engine import Database
 from memory_core.storage.memory_repo import MemoryRepo
-from memory_core.storage.nightly_health_repo import NightlyHealthRepo
+from memory_core.storage.nightly_health_repo import NightlyHealthRepo, ScopeHealth
 from memory_core.storage.nightly_repo import Card, Diary, NightlyRepo, StepRow
 from memory_core.types import Recalled
 
@@ -315,21 +315,24 @@ class NightlyService:
         return await self.repo.diary(scope, day)
 
     async def last_run(self, scope: str) -> LastRun:
-        rows = await self.repo.latest_day_steps(scope)
-        health = await self.health.get(scope)
-        return LastRun(
-            scope=scope,
-            day=rows[0].day if rows else None,
-            steps=tuple(
-                StepStatus(r.step, r.state, r.attempts, r.error, r.finished_at) for r in rows
-            ),
-            consecutive_failures=health.consecutive_failures,
-            circuit_open=health.circuit_open,
-            retry_at=health.retry_at,
-            last_error=health.last_error,
-            last_success_at=health.last_success_at,
+        return last_run_of(
+            scope, await self.repo.latest_day_steps(scope), await self.health.get(scope)
         )
 
     async def status_lines(self, scope: str) -> dict[str, str]:
         """`/status` lines for the chat (the chat helper's ExtraStatus)."""
         return status_lines(await self.last_run(scope), self.tz)
+
+
+def last_run_of(scope: str, rows: Sequence[StepRow], health: ScopeHealth) -> LastRun:
+    """A chat's latest night from the rows of its steps (in the order they ran)."""
+    return LastRun(
+        scope=scope,
+        day=rows[0].day if rows else None,
+        steps=tuple(StepStatus(r.step, r.state, r.attempts, r.error, r.finished_at) for r in rows),
+        consecutive_failures=health.consecutive_failures,
+        circuit_open=health.circuit_open,
+        retry_at=health.retry_at,
+        last_error=health.last_error,
+        last_success_at=health.last_success_at,
+    )
