@@ -269,7 +269,9 @@ async def test_a_slow_telegram_never_blocks_the_event_loop(
     started = loop.time()
     sink.fire("watchdog", "batch killed")
     assert loop.time() - started < timeout_s / 2
+    deadline = loop.time() + 10
     while not telegram_server.requests:  # the send is under way, and hangs
+        assert loop.time() < deadline, "the send never reached Telegram"
         await asyncio.sleep(0.01)
     gaps: list[float] = []
     for _ in range(20):
