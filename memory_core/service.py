@@ -64,7 +64,7 @@ class Yuji:
     recall: Recall
     """At most five memories of one chat for one question (stage-tagged, explained)."""
     consolidation: ConsolidationService
-    """Background batches: run_once / reconcile / watchdog / status / remember."""
+    """Background batches: run_once / reconcile / watchdog / status."""
     nightly: NightlyService
     """The nightly pipeline: run/retry_due, blocks for the chat prompt, cards, last_run."""
     chat_state: ChatRepo

@@ -4,10 +4,6 @@ Chinese has no spaces, so CJK text is cut into overlapping character bigrams
 ("小明学吉他" -> 小明 明学 学吉 吉他); a lone CJK character between other
 scripts becomes a unigram. Latin words and digit runs are whole tokens. Text is
 NFKC-normalised (full-width digits and letters become ASCII) and lower-cased.
-
-The index also keeps each memory's CJK unigrams in a separate column, so a
-one-character synonym (猫, 酒) can be matched by the near-wording stage without
-polluting the exact-word stage.
 """
 
 from __future__ import annotations
@@ -65,16 +61,6 @@ def bigram_tokens(text: str) -> list[str]:
         else:
             out.extend(run[i : i + 2] for i in range(len(run) - 1))
     return out
-
-
-def unigram_tokens(text: str) -> list[str]:
-    """Every CJK character once, in first-seen order."""
-    seen: dict[str, None] = {}
-    for cjk, run in _runs(text):
-        if cjk:
-            for char in run:
-                seen.setdefault(char, None)
-    return list(seen)
 
 
 @lru_cache(maxsize=1 << 14)

@@ -20,7 +20,7 @@ from memory_core.clock import Clock
 from memory_core.consolidation.service import ConsolidationService
 from memory_core.errors import LLMError, NotFound, ValidationError
 from memory_core.memories.service import FORGET_ACTOR, Memories
-from memory_core.nightly.service import NightlyService
+from memory_core.nightly.service import NightlyService, last_run_of
 from memory_core.nightly.types import LastRun
 from memory_core.ops.alerts import AlertGate
 from memory_core.ops.service import OpsService
@@ -123,19 +123,21 @@ class ConsoleService:
 
     async def chats(self) -> list[ChatRow]:
         states = {s.scope: s for s in await self.chat_state.states()}
+        activity = (await self._activity())[0]
+        work = await self.repo.chat_work([c.scope for c in activity])
         rows: list[ChatRow] = []
-        for counts in (await self._activity())[0]:
-            status = await self.consolidation.status(counts.scope)
+        for counts in activity:
             state = states.get(counts.scope)
+            done = work[counts.scope]
             rows.append(
                 ChatRow(
                     scope=counts.scope,
                     messages=counts.messages,
                     memories=counts.memories,
-                    pending=status.pending,
-                    last_batch=status.last_batch,
+                    pending=done.pending,
+                    last_batch=done.last_batch,
                     muted_until=state.muted_until if state else None,
-                    night=await self.nightly.last_run(counts.scope),
+                    night=last_run_of(counts.scope, done.steps, done.health),
                 )
             )
         return rows

@@ -4,7 +4,6 @@
   waiting chat first, hourly cap unless forced), or None with `last_skip` saying why.
 - `reconcile()`: at start-up, fail open batches and pull watermarks back to truth.
 - `watchdog()`: fail open batches without progress for `batch_watchdog_s`.
-- `remember(...)`: the immediate write `/remember` uses (evidence: one experience).
 Three failed batches in a row in one chat fire an alert; the next success recovers it.
 A model that refuses tool calling stops consolidation for the life of the process
 (the batch that found out is failed, nothing is lost): the log, one alert and
@@ -23,9 +22,8 @@ from zoneinfo import ZoneInfo
 
 from memory_core.archive.service import ArchiveService
 from memory_core.clock import Clock
-from memory_core.errors import LLMUnavailable, NotFound
+from memory_core.errors import LLMUnavailable
 from memory_core.llm.base import LLMClient
-from memory_core.memories.outcomes import WriteOutcome
 from memory_core.ops.alerts import AlertSink, LogAlertSink
 from memory_core.prompts.consolidation import Line, clip, quotes_bot_text
 from memory_core.settings import LiveSettings, Settings
@@ -36,7 +34,7 @@ from memory_core.storage.consolidation_repo import (
     CursorFix,
 )
 from memory_core.storage.engine import Database
-from memory_core.types import EvidenceRef, Experience, MemoryType
+from memory_core.types import Experience
 
 from . import selection
 from .owner import Owner, owner_alive, this_process
@@ -58,7 +56,6 @@ class ConsolidationStatus:
     scope: str
     cursor: Cursor
     pending: int
-    oldest_pending_at: datetime | None
     last_batch: Batch | None
 
 
@@ -316,7 +313,7 @@ class ConsolidationService:
             self._streak(batch.scope, failed.consecutive_failures, failed.batch.error)
         return killed
 
-    # --- reads and the /remember write ---------------------------------------------------
+    # --- reads -------------------------------------------------------------------------
 
     async def status(self, scope: str) -> ConsolidationStatus:
         pending = await self.repo.pending(scope)
@@ -325,36 +322,5 @@ class ConsolidationService:
             scope=scope,
             cursor=await self.repo.cursor(scope),
             pending=pending[0].count if pending else 0,
-            oldest_pending_at=pending[0].oldest_at if pending else None,
             last_batch=batches[0] if batches else None,
-        )
-
-    async def remember(
-        self,
-        scope: str,
-        experience_id: int,
-        content: str,
-        *,
-        subject: str = "group",
-        type: MemoryType = "fact",
-        importance: float = 0.9,
-        confidence: float = 1.0,
-        changed_by: str = "remember",
-    ) -> WriteOutcome:
-        """An immediate memory outside any batch, resting on one experience of `scope`."""
-        await self.archive.flush()
-        try:
-            await self.archive.get(scope, experience_id)
-        except NotFound:
-            raise NotFound(f"experience {experience_id} not found") from None
-        return await self.memories.write(
-            scope,
-            type=type,
-            subject=subject,
-            content=content,
-            evidence=[EvidenceRef(experience_id=experience_id)],
-            importance=importance,
-            confidence=confidence,
-            origin="remember",
-            changed_by=changed_by,
         )

@@ -9,7 +9,6 @@ state different numbers are never near-duplicates: folding '撤离率 20%' into
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterable
 
 from memory_core.tokenize import numbers, token_set
 
@@ -25,22 +24,6 @@ def similarity(new_text: str, old_text: str) -> float:
     if numbers(new_text) != numbers(old_text):
         return 0.0
     return dice(token_set(new_text), token_set(old_text))
-
-
-def best_match(
-    new_text: str, candidates: Iterable[tuple[int, str]], threshold: float
-) -> tuple[int, float] | None:
-    """(id, similarity) of the most similar candidate at or above `threshold`."""
-    new_tokens = token_set(new_text)
-    new_numbers = numbers(new_text)
-    best: tuple[int, float] | None = None
-    for memory_id, text in candidates:
-        if numbers(text) != new_numbers:
-            continue
-        score = dice(new_tokens, token_set(text))
-        if score >= threshold and (best is None or score > best[1]):
-            best = (memory_id, score)
-    return best
 
 
 class WindowIndex:

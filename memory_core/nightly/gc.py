@@ -16,10 +16,9 @@ keeps the version history.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 
 from memory_core.storage.memory_repo import GcCandidate as GcCandidate
 
@@ -67,13 +66,3 @@ def select_cold(
     cold = [c for c in candidates if is_cold(c, now, rules)]
     cold.sort(key=lambda c: (idle_since(c), c.id))
     return [c.id for c in cold[: max(limit, 0)]]
-
-
-def expired_logs(
-    files: Sequence[tuple[Path, datetime]], now: datetime, retention_days: int
-) -> list[Path]:
-    """Log files (path, modified at) older than the retention, oldest first."""
-    if retention_days <= 0:
-        return []
-    horizon = now - timedelta(days=retention_days)
-    return [path for path, modified in sorted(files, key=lambda f: f[1]) if modified < horizon]

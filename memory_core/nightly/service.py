@@ -16,8 +16,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, date, datetime, time, timedelta
-from pathlib import Path
+from datetime import date, datetime, time, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo
 
@@ -28,12 +27,11 @@ from memory_core.ops.alerts import AlertSink
 from memory_core.settings import LiveSettings, Settings
 from memory_core.storage.engine import Database
 from memory_core.storage.memory_repo import MemoryRepo
-from memory_core.storage.nightly_health_repo import NightlyHealthRepo
+from memory_core.storage.nightly_health_repo import NightlyHealthRepo, ScopeHealth
 from memory_core.storage.nightly_repo import Card, Diary, NightlyRepo, StepRow
 from memory_core.types import Recalled
 
 from . import blocks as blocks_mod
-from . import gc
 from .context import DayRun, ModelMissing, Services
 from .days import (
     day_end,
@@ -277,19 +275,13 @@ class NightlyService:
             )
 
     async def _housekeeping(self, latest: date) -> StepReport:
-        """Once per run: merge the derived full-text index, drop logs past retention."""
+        """Once per run: merge the derived full-text index. (Old logs are not pruned here:
+        the log sink that writes them drops them, plugins/yuji/ops_logs.py.)"""
         notes: list[str] = []
         try:
             optimized = await self.services.memory_repo.optimize_derived()
             if optimized:
                 notes.append(f"optimized {', '.join(optimized)}")
-            removed = await asyncio.to_thread(
-                remove_old_logs,
-                self.settings.logs_dir,
-                self.clock.now(),
-                self.settings.log_retention_days,
-            )
-            notes.append(f"{len(removed)} old log files removed")
         except Exception as exc:  # housekeeping never fails the night
             log.warning("nightly housekeeping: %s", exc)
             notes.append(f"housekeeping error: {exc}")
@@ -323,19 +315,8 @@ class NightlyService:
         return await self.repo.diary(scope, day)
 
     async def last_run(self, scope: str) -> LastRun:
-        rows = await self.repo.latest_day_steps(scope)
-        health = await self.health.get(scope)
-        return LastRun(
-            scope=scope,
-            day=rows[0].day if rows else None,
-            steps=tuple(
-                StepStatus(r.step, r.state, r.attempts, r.error, r.finished_at) for r in rows
-            ),
-            consecutive_failures=health.consecutive_failures,
-            circuit_open=health.circuit_open,
-            retry_at=health.retry_at,
-            last_error=health.last_error,
-            last_success_at=health.last_success_at,
+        return last_run_of(
+            scope, await self.repo.latest_day_steps(scope), await self.health.get(scope)
         )
 
     async def status_lines(self, scope: str) -> dict[str, str]:
@@ -343,18 +324,15 @@ class NightlyService:
         return status_lines(await self.last_run(scope), self.tz)
 
 
-def remove_old_logs(folder: Path, now: datetime, retention_days: int) -> list[Path]:
-    if not folder.is_dir():
-        return []
-    files = [
-        (p, datetime.fromtimestamp(p.stat().st_mtime, UTC)) for p in folder.iterdir() if p.is_file()
-    ]
-    removed: list[Path] = []
-    for path in gc.expired_logs(files, now, retention_days):
-        try:
-            path.unlink()
-        except OSError as exc:
-            log.warning("could not remove old log %s: %s", path, exc)
-            continue
-        removed.append(path)
-    return removed
+def last_run_of(scope: str, rows: Sequence[StepRow], health: ScopeHealth) -> LastRun:
+    """A chat's latest night from the rows of its steps (in the order they ran)."""
+    return LastRun(
+        scope=scope,
+        day=rows[0].day if rows else None,
+        steps=tuple(StepStatus(r.step, r.state, r.attempts, r.error, r.finished_at) for r in rows),
+        consecutive_failures=health.consecutive_failures,
+        circuit_open=health.circuit_open,
+        retry_at=health.retry_at,
+        last_error=health.last_error,
+        last_success_at=health.last_success_at,
+    )

@@ -87,9 +87,6 @@ def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
 _RETRO = _cue_pattern(RETROSPECTIVE_CUES)
 _STILL = _cue_pattern(STILL_CUES)
 
-TIME_CHARS = frozenset("年月日号点周时天")
-"""Units that, after a numeral, say when."""
-NUMERAL_CHARS = frozenset("0123456789零〇一二三四五六七八九十百千万亿两半")
 _TIME_WORDS = re.compile(
     r"[0-9零〇一二三四五六七八九十两]+\s*[年月日号点]|周[一二三四五六日天末]|星期[一二三四五六日天]"
     r"|今天|昨天|前天|明天|后天|今年|去年|明年|前年|上周|下周|月初|月底|年初|年底|早上|晚上|中午|下午|上午|凌晨"

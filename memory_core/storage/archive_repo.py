@@ -79,11 +79,6 @@ class ArchiveRepo(Repository):
         async with self.writing(conn) as conn:
             return await _insert_many(conn, exps, received_at)
 
-    async def insert_one(
-        self, exp: NewExperience, received_at: datetime, *, conn: AsyncConnection | None = None
-    ) -> Appended:
-        return (await self.insert_many([exp], [received_at], conn=conn))[0]
-
     async def record_attachment(
         self,
         *,

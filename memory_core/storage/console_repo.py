@@ -12,32 +12,40 @@ id of another chat reads as missing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import String, and_, column, delete, func, insert, select, values
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.types import Experience, Memory
 
 from .archive_repo import experience_of
 from .chat_repo import Injection, injection_of
+from .consolidation_repo import Batch
 from .engine import Database
 from .memory_console import MemoryFilter as MemoryFilter
 from .memory_console import RelationRow as RelationRow
 from .memory_repo import MemoryRepo
+from .nightly_health_repo import ScopeHealth
 from .nightly_repo import Diary, StepRow, TimelineEntry, step_of
 from .repository import Repository, upsert
 from .schema import (
     console_audit,
     console_overrides,
+    consolidation_batches,
+    consolidation_cursors,
     diaries,
     experiences,
     injections,
     nightly_runs,
+    nightly_scopes,
     timeline,
 )
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +65,18 @@ class ChatCounts:
     scope: str
     messages: int
     memories: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChatWork:
+    """A chat's background work as the chats list shows it."""
+
+    pending: int
+    """Messages behind the consolidation watermark."""
+    last_batch: Batch | None
+    steps: tuple[StepRow, ...]
+    """The latest night's steps, in the order they ran."""
+    health: ScopeHealth
 
 
 class ConsoleRepo(Repository):
@@ -134,6 +154,73 @@ class ConsoleRepo(Repository):
             }
             kept = await self.memory_repo.counts_by_scope(conn=conn)
         return [ChatCounts(s, said.get(s, 0), kept.get(s, 0)) for s in sorted(said.keys() | kept)]
+
+    async def chat_work(
+        self, scopes: Sequence[str], *, conn: AsyncConnection | None = None
+    ) -> dict[str, ChatWork]:
+        """Every listed chat's backlog, last batch and last night, in one statement: a
+        page of many chats costs one round trip, not several per chat.
+
+        One row per chat and step of its latest night, the chat's columns repeated."""
+        if not scopes:
+            return {}
+        asked = values(column("scope", String), name="asked").data([(s,) for s in scopes]).cte()
+        e, cur = experiences.c, consolidation_cursors.c
+        behind = (
+            select(e.scope, func.count().label("n"))
+            .select_from(experiences.outerjoin(consolidation_cursors, cur.scope == e.scope))
+            .where(e.scope.in_(scopes), e.id > func.coalesce(cur.acked_id, 0))
+            .group_by(e.scope)
+            .subquery("behind")
+        )
+        bc = consolidation_batches.c
+        newest = select(bc.scope, func.max(bc.id).label("id")).group_by(bc.scope).subquery("newest")
+        runs = nightly_runs.c
+        latest = (
+            select(runs.scope, func.max(runs.day).label("day"))
+            .group_by(runs.scope)
+            .subquery("latest")
+        )
+        b, r, h = (
+            consolidation_batches.alias("b"),
+            nightly_runs.alias("r"),
+            nightly_scopes.alias("h"),
+        )
+        query = (
+            select(
+                asked.c.scope.label("chat"),
+                behind.c.n,
+                *(c.label(f"b_{c.name}") for c in b.c),
+                *(c.label(f"r_{c.name}") for c in r.c),
+                *(c.label(f"h_{c.name}") for c in h.c),
+            )
+            .select_from(
+                asked.outerjoin(behind, behind.c.scope == asked.c.scope)
+                .outerjoin(newest, newest.c.scope == asked.c.scope)
+                .outerjoin(b, b.c.id == newest.c.id)
+                .outerjoin(latest, latest.c.scope == asked.c.scope)
+                .outerjoin(r, and_(r.c.scope == asked.c.scope, r.c.day == latest.c.day))
+                .outerjoin(h, h.c.scope == asked.c.scope)
+            )
+            .order_by(asked.c.scope, r.c.id)
+        )
+        async with self.reading(conn) as conn:
+            rows = (await conn.execute(query)).mappings().all()
+        found: dict[str, ChatWork] = {}
+        for m in rows:
+            scope = str(m["chat"])
+            if scope not in found:
+                found[scope] = ChatWork(
+                    pending=int(m["n"] or 0),
+                    last_batch=_prefixed(Batch, "b_", m),
+                    steps=(),
+                    health=_prefixed(ScopeHealth, "h_", m) or ScopeHealth(scope),
+                )
+            step = _prefixed(StepRow, "r_", m)
+            if step is not None:
+                step = replace(step, detail=dict(step.detail or {}))
+                found[scope] = replace(found[scope], steps=(*found[scope].steps, step))
+        return found
 
     async def hourly(
         self, since: datetime, *, conn: AsyncConnection | None = None
@@ -283,3 +370,12 @@ class ConsoleRepo(Repository):
                 .order_by(n.day.desc(), n.id)
             )
             return [step_of(r) for r in rows]
+
+
+def _prefixed(kind: type[_T], prefix: str, m: Any) -> _T | None:
+    """The `kind` (a dataclass) in the row's columns named `prefix` + field, or None
+    when its outer join found nothing."""
+    names = [f.name for f in fields(kind)]  # pyright: ignore[reportArgumentType]
+    if m[prefix + names[0]] is None:
+        return None
+    return kind(**{n: m[prefix + n] for n in names})

@@ -1,9 +1,9 @@
 """How memories are laid out in the FTS5 index `memory_fts` (pure functions).
 
 The index is derived and rebuildable (`yuji reindex`). Each row (rowid = memory
-id) has two columns of space-separated tokens that FTS5's `ascii` tokenizer
-keeps whole: `bi` (CJK bigrams and latin words of subject + content) and `uni`
-(CJK unigrams). Every token carries its chat's key as a prefix, so
+id) has one column, `bi`, of space-separated tokens that FTS5's `ascii` tokenizer
+keeps whole: the CJK bigrams and latin words of subject + content. Every token
+carries its chat's key as a prefix, so
 
 - a term of one chat can never match a memory of another (fail-closed twice:
   recall also filters on `memories.scope`), and
@@ -17,7 +17,7 @@ import hashlib
 from collections.abc import Iterable
 from functools import lru_cache
 
-from memory_core.tokenize import bigram_tokens, unigram_tokens
+from memory_core.tokenize import bigram_tokens
 
 KEY_LENGTH = 11
 
@@ -27,13 +27,10 @@ def scope_key(scope: str) -> str:
     return "s" + hashlib.sha1(scope.encode("utf-8")).hexdigest()[: KEY_LENGTH - 1]
 
 
-def document(scope: str, subject: str, content: str) -> tuple[str, str]:
-    """The (bi, uni) column values of one memory."""
+def document(scope: str, subject: str, content: str) -> str:
+    """The `bi` column value of one memory."""
     key = scope_key(scope)
-    text = f"{subject} {content}"
-    bi = " ".join(key + token for token in bigram_tokens(text))
-    uni = " ".join(key + token for token in unigram_tokens(text))
-    return bi, uni
+    return " ".join(key + token for token in bigram_tokens(f"{subject} {content}"))
 
 
 def keyed(scope: str, tokens: Iterable[str]) -> list[str]:
@@ -57,13 +54,9 @@ def column_tokens(column: str) -> frozenset[str]:
     return frozenset(unkeyed_tokens(column))
 
 
-def match_any(scope: str, bi: Iterable[str] = (), uni: Iterable[str] = ()) -> str | None:
+def match_any(scope: str, bi: Iterable[str]) -> str | None:
     """An FTS5 MATCH expression for rows holding any of the given tokens, or None."""
-    parts: list[str] = []
-    bi_terms = sorted(set(keyed(scope, bi)))
-    uni_terms = sorted(set(keyed(scope, uni)))
-    if bi_terms:
-        parts.append("bi : (" + " OR ".join(f'"{t}"' for t in bi_terms) + ")")
-    if uni_terms:
-        parts.append("uni : (" + " OR ".join(f'"{t}"' for t in uni_terms) + ")")
-    return " OR ".join(parts) or None
+    terms = sorted(set(keyed(scope, bi)))
+    if not terms:
+        return None
+    return "bi : (" + " OR ".join(f'"{t}"' for t in terms) + ")"

@@ -20,7 +20,7 @@ from .memory_reads import MemoryReads
 from .memory_sql import m, to_memory
 
 _CHUNK = 500
-_INDEX_ROW = text("INSERT INTO memory_fts(rowid, bi, uni) VALUES (:id, :bi, :uni)")
+_INDEX_ROW = text("INSERT INTO memory_fts(rowid, bi) VALUES (:id, :bi)")
 
 
 class MemorySearch(MemoryReads):
@@ -129,7 +129,7 @@ class MemorySearch(MemoryReads):
         key = (with_past, limit)
         query = self._word_statements.get(key)
         if query is None:
-            query = sql.candidates_with_links(sql.visible_bound(with_past), limit)
+            query = sql.candidates(sql.visible_bound(with_past), limit)
             self._word_statements[key] = query
         async with self.reading(conn) as c:
             rows = await c.execute(query, {"match": match, **sql.visible_params(scope, now)})
@@ -181,5 +181,4 @@ class MemorySearch(MemoryReads):
 
 
 def _index_params(memory_id: int, scope: str, subject: str, content: str) -> dict[str, Any]:
-    bi, uni = fts.document(scope, subject, content)
-    return {"id": memory_id, "bi": bi, "uni": uni}
+    return {"id": memory_id, "bi": fts.document(scope, subject, content)}

@@ -35,12 +35,13 @@ from sqlalchemy import (
 from memory_core.clock import as_utc
 from memory_core.types import Memory
 
-from .schema import memories, memory_relations, memory_versions
+from .schema import memories, memory_versions
 
 m = memories.c
 
-memory_fts = table("memory_fts", column("rowid"), column("bi"), column("uni"))
-"""The FTS5 virtual table (created in raw SQL by migration 0001; see storage/fts.py)."""
+memory_fts = table("memory_fts", column("rowid"), column("bi"))
+"""The FTS5 virtual table (created in raw SQL by migrations 0001, 0002 and 0013; see
+storage/fts.py)."""
 
 
 FORGET_ACTOR = "forget-person"
@@ -113,41 +114,29 @@ def _rule(
 # --- full-text candidates -------------------------------------------------------------
 
 
-def candidates_with_columns(visible_: ColumnElement[bool], limit: int) -> Select[Any]:
-    """The `limit` best (bm25) visible memories whose index row matches `:match`, with
-    their (bi, uni) columns.
+def candidates(visible_: ColumnElement[bool], limit: int) -> Select[Any]:
+    """The `limit` best (bm25) visible memories whose index row matches `:match`.
 
     The full-text index must drive: a plain join lets SQLite walk the chat's memories
     and run the MATCH once per memory. So the best matches are ranked first in a
-    subquery (with room for some that visibility then removes) and joined after.
-    The index columns are read by rowid for the kept rows only: selecting them in the
-    ranking subquery would read them for every ranked row (3x slower at 10k)."""
-    doc = memory_fts.alias("doc")
-    return _candidates(visible_, limit, doc.c.bi, doc.c.uni, doc=doc)
-
-
-def candidates_with_links(visible_: ColumnElement[bool], limit: int) -> Select[Any]:
-    """Like `candidates_with_columns`, with the `bi` column and whether the memory has
-    any relation at all (recall's graph stage skips its query when no source has one)."""
-    doc = memory_fts.alias("doc")
-    r = memory_relations.c
-    linked = or_(
-        select(literal_column("1")).where(r.src_id == m.id).exists(),
-        select(literal_column("1")).where(r.dst_id == m.id).exists(),
-    ).label("linked")
-    return _candidates(visible_, limit, doc.c.bi, linked, doc=doc)
-
-
-def _candidates(visible_: ColumnElement[bool], limit: int, *extra: Any, doc: Any) -> Select[Any]:
+    subquery (with room for some that visibility then removes) and joined after."""
     ranked = _ranked(limit * 4)
     return (
-        select(memories, *extra)
+        select(memories)
         .join_from(ranked, memories, m.id == ranked.c.rid)
-        .join(doc, doc.c.rowid == ranked.c.rid)
         .where(visible_)
         .order_by(ranked.c.rank)
         .limit(limit)
     )
+
+
+def candidates_with_columns(visible_: ColumnElement[bool], limit: int) -> Select[Any]:
+    """Like `candidates`, with each memory's `bi` column.
+
+    The column is read by rowid for the kept rows only: selecting it in the ranking
+    subquery would read it for every ranked row (3x slower at 10k)."""
+    doc = memory_fts.alias("doc")
+    return candidates(visible_, limit).add_columns(doc.c.bi).join(doc, doc.c.rowid == m.id)
 
 
 def bm25(where: ColumnElement[bool], limit: int) -> Any:

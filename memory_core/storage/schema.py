@@ -413,7 +413,6 @@ Index("ix_llm_usage_at", llm_usage.c.at)
 
 # --- porting: imports, and forgetting a person ----------------------------------
 
-IMPORT_KEY_SOURCES = ("facts", "pack")
 FORGET_STATES = ("running", "done")
 
 # What an import already wrote, by the key of its source: a typed fact's

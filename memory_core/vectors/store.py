@@ -76,7 +76,6 @@ class VectorIndex:
         self.dim = dim
         self.rows = rows
         self.vectors = vectors
-        self._by_id = {r.memory_id: i for i, r in enumerate(rows)}
         subjects: dict[str, set[str]] = {}
         for row in rows:
             subjects.setdefault(row.scope, set()).add(row.subject)
@@ -106,11 +105,6 @@ class VectorIndex:
     def subjects(self, scope: str) -> frozenset[str]:
         """The subjects of this scope's indexed memories."""
         return self._subjects.get(scope, frozenset())
-
-    def version_of(self, memory_id: int) -> int | None:
-        """The version of the memory its vector was computed from (None: not indexed)."""
-        at = self._by_id.get(memory_id)
-        return None if at is None else self.rows[at].version
 
     def select(self, scope: str, candidate_ids: Iterable[int]) -> Positions:
         """Row positions (ascending, read-only) of the candidates that are indexed AND

@@ -81,9 +81,8 @@ async def _start() -> None:
 async def _stop() -> None:
     """Drain: the server stopped accepting and read what the clients had sent; write it
     all within YUJI_SHUTDOWN_DRAIN_S, report what is left by chat, close the core."""
-    try:
-        core = runtime.core()
-    except RuntimeError:
+    core = runtime.started()
+    if core is None:
         return
     report = await core.archive.drain(shutdown.remaining(core.settings.shutdown_drain_s))
     if report.left:

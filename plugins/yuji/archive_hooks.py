@@ -1,8 +1,9 @@
 """Archive every message the bot sends, and convert the ones it receives.
 
-- Incoming: `ingest.py` archives each message once, before any matcher (from the raw
-  frame with `bot.py`'s adapter, else from the parsed event); `incoming_experience`
-  is its converter for a parsed event (also used by `/remember`).
+- Incoming: each message is archived once, before any matcher: from the raw frame
+  with `bot.py`'s adapter (`frames.py`), else from the parsed event (`ingest.py`);
+  `incoming_experience` is the converter for a parsed event (also used by
+  `/remember`).
 - Outgoing: `Bot.on_called_api` for `send_group_msg` / `send_private_msg` /
   `send_msg`, archived with `is_bot=True`; the fingerprint is the returned
   `message_id`, so the echo of our own message (if the client reports one) dedups.

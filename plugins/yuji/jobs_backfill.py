@@ -47,9 +47,8 @@ async def group_ids(bot: Bot) -> list[int]:
 
 
 async def backfill_all() -> None:
-    try:
-        core = runtime.core()
-    except RuntimeError:
+    core = runtime.started()
+    if core is None:
         return
     for bot in list(get_bots().values()):
         if not isinstance(bot, Bot):
@@ -68,9 +67,8 @@ async def backfill_all() -> None:
 
 async def catch_up_bot(bot: Bot, heard_before: datetime) -> None:
     """Page each group of `bot` back to the last message archived before `heard_before`."""
-    try:
-        core = runtime.core()
-    except RuntimeError:
+    core = runtime.started()
+    if core is None:
         return
     for group_id in await group_ids(bot):
         try:
@@ -88,13 +86,13 @@ async def catch_up_bot(bot: Bot, heard_before: datetime) -> None:
 
 
 _catch_ups: set[asyncio.Task[None]] = set()
+driver = get_driver()
 
 
-@get_driver().on_bot_connect
+@driver.on_bot_connect
 async def _on_connect(bot: Bot) -> None:
-    try:
-        core = runtime.core()
-    except RuntimeError:
+    core = runtime.started()
+    if core is None:
         return
     if core.settings.backfill_interval_s <= 0:
         return  # automatic backfill is off: only /backfill

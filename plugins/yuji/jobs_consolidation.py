@@ -45,9 +45,8 @@ async def ensure_reconciled(core: Yuji) -> None:
 
 
 async def tick() -> None:
-    try:
-        core = runtime.core()
-    except RuntimeError:
+    core = runtime.started()
+    if core is None:
         return
     await run_tick(core)
 
@@ -73,17 +72,15 @@ async def run_tick(core: Yuji) -> str:
 
 
 async def watchdog() -> None:
-    try:
-        core = runtime.core()
-    except RuntimeError:
+    core = runtime.started()
+    if core is None:
         return
     await core.consolidation.watchdog()
 
 
 async def reconcile() -> None:
-    try:
-        core = runtime.core()
-    except RuntimeError:
+    core = runtime.started()
+    if core is None:
         return
     await ensure_reconciled(core)
 

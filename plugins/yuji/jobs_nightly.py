@@ -52,9 +52,8 @@ def _log(kind: str, reports: Sequence[StepReport]) -> None:
 
 
 async def night() -> None:
-    try:
-        core = runtime.core()
-    except RuntimeError:
+    core = runtime.started()
+    if core is None:
         return
     try:
         _log("run", await core.nightly.run(trigger="schedule"))
@@ -63,9 +62,8 @@ async def night() -> None:
 
 
 async def retry() -> None:
-    try:
-        core = runtime.core()
-    except RuntimeError:
+    core = runtime.started()
+    if core is None:
         return
     try:
         reports = await core.nightly.retry_due()

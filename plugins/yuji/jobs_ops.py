@@ -29,9 +29,8 @@ FIRST_DAILY_AFTER = timedelta(minutes=5)
 
 
 async def backup_tick() -> None:
-    try:
-        core = runtime.core()
-    except RuntimeError:
+    core = runtime.started()
+    if core is None:
         return
     try:
         await core.ops.backup_if_due()
@@ -40,9 +39,8 @@ async def backup_tick() -> None:
 
 
 async def daily() -> None:
-    try:
-        core = runtime.core()
-    except RuntimeError:
+    core = runtime.started()
+    if core is None:
         return
     try:
         cleaned, capacity = await core.ops.daily()

@@ -25,9 +25,8 @@ ALERT_KEY = "vectors-embed"
 
 
 async def refresh_vectors() -> None:
-    try:
-        core = runtime.core()
-    except RuntimeError:
+    core = runtime.started()
+    if core is None:
         return
     await refresh(core)
 

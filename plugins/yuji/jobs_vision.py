@@ -20,9 +20,8 @@ JOB_ID = "yuji_vision"
 
 
 async def describe_images() -> None:
-    try:
-        core = runtime.core()
-    except RuntimeError:
+    core = runtime.started()
+    if core is None:
         return
     await run_tick(core)
 

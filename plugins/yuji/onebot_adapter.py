@@ -8,11 +8,11 @@ models) and replaces only that loop:
 
 1. a frame that is not a JSON object is logged (throttled) and skipped; the socket
    stays open;
-2. a message is archived from the raw JSON (`ingest.archive_frame`) before NoneBot
+2. a message is archived from the raw JSON (`frames.archive_frame`) before NoneBot
    parses it, so an event NoneBot cannot parse is still kept; when the archive queue
    is full, this waits, and so the client's socket is not read (backpressure);
 3. an event is parsed and handed to NoneBot's matchers only when a handler may act
-   on it (`ingest.needs_handlers`, decided on the JSON), in at most
+   on it (`frames.needs_handlers`, decided on the JSON), in at most
    `MAX_HANDLER_TASKS` concurrent tasks; above that, the event is archived but not
    handled, and a line a minute says how many.
 
@@ -42,7 +42,7 @@ from nonebot.utils import escape_tag
 
 from memory_core import LogThrottle, repeats
 
-from . import ingest
+from . import frames
 
 MAX_HANDLER_TASKS = 256
 """Events in NoneBot's matchers at once; beyond that they are archived, not handled."""
@@ -65,11 +65,11 @@ class IngestAdapter(OneBotV11Adapter):
     async def _handle_ws(self, websocket: WebSocket) -> None:
         self_id = websocket.request.headers.get("x-self-id")
         if not self_id:
-            ingest.log.warning("OneBot connection without X-Self-ID refused")
+            frames.log.warning("OneBot connection without X-Self-ID refused")
             await websocket.close(1008, "Missing X-Self-ID Header")
             return
         if self_id in self.bots:
-            ingest.log.warning(f"there is already a bot {self_id}: second connection refused")
+            frames.log.warning(f"there is already a bot {self_id}: second connection refused")
             await websocket.close(1008, "Duplicate X-Self-ID")
             return
         response = self._check_access_token(websocket.request)
@@ -84,7 +84,7 @@ class IngestAdapter(OneBotV11Adapter):
         bot = Bot(self, self_id)
         self.bot_connect(bot)
         self.connections[self_id] = websocket
-        ingest.log.info(f"Bot {escape_tag(self_id)} connected")
+        frames.log.info(f"Bot {escape_tag(self_id)} connected")
         try:
             while True:
                 frame = await websocket.receive()
@@ -95,9 +95,9 @@ class IngestAdapter(OneBotV11Adapter):
                     self._in_hand -= 1
                     self._last_frame = time.monotonic()
         except WebSocketClosed:
-            ingest.log.warning(f"WebSocket for bot {escape_tag(self_id)} closed")
+            frames.log.warning(f"WebSocket for bot {escape_tag(self_id)} closed")
         except Exception as exc:
-            ingest.log.opt(exception=exc).error(
+            frames.log.opt(exception=exc).error(
                 f"WebSocket for bot {escape_tag(self_id)} failed; the client will reconnect"
             )
         finally:
@@ -117,13 +117,13 @@ class IngestAdapter(OneBotV11Adapter):
             self._skip("not a JSON object", type(data).__name__, frame)
             return
         payload = cast(dict[str, Any], data)
-        await ingest.archive_frame(bot.self_id, payload)
+        await frames.archive_frame(bot.self_id, payload)
         try:
-            if "post_type" in payload and not ingest.needs_handlers(payload):
+            if "post_type" in payload and not frames.needs_handlers(payload):
                 return
             event = self.json_to_event(payload)
             if event is None or (
-                payload.get("post_type") in ingest.MESSAGE_POSTS
+                payload.get("post_type") in frames.MESSAGE_POSTS
                 and not isinstance(event, MessageEvent)
             ):
                 return  # a message NoneBot could only read as a bare event: no handler acts
@@ -134,7 +134,7 @@ class IngestAdapter(OneBotV11Adapter):
             self.unhandled += 1
             held = self._throttle.allow("busy")
             if held is not None:
-                ingest.log.warning(
+                frames.log.warning(
                     f"{MAX_HANDLER_TASKS} events already in handlers: this one is archived "
                     f"but not handled; {self.unhandled} so far{repeats(held)}"
                 )
@@ -171,7 +171,7 @@ class IngestAdapter(OneBotV11Adapter):
         try:
             return type_validate_python(Event, data)
         except Exception as exc:
-            ingest.complain(
+            frames.complain(
                 ("event", type(exc).__name__),
                 f"event NoneBot cannot parse skipped ({type(exc).__name__})",
             )
@@ -184,7 +184,7 @@ class IngestAdapter(OneBotV11Adapter):
         held = self._throttle.allow(("skip", what))
         if held is not None:
             preview = frame[:200] if isinstance(frame, str) else repr(frame[:200])
-            ingest.log.warning(
+            frames.log.warning(
                 f"frame skipped ({what}: {escape_tag(detail[:200])}): "
                 f"{escape_tag(preview)}{repeats(held)}"
             )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from nonebot import get_driver, logger
@@ -94,7 +95,9 @@ def install(settings: Settings, secrets: Iterable[str]) -> int:
     return logger.add(
         settings.logs_dir / FILE_NAME,
         rotation="00:00",
-        retention=max(1, settings.log_retention_days),
+        # Old logs go here and nowhere else: the sink knows which files are its own, and
+        # prunes them whether or not the nightly runs.
+        retention=timedelta(days=settings.log_retention_days),
         encoding="utf-8",
         level="INFO",
         format=FILE_FORMAT,

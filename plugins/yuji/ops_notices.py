@@ -32,10 +32,10 @@ def _is_offline_notice(event: NoticeEvent) -> bool:
 def _heartbeat_matters(bot: Bot, event: HeartbeatMetaEvent) -> bool:
     """Only a heartbeat that changes the state is handled (NoneBot logs every handled
     event, and heartbeats come every few seconds)."""
-    try:
-        failing = runtime.core().alerts.is_failing(bot_offline_key(bot.self_id))
-    except RuntimeError:
+    core = runtime.started()
+    if core is None:
         return False
+    failing = core.alerts.is_failing(bot_offline_key(bot.self_id))
     return failing if event.status.online else not failing
 
 

@@ -16,3 +16,9 @@ def core() -> Yuji:
     if _core is None:
         raise RuntimeError("yuji is not started yet")
     return _core
+
+
+def started() -> Yuji | None:
+    """The core, or None before startup and after shutdown: for what runs on a timer
+    or a NoneBot hook and has nothing to do without one."""
+    return _core

@@ -41,7 +41,7 @@ async def test_migrations_match_the_schema_module(db: Database) -> None:
         context = MigrationContext.configure(
             conn,
             opts={
-                "include_object": lambda obj, name, type_, reflected, compare_to: (
+                "include_object": lambda _obj, name, type_, _reflected, _compare_to: (
                     not (type_ == "table" and (name or "").startswith(("memory_fts", "alembic")))
                 )
             },
@@ -223,4 +223,40 @@ async def test_0012_keeps_one_running_forget_request_per_person(db: Database) ->
     await add("43")
     await migrate.upgrade(db)
     assert [s for _, u, s in await states() if u == "43"] == ["running", "done"]
+    assert await migrate.current_revision(db) == migrate.head_revision()
+
+
+async def test_0013_keeps_the_index_rows_and_drops_the_unigram_column(db: Database) -> None:
+    """Upgrade keeps every row's `bi` under its rowid, searchable and counted by the
+    vocabulary table, without `uni`; downgrade brings `uni` back (empty) and the rows."""
+    from sqlalchemy import text
+
+    async def index() -> tuple[str, list[tuple[int, str]], list[str]]:
+        async with db.read() as conn:
+            sql = (
+                await conn.execute(text("SELECT sql FROM sqlite_master WHERE name='memory_fts'"))
+            ).scalar()
+            rows = await conn.execute(
+                text("SELECT rowid, bi FROM memory_fts WHERE memory_fts MATCH 'bi : skey吉他'")
+            )
+            vocab = await conn.execute(text("SELECT term FROM memory_fts_vocab ORDER BY term"))
+            return str(sql), [(int(r[0]), str(r[1])) for r in rows], [str(v[0]) for v in vocab]
+
+    await migrate.upgrade(db, "0012")
+    async with db.write() as conn:
+        await conn.execute(
+            text("INSERT INTO memory_fts(rowid, bi, uni) VALUES (7, 'skey吉他 skey学吉', 'skey吉')")
+        )
+    await migrate.upgrade(db, "0013")
+    sql, rows, vocab = await index()
+    assert "uni" not in sql
+    assert "'ascii'" in sql
+    assert rows == [(7, "skey吉他 skey学吉")]
+    assert vocab == ["skey吉他", "skey学吉"]
+
+    await migrate.downgrade(db, "0012")
+    sql, rows, _ = await index()
+    assert "uni" in sql
+    assert rows == [(7, "skey吉他 skey学吉")]
+    await migrate.upgrade(db)
     assert await migrate.current_revision(db) == migrate.head_revision()

@@ -260,17 +260,25 @@ async def test_telegram_down_costs_the_caller_nothing(
 async def test_a_slow_telegram_never_blocks_the_event_loop(
     telegram_server: FakeTelegramServer,
 ) -> None:
-    sink = telegram(telegram_server.base_url, timeout_s=0.5, attempts=1)
+    # A send that held the loop would do so until its timeout: fire() would take that
+    # long, or so would one of the short sleeps below while the request hangs.
+    timeout_s = 1.5
+    sink = telegram(telegram_server.base_url, timeout_s=timeout_s, attempts=1)
     telegram_server.hold()
+    loop = asyncio.get_running_loop()
+    started = loop.time()
     sink.fire("watchdog", "batch killed")
-    ticks = 0
+    assert loop.time() - started < timeout_s / 2
+    deadline = loop.time() + 10
     while not telegram_server.requests:  # the send is under way, and hangs
+        assert loop.time() < deadline, "the send never reached Telegram"
         await asyncio.sleep(0.01)
-        ticks += 1
-    for _ in range(10):  # the loop keeps serving other work meanwhile
-        await asyncio.sleep(0)
-        ticks += 1
-    assert ticks >= 10
+    gaps: list[float] = []
+    for _ in range(20):
+        before = loop.time()
+        await asyncio.sleep(0.01)
+        gaps.append(loop.time() - before)
+    assert max(gaps) < timeout_s / 2
     assert sink.sent == 0
     assert await sink.drain(10)  # the hard timeout gave up on it
     assert sink.undelivered == 1

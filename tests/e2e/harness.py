@@ -243,7 +243,6 @@ class OnebotPeer:
     access_token: str = DEFAULT_TOKEN
     handler: Handler | None = None
     calls: list[ApiCall] = field(default_factory=list[ApiCall])
-    events_sent: int = 0
     _ws: ClientConnection | None = None
     _reader: asyncio.Task[None] | None = None
     _message_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(900_000))
@@ -286,7 +285,6 @@ class OnebotPeer:
 
     async def send_event(self, event: Mapping[str, Any]) -> None:
         await self.send_raw(json.dumps(event, ensure_ascii=False))
-        self.events_sent += 1
 
     async def send_raw(self, frame: str) -> None:
         if self._ws is None:

@@ -224,15 +224,6 @@ class FakeOpenAIServer:
         with self._lock:
             self._queue.extend(replies)
 
-    def wait_for_requests(self, count: int, timeout_s: float = 10.0) -> list[RecordedRequest]:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            with self._lock:
-                if len(self.requests) >= count:
-                    return list(self.requests)
-            time.sleep(0.02)
-        raise TimeoutError(f"expected {count} requests, got {len(self.requests)}")
-
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
             self.requests.append(request)

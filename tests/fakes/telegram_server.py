@@ -157,14 +157,6 @@ class FakeTelegramServer:
                 if r.method == "sendMessage" and r.token == self.token
             ]
 
-    def wait_for_messages(self, count: int, timeout_s: float = 10.0) -> list[SentMessage]:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if len(found := self.messages) >= count:
-                return found
-            time.sleep(0.02)
-        raise TimeoutError(f"expected {count} messages, got {self.messages}")
-
     # --- the Bot API -------------------------------------------------------------------
     def _answer(self, path: str, content_type: str, raw: bytes) -> tuple[int, dict[str, Any]]:
         prefix, _, method = path.lstrip("/").partition("/")

@@ -16,7 +16,7 @@ config = context.config
 
 
 def _include_object(
-    obj: object, name: str | None, type_: str, reflected: bool, compare_to: object
+    _obj: object, name: str | None, type_: str, _reflected: bool, _compare_to: object
 ) -> bool:
     # Derived full-text tables are created by raw SQL in migrations, not by metadata.
     return not (type_ == "table" and name is not None and name.startswith("memory_fts"))

@@ -39,10 +39,9 @@ def gate() -> Gate:
     """The door of the running core (a new core, e.g. after a restart in tests, gets a
     fresh one); 404 while the console is off or the core is not started."""
     global _gate
-    try:
-        core = runtime.core()
-    except RuntimeError:
-        raise HTTPException(404) from None
+    core = runtime.started()
+    if core is None:
+        raise HTTPException(404)
     if not core.settings.console_token:
         raise HTTPException(404, "控制台未开启（设置 YUJI_CONSOLE_TOKEN）")
     if _gate is None or _gate.core is not core:

@@ -316,3 +316,23 @@ async def test_an_archive_search_reads_a_window_at_a_time_and_goes_on_from_there
     assert [m.experience.id for m in page.messages] == [e.id for e in everything]
     assert (page.older, page.window) == (None, 20_000)
     assert (await core.console.archive_day(GROUP, None, "")).window == 0
+
+
+async def test_the_chats_list_reads_each_chats_work_as_its_own_services_do(
+    core: Yuji, world: DemoReport
+) -> None:
+    """One statement for all chats gives what the per-chat reads give: the backlog, the
+    last batch, the latest night step by step and its health."""
+    from memory_core.storage.consolidation_repo import Cut
+
+    await core.nightly.run(scope=GROUP)
+    assert await core.consolidation.repo.create(GROUP, Cut(1, 3, 3, 30), "t", core.clock.now())
+    chats = await core.console.chats()
+    assert [c.scope for c in chats] == [GROUP, PRIVATE]
+    for chat in chats:
+        status = await core.consolidation.status(chat.scope)
+        assert (chat.pending, chat.last_batch) == (status.pending, status.last_batch)
+        assert chat.night == await core.nightly.last_run(chat.scope)
+    assert chats[0].last_batch is not None
+    assert chats[0].night.steps
+    assert chats[1].night.steps == ()

@@ -11,10 +11,9 @@ from sqlalchemy import text, update
 from memory_core import FakeClock, Settings, Yuji
 from memory_core.consolidation.selection import Cut
 from memory_core.consolidation.service import ConsolidationService
-from memory_core.errors import BatchError, LLMUnavailable, NotFound
+from memory_core.errors import BatchError, LLMUnavailable
 from memory_core.llm import LLMRequest, OpenAICompatibleClient, ScriptedLLM, text_response
 from memory_core.llm.base import ChatResponse
-from memory_core.memories.fake import FakeMemories
 from memory_core.ops.alerts import RecordingAlertSink
 from memory_core.settings import LiveSettings
 from memory_core.storage.schema import consolidation_batches, consolidation_cursors
@@ -221,18 +220,6 @@ async def test_reconcile_pulls_watermarks_back_to_the_truth(
     _ = consolidation_batches
 
 
-async def test_remember_writes_now_with_the_command_as_evidence(
-    core: Yuji, service: ConsolidationService
-) -> None:
-    (exp,) = await seed(core, n=1, texts=["/remember 群规：周五晚上不刷屏"])
-    (other,) = await seed(core, G2, n=1)
-    outcome = await service.remember(G1, exp, "群规：周五晚上不刷屏", type="rule")
-    assert outcome.memory.origin == "remember"
-    assert [e.experience_id for e in await core.memories.evidence(G1, outcome.memory.id)] == [exp]
-    with pytest.raises(NotFound):
-        await service.remember(G1, other, "借别的群的消息当证据")
-
-
 async def test_real_client_rides_out_429_and_500(
     core: Yuji, openai_server: FakeOpenAIServer, sink: RecordingAlertSink, settings: Settings
 ) -> None:
@@ -335,18 +322,3 @@ async def test_pending_of_one_chat_counts_only_that_chat(
     assert [(p.scope, p.count) for p in await service.repo.pending(G2)] == [(G2, 5)]
     assert [(p.scope, p.count) for p in await service.repo.pending()] == [(G1, 3), (G2, 5)]
     assert await service.repo.pending("group:9") == []
-
-
-async def test_remember_is_one_write_through_the_memory_port(
-    core: Yuji, sink: RecordingAlertSink
-) -> None:
-    memories = FakeMemories(core.clock)
-    service = ConsolidationService(
-        core.db, core.live, core.clock, archive=core.archive, memories=memories,
-        llm=None, alerts=sink,
-    )  # fmt: skip
-    (exp,) = await seed(core, n=1, texts=["/remember 群规：周五晚上不刷屏"])
-    outcome = await service.remember(G1, exp, "群规：周五晚上不刷屏", type="rule")
-    assert memories.memories == {outcome.memory.id: outcome.memory}
-    assert [e.experience_id for e in memories.evidence[outcome.memory.id]] == [exp]
-    assert outcome.memory.type == "rule"

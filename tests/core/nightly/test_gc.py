@@ -1,12 +1,11 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_core.nightly.gc import GcCandidate, GcRules, exemption, expired_logs, select_cold
+from memory_core.nightly.gc import GcCandidate, GcRules, exemption, select_cold
 
 NOW = datetime(2026, 11, 21, tzinfo=UTC)
 RULES = GcRules(cold_after_days=120)
@@ -81,10 +80,3 @@ def test_exempt_memories_never_go_cold(
         assert not cold
     else:
         assert cold
-
-
-def test_expired_logs(tmp_path: Path) -> None:
-    old, new = tmp_path / "old.log", tmp_path / "new.log"
-    files = [(new, NOW - timedelta(days=1)), (old, NOW - timedelta(days=8))]
-    assert expired_logs(files, NOW, 7) == [old]
-    assert expired_logs(files, NOW, 0) == []

@@ -282,23 +282,21 @@ async def test_cards_never_lose_a_previous_version(
     assert len(await core.nightly.card_history(SCOPE, "preferences")) == 3
 
 
-async def test_housekeeping_removes_logs_past_retention(
+async def test_housekeeping_optimizes_the_index_and_leaves_the_logs_to_their_sink(
     core: Yuji, settings: Settings, clock: FakeClock
 ) -> None:
     logs = settings.logs_dir
     logs.mkdir(parents=True, exist_ok=True)
-    old, new = logs / "yuji.2026-11-01.log", logs / "yuji.log"
-    for path, age_days in ((old, 10), (new, 1)):
-        path.write_text("x")
-        stamp = (clock.now() - timedelta(days=age_days)).timestamp()
-        os.utime(path, (stamp, stamp))
+    old = logs / "yuji_2026-11-01.log"
+    old.write_text("x")
+    stamp = (clock.now() - timedelta(days=30)).timestamp()
+    os.utime(old, (stamp, stamp))
 
     reports = await core.nightly.run(scope=SCOPE)
 
     assert reports[-1].scope == "*"
-    assert "1 old log files removed" in reports[-1].detail
     assert "optimized memory_fts" in reports[-1].detail
-    assert sorted(os.listdir(logs)) == ["yuji.log"]
+    assert os.listdir(logs) == [old.name]
 
 
 async def test_a_due_retry_with_nothing_left_to_do_closes_the_streak(

@@ -38,11 +38,10 @@ async def _index_text(
     conn: AsyncConnection, memory_id: int, scope: str, subject: str, content: str
 ) -> None:
     """The full-text row the write path keeps (the gate reads the chat's vocabulary)."""
-    bi, uni = fts.document(scope, subject, content)
     await conn.execute(text("DELETE FROM memory_fts WHERE rowid = :id"), {"id": memory_id})
     await conn.execute(
-        text("INSERT INTO memory_fts(rowid, bi, uni) VALUES (:id, :bi, :uni)"),
-        {"id": memory_id, "bi": bi, "uni": uni},
+        text("INSERT INTO memory_fts(rowid, bi) VALUES (:id, :bi)"),
+        {"id": memory_id, "bi": fts.document(scope, subject, content)},
     )
 
 
