@@ -59,3 +59,11 @@ def test_anything_else_is_refused(text: str) -> None:
         return
     with pytest.raises(ValueError, match="not a chat id"):
         parse_scope(text)
+
+
+def test_a_file_that_is_not_json_points_to_the_format(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "README.md"]) == 2
+    err = capsys.readouterr().err
+    assert "README.md is not a dataset in JSON" in err
+    assert "docs/eval-format.md" in err
+    assert len(err.strip().splitlines()) == 1
