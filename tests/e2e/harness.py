@@ -120,6 +120,9 @@ class BotProcess:
             "HOST": "127.0.0.1",
             "PORT": str(self.port),
             "ONEBOT_ACCESS_TOKEN": access_token,
+            # A copied bot.py still imports this checkout's memory_core, not whichever
+            # one the environment's editable install points at.
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
             "LOG_LEVEL": "INFO",
             "PYTHONUNBUFFERED": "1",
             **(env or {}),
