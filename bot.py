@@ -1,9 +1,12 @@
 """Start the bot: `python bot.py` (after `pip install -e .`).
 
-NoneBot reads `.env`, but lets an environment variable override only the keys that
-file names. Operators deploy with plain environment variables (systemd, Docker), so
-every `YUJI_*` and `ONEBOT_*` variable is handed to `nonebot.init` explicitly, where
-it wins over any file.
+The settings are read and validated here, before NoneBot starts, the way the CLI
+reads them (`memory_core.settings.configured_values`: `.env`, `.env.<ENVIRONMENT>`,
+the environment), and handed to `nonebot.init` whole: NoneBot's own reading of `.env`
+JSON-decodes values and lets the environment override only keys a file names, so it
+never decides a yuji setting. A setting, HOST/PORT or data folder the bot cannot run
+with is one line and exit 2, as in the CLI; so is a second bot on the same folder.
+Every `ONEBOT_*` variable is handed over too, so it wins over any file.
 
 Secrets are masked in every log line before `nonebot.init` (which logs its whole
 configuration at DEBUG), so no level ever shows the OneBot token, the LLM key or the
@@ -29,41 +32,77 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import nonebot
-from dotenv import dotenv_values
+import pydantic
+import pydantic_core
 from nonebot.log import default_filter, default_format, logger
 from nonebot.log import logger_id as console_handler_id
 
+from memory_core.errors import ConfigError
 from memory_core.log_throttle import HELD_BACK
 from memory_core.ops import Redactor
-from memory_core.settings import SECRET_FIELDS, parse_bool
+from memory_core.ops.data_dir import claimed, ensure_usable
+from memory_core.settings import (
+    SECRET_FIELDS,
+    Settings,
+    configuration_sources,
+    configured_values,
+    misspelled_settings,
+    settings_from_mapping,
+)
 
 if TYPE_CHECKING:
     from loguru import Record
 
-ENV_PREFIXES = ("YUJI_", "ONEBOT_")
 SECRET_KEYS = ("ONEBOT_ACCESS_TOKEN", *(f"YUJI_{name.upper()}" for name in SECRET_FIELDS))
 
 
-def env_overrides(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
-    return {
-        key.lower(): value for key, value in environ.items() if key.upper().startswith(ENV_PREFIXES)
-    }
-
-
 def configured_secrets(environ: Mapping[str, str] = os.environ, cwd: Path = Path()) -> list[str]:
-    """The secrets as NoneBot will read them: `.env`, then `.env.<ENVIRONMENT>`, then the
-    environment (each later source wins; every value is masked either way)."""
-    sources: list[Mapping[str, str | None]] = [dotenv_values(cwd / ".env")]
-    environment = environ.get("ENVIRONMENT") or sources[0].get("ENVIRONMENT") or "prod"
-    sources += [dotenv_values(cwd / f".env.{environment}"), environ]
+    """The secrets of every source the settings are read from (a later source wins, but
+    every value is masked either way)."""
     found: list[str] = []
-    for source in sources:
+    for source in configuration_sources(environ, cwd):
         upper = {key.upper(): value for key, value in source.items()}
         found += [v for k in SECRET_KEYS if (v := upper.get(k))]
     return found
+
+
+def fail(line: str) -> NoReturn:
+    """One line the operator can act on instead of a traceback; exit 2, as the CLI."""
+    print(f"bot.py: {line}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def read_settings(environ: Mapping[str, str] = os.environ, cwd: Path = Path()) -> Settings:
+    values = configured_values(environ, cwd)
+    for line in misspelled_settings(values):
+        logger.warning(line)
+    try:
+        return settings_from_mapping(values)
+    except ConfigError as exc:
+        fail(str(exc))
+
+
+def nonebot_keywords(settings: Settings, environ: Mapping[str, str] = os.environ) -> dict[str, Any]:
+    """Every yuji setting as validated here, and the `ONEBOT_*` variables."""
+    keywords: dict[str, Any] = {f"yuji_{name}": value for name, value in settings}
+    keywords |= {k.lower(): v for k, v in environ.items() if k.upper().startswith("ONEBOT_")}
+    return keywords
+
+
+def init_nonebot(keywords: Mapping[str, Any]) -> None:
+    """`nonebot.init`, with its own settings (HOST, PORT, ...) refused in one line."""
+    try:
+        nonebot.init(**keywords)
+    except pydantic.ValidationError as exc:
+        fail("invalid settings: " + "; ".join(_nonebot_problem(e) for e in exc.errors()))
+
+
+def _nonebot_problem(error: pydantic_core.ErrorDetails) -> str:
+    name = str(error["loc"][0]).upper() if error["loc"] else "settings"
+    return f"{name}: {error['msg']}"
 
 
 def mask_secrets(secrets: list[str]) -> None:
@@ -110,14 +149,11 @@ def _is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
-def check_exposure() -> None:
+def check_exposure(allow_open: bool) -> None:
     """Warn about an empty token; exit 2 on a non-loopback HOST without one."""
     config = nonebot.get_driver().config
     verdict = exposure(
-        str(config.host),
-        config.port,
-        getattr(config, "onebot_access_token", None),
-        parse_bool(getattr(config, "yuji_allow_unauthenticated_onebot", False)),
+        str(config.host), config.port, getattr(config, "onebot_access_token", None), allow_open
     )
     if verdict is None:
         return
@@ -144,9 +180,19 @@ async def freeze_startup_heap() -> None:
 
 def main() -> None:
     mask_secrets(configured_secrets())
+    settings = read_settings()
+    try:
+        ensure_usable(settings.data_dir)
+        with claimed(settings.data_dir):
+            serve(settings)
+    except ConfigError as exc:
+        fail(str(exc))
+
+
+def serve(settings: Settings) -> None:
     # NoneBot's own defaults (driver ~fastapi, 127.0.0.1:8080) apply unless set.
-    nonebot.init(**env_overrides())
-    check_exposure()
+    init_nonebot(nonebot_keywords(settings))
+    check_exposure(settings.allow_unauthenticated_onebot)
     nonebot.load_plugins("plugins")
     from plugins.yuji.onebot_adapter import IngestAdapter
 

@@ -1,21 +1,24 @@
 """The frozen settings object the core receives.
 
-The core never reads the environment: the NoneBot plugin (or the CLI) builds one
-`Settings` from its configuration and hands it over. One pydantic model declares,
-documents (a docstring per field) and validates every setting; each is read from its
-`YUJI_*` variable, and `.env.example` is written from it (`yuji env-example`).
+The core never reads the environment: bot.py (or the CLI) builds one `Settings` from
+its configuration and hands it over. One pydantic model declares, documents (a
+docstring per field) and validates every setting; each is read from its `YUJI_*`
+variable, and `.env.example` is written from it (`yuji env-example`). Both entry
+points gather those variables with `configured_values`, so one `.env` means one thing.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from dotenv import dotenv_values
 from pydantic import (
     AliasChoices,
     AliasGenerator,
@@ -330,16 +333,6 @@ class Settings(BaseModel):
             return tuple(str(item) for item in json.loads(value))
         return tuple(part.strip() for part in value.split(",") if part.strip())
 
-    @field_validator(
-        "attachment_allow_loopback",
-        "attachment_allow_private",
-        "allow_unauthenticated_onebot",
-        mode="before",
-    )
-    @classmethod
-    def _yes_no(cls, value: Any) -> Any:
-        return parse_bool(value) if isinstance(value, str) else value
-
     @field_validator("nightly_time")
     @classmethod
     def _clock_time(cls, value: str) -> str:
@@ -353,7 +346,9 @@ class Settings(BaseModel):
         try:
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"unknown zone {value!r}") from None
+            raise ValueError(
+                f"unknown zone {value!r}: use an IANA name such as Asia/Shanghai or UTC"
+            ) from None
         return value
 
     @model_validator(mode="wrap")
@@ -419,6 +414,15 @@ class Settings(BaseModel):
         return type(self)(**{**dict(self), **changes})
 
 
+_ACCEPTS = {
+    "int_parsing": "a whole number",
+    "int_from_float": "a whole number",
+    "float_parsing": "a number",
+    "bool_parsing": "true or false (also yes/no, on/off, 1/0)",
+}
+"""What a variable of a plain type accepts, in the words of a `.env` file."""
+
+
 def _problem(error: ErrorDetails) -> str:
     name = str(error["loc"][0]) if error["loc"] else "settings"
     variable = "YUJI_" + name.upper().removeprefix("YUJI_")
@@ -434,14 +438,16 @@ def _problem(error: ErrorDetails) -> str:
         return f"{variable} must be at most {ctx['le']}"
     if kind == "literal_error":
         return f"{variable} must be {ctx['expected']}"
+    if kind in _ACCEPTS:
+        return f"{variable} must be {_ACCEPTS[kind]}"
     return f"{variable}: {error['msg'].removeprefix('Value error, ')}"
 
 
 def settings_from_mapping(values: Mapping[str, Any]) -> Settings:
     """Build Settings from `YUJI_*` / `yuji_*` (or bare) keys, ignoring unknown ones.
 
-    Used by the CLI, which reads `YUJI_*` from the environment and `.env` itself; the
-    model parses the strings (numbers, yes/no, lists) and names what it refuses.
+    Both entry points hand it `configured_values`; the model parses the strings
+    (numbers, yes/no strictly, lists) and names what it refuses.
     """
     known = Settings.model_fields
     picked = {
@@ -452,9 +458,48 @@ def settings_from_mapping(values: Mapping[str, Any]) -> Settings:
     return Settings(**picked)
 
 
-def parse_bool(raw: object) -> bool:
-    """A yes/no setting as text (or already parsed): 1, true, yes and on are yes."""
-    return str(raw).strip().lower() in {"1", "true", "yes", "on"}
+NOT_SETTINGS = frozenset({"YUJI_CHROMIUM", "YUJI_CONSOLE_SCREENSHOTS", "YUJI_UPDATE_SNAPSHOTS"})
+"""`YUJI_*` variables that are no setting: the test suite's own switches."""
+
+
+def configured_values(environ: Mapping[str, str], cwd: Path) -> dict[str, str]:
+    """Every `YUJI_*` variable as both entry points read it: `.env`, then
+    `.env.<ENVIRONMENT>`, then the environment, each later one winning (NoneBot's
+    order), all files through python-dotenv (`KEY=v # note`, `export KEY=v`, quotes).
+    Names are upper-cased (NoneBot's keys are case-insensitive); an empty value means
+    the default, also when it blanks out a file's value from the environment."""
+    merged: dict[str, str] = {}
+    for source in configuration_sources(environ, cwd):
+        merged.update(
+            {
+                k.upper(): v
+                for k, v in source.items()
+                if k.upper().startswith("YUJI_") and v is not None
+            }
+        )
+    return {k: v for k, v in merged.items() if v.strip() != ""}
+
+
+def configuration_sources(environ: Mapping[str, str], cwd: Path) -> list[Mapping[str, str | None]]:
+    """`.env`, `.env.<ENVIRONMENT>` (ENVIRONMENT from the environment, else `.env`,
+    else prod) and the environment, lowest priority first."""
+    dotenv = dotenv_values(cwd / ".env")
+    environment = environ.get("ENVIRONMENT") or dotenv.get("ENVIRONMENT") or "prod"
+    return [dotenv, dotenv_values(cwd / f".env.{environment}"), environ]
+
+
+def misspelled_settings(names: Iterable[str]) -> list[str]:
+    """One warning per `YUJI_*` name that is no setting, naming the closest one: a typo
+    would otherwise leave the default in force without a word."""
+    known = [f"YUJI_{name.upper()}" for name in Settings.model_fields]
+    warnings: list[str] = []
+    for name in sorted({n.upper() for n in names}):
+        if not name.startswith("YUJI_") or name in known or name in NOT_SETTINGS:
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+        hint = f"did you mean {close[0]}?" if close else "see .env.example for the settings"
+        warnings.append(f"{name} is not a yuji setting and is ignored; {hint}")
+    return warnings
 
 
 class LiveSettings:

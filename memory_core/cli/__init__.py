@@ -10,10 +10,13 @@ import asyncio
 import importlib
 import inspect
 import keyword
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from memory_core.errors import YujiError
+from memory_core.settings import configured_values, misspelled_settings
 
 SUBCOMMANDS: tuple[str, ...] = (
     "backup",
@@ -47,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    for line in misspelled_settings(configured_values(os.environ, Path())):
+        print(f"yuji: warning: {line}", file=sys.stderr)
     try:
         result = args.func(args)
         if inspect.iscoroutine(result):

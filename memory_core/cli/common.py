@@ -9,29 +9,14 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from memory_core.service import Yuji
-from memory_core.settings import Settings, settings_from_mapping
+from memory_core.settings import Settings, configured_values, settings_from_mapping
 from memory_core.types import parse_scope
 
 
-def read_dotenv(path: Path) -> dict[str, str]:
-    values: dict[str, str] = {}
-    if not path.is_file():
-        return values
-    for line in path.read_text(encoding="utf-8").splitlines():
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.partition("=")
-        values[key.strip()] = value.strip().strip('"').strip("'")
-    return values
-
-
-def load_settings(env_file: Path = Path(".env")) -> Settings:
-    """The CLI is the other entry point, so it reads configuration the way bot.py does:
-    `.env` first, the environment winning."""
-    values = read_dotenv(env_file)
-    values.update({k: v for k, v in os.environ.items() if k.startswith("YUJI_")})
-    return settings_from_mapping({k: v for k, v in values.items() if v != ""})
+def load_settings(cwd: Path = Path()) -> Settings:
+    """The CLI is the other entry point, so it reads configuration exactly as bot.py
+    does (`configured_values`)."""
+    return settings_from_mapping(configured_values(os.environ, cwd))
 
 
 @asynccontextmanager

@@ -13,9 +13,12 @@ import argparse
 import asyncio
 import os
 import secrets
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import memory_core
@@ -25,6 +28,8 @@ from memory_core.service import Yuji
 from memory_core.settings import Settings
 
 ROOT = Path(memory_core.__file__).resolve().parents[1]
+STOP_S = 15.0
+"""How long the bot may take to stop after a signal before it is killed."""
 QUIET = ("YUJI_LLM_BASE_URL", "YUJI_LLM_MODEL", "YUJI_LLM_API_KEY", "YUJI_TELEGRAM_BOT_TOKEN")
 
 
@@ -76,9 +81,29 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"控制台：http://127.0.0.1:{args.port}/yuji/\n一次性令牌（本次运行有效）：{token}\n按 Ctrl+C 结束。"
     )
-    child = subprocess.Popen([sys.executable, str(bot)], cwd=ROOT, env=env)
-    try:
-        return child.wait()
-    except KeyboardInterrupt:
-        child.terminate()
-        return child.wait()
+    # Its own session: a terminal's Ctrl+C reaches only this process, which passes it
+    # on once (a second SIGINT would make uvicorn skip the graceful stop).
+    child = subprocess.Popen([sys.executable, str(bot)], cwd=ROOT, env=env, start_new_session=True)
+    return supervise(child)
+
+
+def supervise(child: subprocess.Popen[bytes]) -> int:
+    """Wait for the bot; SIGINT or SIGTERM to this process stop the bot too, killing
+    it after STOP_S. The handlers are set explicitly: a demo started in the background
+    inherits SIGINT ignored, and SIGTERM's default would end this process alone and
+    leave the bot serving on the port."""
+    deadline: list[float] = []
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
+        if child.poll() is None:
+            child.send_signal(signum)
+        deadline[:] = [time.monotonic() + STOP_S]
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, forward)
+    while True:
+        try:
+            return child.wait(timeout=0.2)
+        except subprocess.TimeoutExpired:
+            if deadline and time.monotonic() > deadline[0]:
+                child.kill()

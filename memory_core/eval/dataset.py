@@ -149,4 +149,10 @@ def parse_dataset(data: dict[str, Any]) -> Dataset:
 
 
 def load_dataset(path: Path) -> Dataset:
-    return parse_dataset(json.loads(path.read_text("utf-8")))
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValidationError(
+            f"{path} is not a dataset in JSON ({exc}); the format: docs/eval-format.md"
+        ) from None
+    return parse_dataset(data)

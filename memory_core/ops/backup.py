@@ -110,7 +110,7 @@ def verify_file(
     checks: list[Check] = []
     if sha256 is not None:
         actual = sha256_file(path)
-        checks.append(Check("sha256", actual == sha256, "" if actual == sha256 else "mismatch"))
+        checks.append(Check("sha256", actual == sha256, _hash_detail(actual, sha256)))
 
     problems = ops_repo.integrity_problems(path)
     checks.append(Check("integrity", not problems, "ok" if not problems else _short(problems)))
@@ -126,6 +126,11 @@ def verify_file(
     drill, revision = restore_drill(path, expected=counts or None, sha256=sha256)
     checks.append(drill)
     return checks, counts, revision
+
+
+def _hash_detail(actual: str, expected: str) -> str:
+    """The hash itself, so an operator can compare it with a copy made elsewhere."""
+    return actual if actual == expected else f"mismatch: file {actual}, manifest {expected or '-'}"
 
 
 def restore_drill(

@@ -1,7 +1,9 @@
 """Reading nonebot-plugin-chatrecorder's database (its 0.7 schema, with
 nonebot-plugin-uninfo's session tables), as SQLAlchemy Core mirrors of its models.
 
-Read-only: yuji never writes into another plugin's database.
+Read-only: yuji never writes into another plugin's database. A SQLite file is opened
+through SQLite's read-only URI (`mode=ro`), which also never creates one: a mistyped
+path is refused in one line instead of leaving an empty database there.
 """
 
 from __future__ import annotations
@@ -9,10 +11,25 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
-from sqlalchemy import JSON, Column, DateTime, Integer, MetaData, String, Table, Text, func, select
-from sqlalchemy.engine import make_url
+from sqlalchemy import (
+    JSON,
+    Column,
+    DateTime,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    func,
+    inspect,
+    select,
+)
+from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from memory_core.errors import ValidationError
@@ -102,11 +119,23 @@ def async_url(url: str) -> str:
     return parsed.set(drivername=name).render_as_string(hide_password=False)
 
 
+def read_only(url: str) -> URL:
+    """`url` (already async) with a SQLite file opened read-only; refuses a missing one."""
+    parsed = make_url(url)
+    if not parsed.drivername.startswith("sqlite") or parsed.database in (None, "", ":memory:"):
+        return parsed
+    path = Path(parsed.database or "")
+    if not path.is_file():
+        raise ValidationError(f"no chatrecorder database at {path}: no such file")
+    uri = f"file:{quote(str(path.resolve()))}"
+    return parsed.set(database=uri, query={**parsed.query, "mode": "ro", "uri": "true"})
+
+
 class ChatrecorderReader:
     def __init__(self, url: str) -> None:
         self.url = async_url(url)
         self.label = make_url(self.url).render_as_string(hide_password=True)
-        self.engine: AsyncEngine = create_async_engine(self.url)
+        self.engine: AsyncEngine = create_async_engine(read_only(self.url))
 
     async def close(self) -> None:
         await self.engine.dispose()
@@ -135,6 +164,12 @@ class ChatrecorderReader:
         """(records to read, highest record id) of OneBot v11 groups and private chats."""
         try:
             async with self.engine.connect() as conn:
+                missing = await conn.run_sync(_missing_tables)
+                if missing:
+                    raise ValidationError(
+                        f"{self.label} is not a nonebot-plugin-chatrecorder 0.7 database "
+                        f"(no table {', '.join(missing)})"
+                    )
                 row = (
                     await conn.execute(
                         self._joined(func.count(), func.max(records.c.id)).where(
@@ -142,9 +177,11 @@ class ChatrecorderReader:
                         )
                     )
                 ).one()
+        except ValidationError:
+            raise
         except Exception as error:
             raise ValidationError(
-                f"cannot read a chatrecorder database at {self.label}: {error}"
+                f"cannot read a chatrecorder database at {self.label}: {_first_line(error)}"
             ) from None
         values: tuple[Any, ...] = tuple(row)
         return int(values[0] or 0), int(values[1] or 0)
@@ -191,6 +228,17 @@ class ChatrecorderReader:
                     member_data=r.member_data,
                 )
             last = int(page[-1].id)
+
+
+def _missing_tables(conn: Connection) -> list[str]:
+    present = set(inspect(conn).get_table_names())
+    return sorted(name for name in _meta.tables if name not in present)
+
+
+def _first_line(error: Exception) -> str:
+    """The driver's own words, without SQLAlchemy's appended statement and link."""
+    cause = error.orig if isinstance(error, DBAPIError) else error
+    return (str(cause).strip().splitlines() or [type(cause).__name__])[0]
 
 
 def _utc(value: datetime) -> datetime:

@@ -1,9 +1,9 @@
 """The plugin's configuration: `memory_core.Settings` itself.
 
-NoneBot fills it from `.env` / `nonebot.init` keywords (bot.py passes every `YUJI_*`
-environment variable, which wins over `.env`): each field is read from its `yuji_*`
-key, so a setting is declared, documented and validated once, in memory_core's
-settings model. `to_settings` adds NoneBot's NICKNAME.
+NoneBot fills it from `nonebot.init` keywords: bot.py hands over every setting as it
+read and validated them (`memory_core.settings.configured_values`, as the CLI does).
+Each field is read from its `yuji_*` key, so a setting is declared, documented and
+validated once, in memory_core's settings model. `to_settings` adds NoneBot's NICKNAME.
 """
 
 from __future__ import annotations

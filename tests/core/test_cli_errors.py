@@ -59,3 +59,27 @@ def test_anything_else_is_refused(text: str) -> None:
         return
     with pytest.raises(ValueError, match="not a chat id"):
         parse_scope(text)
+
+
+def test_a_file_that_is_not_json_points_to_the_format(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "README.md"]) == 2
+    err = capsys.readouterr().err
+    assert "README.md is not a dataset in JSON" in err
+    assert "docs/eval-format.md" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_misspelled_setting_is_named_once_at_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text("YUJI_LLM_MODLE=deepseek-chat\n", encoding="utf-8")
+    monkeypatch.setenv("YUJI_RECAL_LIMIT", "3")
+    assert main(["env-example"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "yuji: warning: YUJI_LLM_MODLE is not a yuji setting and is ignored; "
+        "did you mean YUJI_LLM_MODEL?",
+        "yuji: warning: YUJI_RECAL_LIMIT is not a yuji setting and is ignored; "
+        "did you mean YUJI_RECALL_LIMIT?",
+    ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,19 @@ def test_cli_backup_list_shows_what_killed_backups_left(
     assert "left by killed backups" in out
     assert "2.0 KB  " in out
     assert "yuji-20261101T000000Z.db" in out
+
+
+def test_backup_verify_and_restore_print_the_hash(
+    cli_env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["backup", "--json"]) == 0
+    sha = json.loads(capsys.readouterr().out)["sha256"]
+    assert len(sha) == 64
+    assert main(["backup"]) == 0
+    made = capsys.readouterr().out
+    assert main(["backup", "--verify", "latest"]) == 0
+    verified = capsys.readouterr().out
+    assert main(["restore", "latest", "--to", str(tmp_path / "restored.db")]) == 0
+    restored = capsys.readouterr().out
+    for out in (made, verified, restored):
+        assert re.search(r"ok  sha256: [0-9a-f]{64}\n", out), out

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_core.errors import ConfigError
-from memory_core.settings import Settings, settings_from_mapping
+from memory_core.settings import (
+    Settings,
+    configured_values,
+    misspelled_settings,
+    settings_from_mapping,
+)
 
 
 def test_the_defaults_are_valid() -> None:
@@ -84,9 +92,56 @@ def test_a_malformed_variable_is_named_without_its_value() -> None:
 
 
 def test_yes_no_values_read_as_before() -> None:
-    for raw, expected in [("true", True), ("ON", True), ("1", True), ("", False), ("no", False)]:
+    for raw, expected in [("true", True), ("ON", True), ("1", True), ("off", False), ("no", False)]:
         s = settings_from_mapping({"YUJI_ATTACHMENT_ALLOW_LOOPBACK": raw})
         assert s.attachment_allow_loopback is expected
+
+
+@pytest.mark.parametrize("raw", ["ture", "yess", "2", "enabled"])
+def test_a_yes_no_typo_is_refused_not_read_as_no(raw: str) -> None:
+    with pytest.raises(
+        ConfigError, match="YUJI_ALLOW_UNAUTHENTICATED_ONEBOT must be true or false"
+    ):
+        settings_from_mapping({"YUJI_ALLOW_UNAUTHENTICATED_ONEBOT": raw})
+
+
+@pytest.mark.parametrize(
+    ("variable", "raw", "says"),
+    [
+        ("YUJI_RECALL_LIMIT", "five", "YUJI_RECALL_LIMIT must be a whole number"),
+        ("YUJI_LLM_TIMEOUT_S", "soon", "YUJI_LLM_TIMEOUT_S must be a number"),
+        ("YUJI_TIMEZONE", "Mars/Olympus", "use an IANA name such as Asia/Shanghai"),
+        ("YUJI_VECTOR_MODE", "maybe", "YUJI_VECTOR_MODE must be 'on', 'shadow' or 'off'"),
+    ],
+)
+def test_a_refusal_says_what_the_variable_accepts(variable: str, raw: str, says: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        settings_from_mapping({variable: raw})
+
+
+def test_a_misspelled_setting_is_named_with_the_closest_real_one() -> None:
+    warnings = misspelled_settings(
+        ["YUJI_RECAL_LIMIT", "yuji_llm_modle", "YUJI_RECALL_LIMIT", "HOME", "YUJI_ZZZ"]
+    )
+    assert warnings == [
+        "YUJI_LLM_MODLE is not a yuji setting and is ignored; did you mean YUJI_LLM_MODEL?",
+        "YUJI_RECAL_LIMIT is not a yuji setting and is ignored; did you mean YUJI_RECALL_LIMIT?",
+        "YUJI_ZZZ is not a yuji setting and is ignored; see .env.example for the settings",
+    ]
+
+
+def test_configured_values_follow_nonebots_order_and_blank_means_default(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".env").write_text(
+        "ENVIRONMENT=dev\nYUJI_RECALL_LIMIT=3\nYUJI_LLM_MODEL=from-env-file\nHOME=x\n", "utf-8"
+    )
+    (tmp_path / ".env.dev").write_text("yuji_recall_limit=4\nYUJI_BATCH_MAX_CHARS=7\n", "utf-8")
+    environ = {"YUJI_BATCH_MAX_CHARS": "8", "YUJI_LLM_MODEL": ""}
+    assert configured_values(environ, tmp_path) == {
+        "YUJI_RECALL_LIMIT": "4",
+        "YUJI_BATCH_MAX_CHARS": "8",
+    }
 
 
 def test_with_changes_validates_the_new_settings() -> None:

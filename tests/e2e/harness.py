@@ -45,7 +45,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,6 +120,9 @@ class BotProcess:
             "HOST": "127.0.0.1",
             "PORT": str(self.port),
             "ONEBOT_ACCESS_TOKEN": access_token,
+            # A copied bot.py still imports this checkout's memory_core, not whichever
+            # one the environment's editable install points at.
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
             "LOG_LEVEL": "INFO",
             "PYTHONUNBUFFERED": "1",
             **(env or {}),
@@ -188,6 +191,21 @@ class BotProcess:
                 proc.kill()
                 await proc.wait()
         return proc.returncode
+
+    def run_to_exit(
+        self, timeout_s: float = START_TIMEOUT_S, *, prefix: Sequence[str] = ()
+    ) -> subprocess.CompletedProcess[str]:
+        """Run a bot expected to refuse to start; its exit status and output (`prefix`:
+        a command to run it under, e.g. `setpriv` to run it as another user)."""
+        return subprocess.run(
+            [*prefix, sys.executable, str(self.cwd / "bot.py")],
+            cwd=self.cwd,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
 
     def log_text(self) -> str:
         return self.log_path.read_text("utf-8", errors="replace") if self.log_path.exists() else ""

@@ -3,9 +3,26 @@
 from __future__ import annotations
 
 import gc
+import os
 from pathlib import Path
 
+import pytest
+
 import bot
+from memory_core.cli.common import load_settings
+from plugins.yuji.config import Config, to_settings
+
+TRICKY_ENV = """\
+# a comment line, then every form python-dotenv reads
+YUJI_RECALL_LIMIT=3 # the inline comment is no part of the value
+export YUJI_LLM_MODEL=deepseek-chat
+YUJI_LLM_BASE_URL = 'https://api.example.com/v1'
+YUJI_NICKNAMES="小鱼, 大肥鱼"
+YUJI_BACKUP_MIRROR="/mnt/backup # not a comment inside quotes"
+yuji_attachment_allow_private=yes
+YUJI_TELEGRAM_CHAT_ID=
+YUJI_BATCH_MAX_CHARS=7000
+"""
 
 
 def test_configured_secrets_come_from_every_source_nonebot_reads(tmp_path: Path) -> None:
@@ -20,6 +37,27 @@ def test_configured_secrets_come_from_every_source_nonebot_reads(tmp_path: Path)
     assert sorted(found) == sorted(
         ["sk-from-dotenv", "42:from-env-dev", "token-from-environ", "sk-from-environ"]
     )
+
+
+def test_the_bot_and_the_cli_read_one_tricky_env_file_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".env").write_text(TRICKY_ENV, encoding="utf-8")
+    for key in [k for k in os.environ if k.upper().startswith(("YUJI_", "ONEBOT_"))]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("YUJI_BATCH_MAX_CHARS", "6500")  # the environment wins
+
+    keywords = bot.nonebot_keywords(bot.read_settings(os.environ, tmp_path), os.environ)
+    by_bot = to_settings(Config.model_validate(keywords))
+    by_cli = load_settings(tmp_path)
+
+    assert by_bot == by_cli
+    assert (by_cli.recall_limit, by_cli.llm_model) == (3, "deepseek-chat")
+    assert by_cli.llm_base_url == "https://api.example.com/v1"
+    assert by_cli.nicknames == ("小鱼", "大肥鱼")
+    assert by_cli.backup_mirror == "/mnt/backup # not a comment inside quotes"
+    assert by_cli.attachment_allow_private is True
+    assert (by_cli.telegram_chat_id, by_cli.batch_max_chars) == ("", 6500)
 
 
 def test_no_secret_configured_finds_none(tmp_path: Path) -> None:

@@ -138,6 +138,9 @@ async def test_the_right_bearer_token_opens_every_page(
     ):
         response = await client.get(path, headers=bearer)
         assert response.status_code == 200, path
+        if response.headers["content-type"].startswith("text/html"):
+            # Times are shown in the configured zone, and the page says which.
+            assert "时区 Asia/Shanghai (UTC+08:00)" in response.text, path
 
 
 async def test_the_console_is_off_without_a_token(
@@ -299,3 +302,13 @@ async def test_moving_the_nightly_time_moves_the_night_job(
     reset = await client.post("/yuji/settings/nightly_time/reset", headers=bearer)
     assert reset.status_code == 303
     assert fires_at() == ("4", "0")
+
+
+def test_the_zone_label_carries_the_offset_in_force() -> None:
+    from datetime import UTC, datetime
+
+    from plugins.yuji.console.format import zone_label
+
+    zone = ZoneInfo("America/New_York")
+    assert zone_label(zone, datetime(2026, 1, 5, tzinfo=UTC)) == "America/New_York (UTC-05:00)"
+    assert zone_label(zone, datetime(2026, 7, 5, tzinfo=UTC)) == "America/New_York (UTC-04:00)"

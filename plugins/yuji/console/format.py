@@ -29,6 +29,13 @@ def local_time(instant: datetime | None, zone: ZoneInfo) -> str:
     return f"{instant.astimezone(zone):%Y-%m-%d %H:%M}"
 
 
+def zone_label(zone: ZoneInfo, at: datetime) -> str:
+    """`Asia/Shanghai (UTC+08:00)`: the zone every time on the page is shown in, with
+    its offset at `at`, so a reader elsewhere need not guess whose clock it is."""
+    offset = f"{at.astimezone(zone):%z}"
+    return f"{zone.key} (UTC{offset[:3]}:{offset[3:]})"
+
+
 def percent(part: int, whole: int) -> str:
     if whole <= 0:
         return "—"

@@ -26,7 +26,7 @@ from memory_core import (
     parse_scope,
 )
 
-from .format import STAGE_LABELS, STATUS_LABELS, TYPE_LABELS, local_time, percent
+from .format import STAGE_LABELS, STATUS_LABELS, TYPE_LABELS, local_time, percent, zone_label
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=HERE / "templates")
@@ -83,6 +83,7 @@ def page(request: Request, core: Yuji, name: str, **context: Any) -> HTMLRespons
             "percent": percent,
             "heights": bar_heights,
             "sample_label": core.console.sample_label,
+            "zone_label": zone_label(zone, core.clock.now()),
             "stage_labels": STAGE_LABELS,
             "band_of": band_of,
             "band_words": BAND_WORDS,

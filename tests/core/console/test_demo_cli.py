@@ -4,6 +4,7 @@ and never into a folder holding real data."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -57,3 +58,13 @@ def test_demo_refuses_a_folder_with_real_data(
     asyncio.run(real_chat(tmp_path))
     assert main(["demo", "--dir", str(tmp_path), "--no-serve"]) == 2
     assert "not the sample world" in capsys.readouterr().err
+
+
+def test_the_default_demo_folder_is_ignored_by_git() -> None:
+    root = Path(__file__).resolve().parents[3]
+    if not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    found = subprocess.run(
+        ["git", "check-ignore", "-q", "data-demo/yuji.db"], cwd=root, check=False
+    )
+    assert found.returncode == 0

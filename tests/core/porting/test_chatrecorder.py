@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
 
 from memory_core import NewExperience, RecordingAlertSink, ScriptedLLM, Yuji
+from memory_core.cli import main
 from memory_core.consolidation.service import ConsolidationService
 from memory_core.llm import ChatResponse, LLMRequest
+from memory_core.storage.chatrecorder_repo import ChatrecorderReader
 from tests.core.consolidation.conftest import call, ids_in_prompt, respond, token_of
 
 MAKER = Path(__file__).resolve().parents[2] / "fixtures" / "chatrecorder_db.py"
@@ -116,5 +121,32 @@ async def test_a_database_that_is_not_chatrecorder_is_one_clear_error(
 ) -> None:
     from memory_core import YujiError
 
-    with pytest.raises(YujiError, match="cannot read a chatrecorder database"):
-        await core.porting.import_chatrecorder(f"sqlite:///{tmp_path / 'empty.db'}")
+    foreign = tmp_path / "foreign.db"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE other (id INTEGER)")
+    before = foreign.read_bytes()
+    with pytest.raises(YujiError, match=r"is not a nonebot-plugin-chatrecorder 0\.7 database"):
+        await core.porting.import_chatrecorder(f"sqlite:///{foreign}")
+    assert foreign.read_bytes() == before
+
+
+def test_a_missing_database_is_one_line_and_never_created(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("YUJI_DATA_DIR", str(tmp_path / "data"))
+    missing = tmp_path / "nonexistent.db"
+    assert main(["import", "chatrecorder", "--db", f"sqlite:///{missing}"]) == 2
+    err = capsys.readouterr().err.strip()  # the progress bar leaves a blank line
+    assert err == f"yuji import: no chatrecorder database at {missing}: no such file"
+    assert not missing.exists()
+
+
+async def test_the_source_is_opened_read_only(recorder_db: str) -> None:
+    reader = ChatrecorderReader(recorder_db)
+    try:
+        async with reader.engine.connect() as conn:
+            with pytest.raises(OperationalError, match="readonly"):
+                await conn.execute(text("CREATE TABLE written_by_yuji (id INTEGER)"))
+    finally:
+        await reader.close()
