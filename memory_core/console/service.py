@@ -136,6 +136,8 @@ class ConsoleService:
                     last_batch=status.last_batch,
                     muted_until=state.muted_until if state else None,
                     night=await self.nightly.last_run(counts.scope),
+                    backlog_chars=status.backlog.chars if status.backlog else 0,
+                    lag_s=status.backlog.lag_s(self.clock.now()) if status.backlog else 0.0,
                 )
             )
         return rows

@@ -21,6 +21,7 @@ from memory_core import (
     Yuji,
     bar_heights,
     human_bytes,
+    lag_text,
     parse_scope,
 )
 
@@ -79,6 +80,7 @@ def page(request: Request, core: Yuji, name: str, **context: Any) -> HTMLRespons
             "when": when,
             "bytes": human_bytes,
             "percent": percent,
+            "lag": lag_text,
             "heights": bar_heights,
             "sample_label": core.console.sample_label,
             "stage_labels": STAGE_LABELS,
