@@ -64,7 +64,7 @@ log = logging.getLogger("yuji.consolidation")
 Wait = Callable[[asyncio.Event, float], Awaitable[None]]
 """How the scheduler sleeps: until the event is set or the seconds pass. A simulated
 clock (the keep-up benchmark, tests) passes its own."""
-BUDGET_RECHECK_S = 60.0
+BUDGET_RECHECK_S = 120.0
 """How soon the scheduler looks again while a budget or the ceiling is spent."""
 RETRY_BASE_S = 60.0
 RETRY_MAX_S = 3600.0
@@ -234,6 +234,11 @@ class ConsolidationService:
             instants.append(due)
         soonest = min(((t - now).total_seconds() for t in instants), default=tick)
         return max(0.0, min(tick, soonest))
+
+    @property
+    def in_flight(self) -> int:
+        """Batches the scheduler of this process runs now."""
+        return len(self._batches)
 
     def _ended(self, scope: str, task: asyncio.Task[BatchReport]) -> None:
         self._batches.pop(scope, None)

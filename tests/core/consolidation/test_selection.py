@@ -87,8 +87,8 @@ def test_a_chat_that_woke_the_bot_this_week_goes_before_an_older_silent_backlog(
 def test_budget_counts_both_windows_and_zero_is_no_limit() -> None:
     limits = Limits(tokens_per_hour=1000, tokens_per_day=5000)
     assert within_budget(999, 4999, limits) is None
-    assert "hourly token budget spent (1000 of 1000)" == within_budget(1000, 1000, limits)
-    assert "daily token budget spent (5000 of 5000)" == within_budget(10, 5000, limits)
+    assert within_budget(1000, 1000, limits) == "hourly token budget spent (1000 of 1000)"
+    assert within_budget(10, 5000, limits) == "daily token budget spent (5000 of 5000)"
     assert within_budget(10**9, 10**9, Limits()) is None
 
 
