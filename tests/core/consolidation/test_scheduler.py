@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from datetime import timedelta
 
 import pytest
@@ -51,7 +51,7 @@ def service(core: Yuji, llm: ScriptedLLM, sink: RecordingAlertSink) -> Consolida
 
 
 @contextlib.asynccontextmanager
-async def scheduling(service: ConsolidationService, sim: SimTime) -> AsyncIterator[None]:
+async def scheduling(service: ConsolidationService, sim: SimTime) -> AsyncGenerator[None]:
     task = asyncio.create_task(service.run(sim.wait))
     try:
         yield
