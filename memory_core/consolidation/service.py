@@ -410,14 +410,12 @@ class ConsolidationService:
                 return []
         if pendings is None or scope is not None:
             pendings = await self.repo.pending(scope)
-        order = [
-            p
-            for p in selection.serial_order(pendings, now, limits, force=force)
-            if p.scope not in busy and p.scope not in (skip or ())
-        ]
+        due = selection.serial_order(pendings, now, limits, force=force)
+        order = [p for p in due if p.scope not in busy and p.scope not in (skip or ())]
         if not order:
-            if scope is not None and scope in busy:
-                self._block(busy[scope])
+            waiting = [p.scope for p in due if p.scope in busy]
+            if waiting:  # what is due has a batch open (here or in another process)
+                self._block(busy[waiting[0]])
             else:
                 where = f" in {scope}" if scope else ""
                 self._skip(f"nothing eligible{where}")
