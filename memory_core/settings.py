@@ -129,16 +129,16 @@ class Settings(BaseModel):
     consolidation_tokens_per_hour: NonNegative = 2_000_000
     """Model tokens (prompt + completion, from the `llm_usage` rows of the consolidation
     job) consolidation may spend in any rolling hour; 0 = no limit. Sized so ten groups of
-    3,000 messages a day keep up: a batch is one conversation of about three turns, each
+    3,000 messages a day keep up: a batch is one conversation of two or three turns, each
     re-sending the system text and tool schemas (~1,700 tokens) plus the batch (~20 tokens
-    a message), about 7,000 tokens for a 12-20 message batch. A busy daytime hour of ten
-    such groups (about 10% of their day: 3,000 messages) comes to ~200 batches, ~1.4M
-    tokens; the default leaves ~40% headroom for a burst or a fourth turn."""
+    a message), ~5,000-7,000 tokens for the 12-20 messages a kept-up batch holds, ~470
+    tokens a message. The busiest hour of ten such groups (~2,500 messages at the evening
+    peak) is ~1.1M tokens (measured 1.14M); 2M leaves ~75% headroom for a burst or a
+    model that takes more turns."""
     consolidation_tokens_per_day: NonNegative = 20_000_000
     """The same over any rolling 24 hours; 0 = no limit. Ten groups x 3,000 messages =
-    30,000 messages a day; kept up with (a batch as soon as 12 are waiting, bigger ones
-    when behind) that is ~2,000 batches of ~7,000 tokens, ~14M tokens; the default leaves
-    ~40% headroom. Measured: README, Consolidation (`benchmarks/consolidation_keepup.py`)."""
+    30,000 messages a day x ~470 tokens = ~14M tokens (measured 14.0M); 20M leaves ~40%
+    headroom. Measured: README, Consolidation (`benchmarks/consolidation_keepup.py`)."""
     consolidation_concurrency: AtLeastOne = 2
     """Batches open at once, each in a different chat (a chat never has two open)."""
     consolidation_lag_alert_h: Annotated[float, Field(gt=0)] = 6.0
