@@ -33,6 +33,7 @@ from .console import csrf_matches as csrf_matches
 from .console import token_matches as token_matches
 from .console.pure import bar_heights as bar_heights
 from .consolidation.runner import BatchReport as BatchReport
+from .consolidation.selection import lag_text as lag_text
 from .consolidation.service import ConsolidationStatus as ConsolidationStatus
 from .consolidation.service import ReconcileReport as ReconcileReport
 from .errors import NotFound as NotFound
@@ -172,6 +173,7 @@ __all__ = [
     "error_text",
     "group_scope",
     "human_bytes",
+    "lag_text",
     "needs_embedding",
     "parse_cutoff",
     "parse_duration",

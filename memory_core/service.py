@@ -170,7 +170,9 @@ class Yuji:
             llm=models.consolidation,
             alerts=alerts,
             describe=images.texts,
+            usage=usage_repo,
         )
+        archive.writer.on_commit.append(consolidation.wake.set)
         porting = Porting(
             db,
             settings,
@@ -197,6 +199,7 @@ class Yuji:
             consolidation,
             chat_state,
             extras=(
+                consolidation.status_lines,
                 nightly.status_lines,
                 ops.status_lines,
                 vector_mode_line(settings),
@@ -277,6 +280,7 @@ class Yuji:
         return self.live.current
 
     async def close(self) -> None:
+        await self.consolidation.aclose()
         await self.models.aclose()
         await self.archive.close()
         await self.alerts.aclose()

@@ -128,9 +128,29 @@ class Settings(BaseModel):
     eligible_max_wait_s: int = 2 * 3600
     """...or when its oldest unread message has waited this many seconds."""
     consolidation_tick_s: AtLeastOne = 600
-    """Seconds between consolidation scheduler ticks."""
-    consolidation_hourly_cap: AtLeastOne = 4
-    """Most batches started per hour, over all chats."""
+    """Seconds between the consolidation scheduler's safety polls (it also wakes at once
+    when new messages are archived, when a batch ends and when a chat comes due)."""
+    consolidation_tokens_per_hour: NonNegative = 2_000_000
+    """Model tokens (prompt + completion, from the `llm_usage` rows of the consolidation
+    job) consolidation may spend in any rolling hour; 0 = no limit. Sized so ten groups of
+    3,000 messages a day keep up: a batch is one conversation of two or three turns, each
+    re-sending the system text and tool schemas (~1,700 tokens) plus the batch (~20 tokens
+    a message), ~5,000-7,000 tokens for the 12-20 messages a kept-up batch holds, ~470
+    tokens a message. The busiest hour of ten such groups (~2,500 messages at the evening
+    peak) is ~1.1M tokens (measured 1.14M); 2M leaves ~75% headroom for a burst or a
+    model that takes more turns."""
+    consolidation_tokens_per_day: NonNegative = 20_000_000
+    """The same over any rolling 24 hours; 0 = no limit. Ten groups x 3,000 messages =
+    30,000 messages a day x ~470 tokens = ~14M tokens (measured 14.0M); 20M leaves ~40%
+    headroom. Measured: README, Consolidation (`benchmarks/consolidation_keepup.py`)."""
+    consolidation_concurrency: AtLeastOne = 2
+    """Batches open at once, each in a different chat (a chat never has two open)."""
+    consolidation_lag_alert_h: Annotated[float, Field(gt=0)] = 6.0
+    """Hours the oldest unconsolidated message of a chat may wait before one alert says
+    consolidation is not keeping up there (once per chat, until it catches up again)."""
+    consolidation_hourly_cap: NonNegative = 0
+    """Optional ceiling: most batches started per rolling hour over all chats; 0 = off
+    (the token budget above is the limit)."""
     batch_watchdog_s: AtLeastOne = 600
     """A batch that makes no progress for this many seconds is failed."""
     batch_max_turns: AtLeastOne = 12

@@ -83,6 +83,8 @@ class GroupCommitWriter:
         """Rows the writer handed to the database and saw committed."""
         self.waited = 0
         """`put`s that found the queue full and waited for room."""
+        self.on_commit: list[Callable[[], None]] = []
+        """Called after each committed transaction (consolidation wakes on new work)."""
 
     @property
     def depth(self) -> int:
@@ -204,6 +206,11 @@ class GroupCommitWriter:
             return
         self.batches += 1
         self.written += len(batch)
+        for listener in self.on_commit:
+            try:
+                listener()
+            except Exception:  # a listener must never fail the write
+                log.exception("archive commit listener failed")
         for pending, result in zip(batch, results, strict=True):
             if not pending.future.done():
                 pending.future.set_result(result)

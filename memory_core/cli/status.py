@@ -26,7 +26,21 @@ async def _llm_usage(core: Yuji) -> Mapping[str, Any]:
     return await core.usage.summary()
 
 
-SECTIONS: dict[str, Section] = {"llm_usage": _llm_usage}
+async def _consolidation(core: Yuji) -> Mapping[str, Any]:
+    """Per chat, the backpressure: what waits for consolidation and for how long."""
+    now = core.clock.now()
+    chats: dict[str, Any] = {}
+    for scope in sorted(await core.archive.scopes()):
+        backlog = await core.consolidation.repo.backlog(scope)
+        chats[scope] = {
+            "backlog_messages": backlog.messages,
+            "backlog_chars": backlog.chars,
+            "lag_s": round(backlog.lag_s(now), 1),
+        }
+    return chats
+
+
+SECTIONS: dict[str, Section] = {"llm_usage": _llm_usage, "consolidation": _consolidation}
 """Top-level JSON keys beside "scopes", filled by other areas (nightly, backups)."""
 
 

@@ -138,6 +138,8 @@ class ConsoleService:
                     last_batch=done.last_batch,
                     muted_until=state.muted_until if state else None,
                     night=last_run_of(counts.scope, done.steps, done.health),
+                    backlog_chars=status.backlog.chars if status.backlog else 0,
+                    lag_s=status.backlog.lag_s(self.clock.now()) if status.backlog else 0.0,
                 )
             )
         return rows

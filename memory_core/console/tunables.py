@@ -22,7 +22,9 @@ TUNABLES: dict[str, str] = {
     "recall_sure": "确定线：相关度不低于它的记忆标为“确定”，低于它标为“相关”（不能当事实说）；留空 = 校准值",
     "eligible_min_pending": "待整理消息达到这么多条就整理",
     "eligible_max_wait_s": "最早一条待整理消息等了这么多秒就整理",
-    "consolidation_hourly_cap": "每小时最多整理批次数",
+    "consolidation_tokens_per_hour": "整理每小时最多花的 token 数（0 = 不限）",
+    "consolidation_tokens_per_day": "整理每 24 小时最多花的 token 数（0 = 不限）",
+    "consolidation_concurrency": "同时整理的聊天数（每个聊天最多一批）",
     "nightly_time": "夜间整理时间（HH:MM）",
     "nicknames": "唤醒昵称（逗号分隔）",
 }

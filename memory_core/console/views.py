@@ -36,6 +36,10 @@ class ChatRow:
     last_batch: Batch | None
     muted_until: datetime | None
     night: LastRun
+    backlog_chars: int = 0
+    """Characters of the messages consolidation has not acknowledged yet."""
+    lag_s: float = 0.0
+    """Seconds the oldest of them has waited (0 when nothing waits)."""
 
 
 @dataclass(frozen=True, slots=True)

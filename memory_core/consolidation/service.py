@@ -1,7 +1,17 @@
-"""`core.consolidation`: pick the next batch, run it, heal what crashed.
+"""`core.consolidation`: pick the next batches, run them, heal what crashed.
 
-- `run_once(scope=None, force=False)`: one batch at most (globally serial, oldest
-  waiting chat first, hourly cap unless forced), or None with `last_skip` saying why.
+- `run()`: the scheduler (the bot starts it with `start()`): within the token budget,
+  a batch as soon as a chat is eligible, up to `consolidation_concurrency` chats at a
+  time, never two open in one chat (`ConsolidationRepo.create` refuses it in the same
+  transaction, across processes too). Awake chats first (`selection.queue_key`). It
+  sleeps until new messages are archived (`wake`, set by the archive writer), a batch
+  ends, a chat comes due by waiting, or `consolidation_tick_s` passes; a chat whose
+  batch failed waits a backoff (1, 2, 4 ... 60 minutes) before its next try. Each pass
+  also checks every chat's lag: past `consolidation_lag_alert_h` one alert per chat,
+  recovered once it catches up. Nothing is ever marked read to catch up.
+- `run_once(scope=None, force=False)`: one batch now (the CLI, the console), in the
+  first chat in order without an open batch; budget and ceiling unless forced; None
+  with `last_skip` saying why.
 - `reconcile()`: at start-up, fail open batches and pull watermarks back to truth.
 - `watchdog()`: fail open batches without progress for `batch_watchdog_s`.
 Three failed batches in a row in one chat fire an alert; the next success recovers it.
@@ -13,6 +23,8 @@ A model that refuses tool calling stops consolidation for the life of the proces
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
@@ -28,12 +40,15 @@ from memory_core.ops.alerts import AlertSink, LogAlertSink
 from memory_core.prompts.consolidation import Line, clip, quotes_bot_text
 from memory_core.settings import LiveSettings, Settings
 from memory_core.storage.consolidation_repo import (
+    Backlog,
     Batch,
     ConsolidationRepo,
     Cursor,
     CursorFix,
+    Pending,
 )
 from memory_core.storage.engine import Database
+from memory_core.storage.usage_repo import UsageRepo
 from memory_core.types import Experience
 
 from . import selection
@@ -43,6 +58,27 @@ from .runner import LACKS_TOOLS, BatchReport, BatchRunner, batch_report
 from .tools import BatchTools, BatchView
 
 log = logging.getLogger("yuji.consolidation")
+
+Wait = Callable[[asyncio.Event, float], Awaitable[None]]
+"""How the scheduler sleeps: until the event is set or the seconds pass. A simulated
+clock (the keep-up benchmark, tests) passes its own."""
+BUDGET_RECHECK_S = 120.0
+"""How soon the scheduler looks again while a budget or the ceiling is spent."""
+RETRY_BASE_S = 60.0
+RETRY_MAX_S = 3600.0
+JOB = "consolidation"
+"""The `llm_usage` job whose tokens the budget counts."""
+
+
+async def wait_event(event: asyncio.Event, timeout_s: float) -> None:
+    """Wall-clock `Wait`: return when `event` is set or after `timeout_s`."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(event.wait(), max(0.0, timeout_s))
+
+
+def retry_after_s(failures: int) -> float:
+    """Backoff before the scheduler retries a chat after `failures` failed batches."""
+    return min(RETRY_MAX_S, RETRY_BASE_S * 2 ** max(0, min(failures, 12) - 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +93,8 @@ class ConsolidationStatus:
     cursor: Cursor
     pending: int
     last_batch: Batch | None
+    backlog: Backlog | None = None
+    """Messages and characters not acknowledged yet, and the oldest one's age (lag)."""
 
 
 class ConsolidationService:
@@ -71,10 +109,12 @@ class ConsolidationService:
         llm: LLMClient | None,
         alerts: AlertSink | None = None,
         describe: Callable[[Sequence[Experience]], Awaitable[dict[int, str]]] | None = None,
+        usage: UsageRepo | None = None,
     ) -> None:
         self.live = settings
         self.clock = clock
         self.repo = ConsolidationRepo(db)
+        self.usage = usage or UsageRepo(db)
         self.archive = archive
         self.memories = memories
         self._llm = llm
@@ -89,7 +129,16 @@ class ConsolidationService:
         process (still running, or not known to be gone) is open."""
         self.owner = this_process()
         self._running: dict[int, asyncio.Task[BatchReport]] = {}
-        self._lock = asyncio.Lock()
+        """The runner task of each batch this process runs (the watchdog cancels them)."""
+        self._batches: dict[str, asyncio.Task[BatchReport]] = {}
+        """The scheduler's batch in flight per chat."""
+        self._retry_at: dict[str, datetime] = {}
+        self._lagging: set[str] = set()
+        self._loop: asyncio.Task[None] | None = None
+        self.wake = asyncio.Event()
+        """Set when there may be new work: messages archived, a batch ended."""
+        self.started = 0
+        """Batches started by this process (benchmarks and tests)."""
 
     @property
     def settings(self) -> Settings:
@@ -107,7 +156,115 @@ class ConsolidationService:
             min_pending=settings.eligible_min_pending,
             max_wait=timedelta(seconds=settings.eligible_max_wait_s),
             hourly_cap=settings.consolidation_hourly_cap,
+            tokens_per_hour=settings.consolidation_tokens_per_hour,
+            tokens_per_day=settings.consolidation_tokens_per_day,
         )
+
+    # --- the scheduler ----------------------------------------------------------------
+
+    def start(self, wait: Wait | None = None) -> asyncio.Task[None]:
+        """Run the scheduler in the background (once; again if it died)."""
+        if self._loop is None or self._loop.done():
+            self._loop = asyncio.create_task(self.run(wait), name="yuji-consolidation")
+        return self._loop
+
+    async def aclose(self) -> None:
+        """Stop the scheduler; batches in flight fail and are delivered again later."""
+        loop, self._loop = self._loop, None
+        if loop is not None:
+            loop.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await loop
+        await self._cancel_batches()
+
+    async def run(self, wait: Wait | None = None) -> None:
+        """The scheduler loop: start what may start, sleep until there may be more."""
+        sleep = wait or wait_event
+        try:
+            while True:
+                self.wake.clear()
+                try:
+                    delay = await self.start_due()
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # a pass must never end the loop
+                    log.exception("consolidation scheduler pass failed")
+                    delay = float(self.settings.consolidation_tick_s)
+                await sleep(self.wake, delay)
+        finally:
+            await self._cancel_batches()
+
+    async def _cancel_batches(self) -> None:
+        tasks = list(self._batches.values())
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def start_due(self) -> float:
+        """One scheduler pass: check every chat's lag, start every batch that may start
+        now; returns the seconds until the next pass is needed (a wake comes sooner)."""
+        tick = float(self.settings.consolidation_tick_s)
+        llm = self._llm
+        now = self.clock.now()
+        pendings = await self.repo.pending()
+        self._check_lag(pendings, now)
+        if llm is None or self.lacks_tools is not None:
+            return tick
+        limits = self.limits
+        room = self.settings.consolidation_concurrency - len(self._batches)
+        if room <= 0:
+            return tick  # a batch that ends sets `wake`
+        self._retry_at = {k: v for k, v in self._retry_at.items() if v > now}
+        planned = await self._plan(
+            None, False, pendings=pendings, slots=room, skip=set(self._retry_at)
+        )
+        for batch, experiences in planned:
+            task = asyncio.create_task(self._execute(llm, batch, experiences))
+            self._batches[batch.scope] = task
+            task.add_done_callback(functools.partial(self._ended, batch.scope))
+        if self.last_skip.startswith(("hourly", "daily")) and not planned:
+            return min(tick, BUDGET_RECHECK_S)
+        instants = [*self._retry_at.values()]
+        due = selection.next_due(pendings, now, limits)
+        if due is not None:
+            instants.append(due)
+        soonest = min(((t - now).total_seconds() for t in instants), default=tick)
+        return max(0.0, min(tick, soonest))
+
+    @property
+    def in_flight(self) -> int:
+        """Batches the scheduler of this process runs now."""
+        return len(self._batches)
+
+    def _ended(self, scope: str, task: asyncio.Task[BatchReport]) -> None:
+        self._batches.pop(scope, None)
+        self.wake.set()
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.error("consolidation: a batch of %s crashed: %r", scope, exc)
+
+    def _check_lag(self, pendings: Sequence[Pending], now: datetime) -> None:
+        """One alert per chat whose oldest unread message waited past the limit; a
+        recovery once it is back under it."""
+        limit = timedelta(hours=self.settings.consolidation_lag_alert_h)
+        for p in pendings:
+            key = f"consolidation-lag:{p.scope}"
+            lag = now - p.oldest_at if p.count > 0 and p.oldest_at is not None else None
+            if lag is not None and lag >= limit:
+                if p.scope not in self._lagging:
+                    self._lagging.add(p.scope)
+                    self._alerts.fire(
+                        key,
+                        f"{p.scope}: consolidation is not keeping up: the oldest unread "
+                        f"message has waited {lag.total_seconds() / 3600:.1f} h "
+                        f"({p.count} messages behind; limit "
+                        f"{self.settings.consolidation_lag_alert_h:g} h). Raise "
+                        "YUJI_CONSOLIDATION_TOKENS_PER_HOUR / _PER_DAY or "
+                        "YUJI_CONSOLIDATION_CONCURRENCY; nothing is skipped meanwhile.",
+                    )
+            elif p.scope in self._lagging:
+                self._lagging.discard(p.scope)
+                self._alerts.recover(key, f"{p.scope}: consolidation has caught up")
 
     # --- one batch -----------------------------------------------------------------
 
@@ -120,58 +277,70 @@ class ConsolidationService:
         self.blocked = None
         if self.lacks_tools is not None:
             return self._skip(self.lacks_tools)
-        if self._lock.locked():
-            return self._skip("a batch is already running in this process")
-        async with self._lock:
-            planned = await self._plan(scope, force)
-            if planned is None:
-                return None
-            batch, experiences = planned
-            lines, view = await self._lines(batch.scope, experiences)
-            runner = BatchRunner(
-                llm=llm,
-                repo=self.repo,
-                clock=self.clock,
-                zone=self.zone,
-                bot_name=self.settings.bot_name,
-                max_turns=self.settings.batch_max_turns,
-                timeout_s=self.settings.llm_timeout_s,
-            )
-            tools = BatchTools(
-                batch,
-                view,
-                memories=self.memories,
-                repo=self.repo,
-                now=self.clock.now,
-                zone=self.zone,
-                bot_names=self.settings.nicknames,
-            )
-            previous_failures = (await self.repo.cursor(batch.scope)).consecutive_failures
-            task = asyncio.create_task(runner.run(batch, lines, tools))
-            self._running[batch.id] = task
-            try:
-                report = await task
-            except asyncio.CancelledError:
-                if not task.cancelled() or batch.id in self._running:
-                    raise
-                report = batch_report(batch, tools, error="watchdog: no progress")
-            finally:
-                self._running.pop(batch.id, None)
-            self._after(report, previous_failures)
-            log.info("%s", report.describe())
-            return report
+        planned = await self._plan(scope, force)
+        if not planned:
+            return None
+        batch, experiences = planned[0]
+        return await self._execute(llm, batch, experiences)
+
+    async def _execute(
+        self, llm: LLMClient, batch: Batch, experiences: Sequence[Experience]
+    ) -> BatchReport:
+        """Run one latched batch to its end (done or failed) and account for it."""
+        self.started += 1
+        lines, view = await self._lines(batch.scope, experiences)
+        runner = BatchRunner(
+            llm=llm,
+            repo=self.repo,
+            clock=self.clock,
+            zone=self.zone,
+            bot_name=self.settings.bot_name,
+            max_turns=self.settings.batch_max_turns,
+            timeout_s=self.settings.llm_timeout_s,
+        )
+        tools = BatchTools(
+            batch,
+            view,
+            memories=self.memories,
+            repo=self.repo,
+            now=self.clock.now,
+            zone=self.zone,
+            bot_names=self.settings.nicknames,
+        )
+        previous_failures = (await self.repo.cursor(batch.scope)).consecutive_failures
+        task = asyncio.create_task(runner.run(batch, lines, tools))
+        self._running[batch.id] = task
+        try:
+            report = await task
+        except asyncio.CancelledError:
+            if not task.cancelled() or batch.id in self._running:
+                raise
+            report = batch_report(batch, tools, error="watchdog: no progress")
+        finally:
+            self._running.pop(batch.id, None)
+        self._after(report, previous_failures)
+        if report.state == "done":
+            self._retry_at.pop(report.scope, None)
+        else:
+            delay = retry_after_s(report.consecutive_failures)
+            self._retry_at[report.scope] = self.clock.now() + timedelta(seconds=delay)
+        log.info("%s", report.describe())
+        return report
 
     def _skip(self, reason: str) -> None:
         self.last_skip = reason
         log.debug("consolidation: %s", reason)
 
-    def _block(self, batch: Batch | None) -> None:
+    def _block(self, batch: Batch | None, *, full: bool = False) -> None:
         if batch is None:
             self.blocked = "another batch is still open"
         else:
             owner = Owner.parse(batch.owner or "")
             whose = owner.describe() if owner is not None else "owner unknown"
             self.blocked = f"batch {batch.id} in {batch.scope} is still open ({whose})"
+            if full:
+                limit = self.settings.consolidation_concurrency
+                self.blocked += f"; {limit} open at once is the limit"
         self._skip(f"blocked: {self.blocked}")
 
     async def _fail_dead_owners(self, batches: list[Batch], now: datetime) -> list[Batch]:
@@ -190,35 +359,90 @@ class ConsolidationService:
             self._streak(batch.scope, failed.consecutive_failures, error)
         return still
 
-    async def _plan(self, scope: str | None, force: bool) -> tuple[Batch, list[Experience]] | None:
+    async def _over_budget(self, now: datetime, limits: selection.Limits) -> str | None:
+        """Why no batch may start now (budget or ceiling spent), or None."""
+        if limits.tokens_per_hour or limits.tokens_per_day:
+            hour = await self.usage.job_tokens(JOB, now - timedelta(hours=1))
+            day = (
+                await self.usage.job_tokens(JOB, now - timedelta(days=1))
+                if limits.tokens_per_day
+                else 0
+            )
+            spent = selection.within_budget(hour, day, limits)
+            if spent is not None:
+                return spent
+        if limits.hourly_cap:
+            started = await self.repo.started_since(now - timedelta(hours=1))
+            if not selection.under_hourly_cap(started, now, limits.hourly_cap):
+                return f"hourly ceiling of {limits.hourly_cap} batches reached"
+        return None
+
+    async def _plan(
+        self,
+        scope: str | None,
+        force: bool,
+        *,
+        pendings: Sequence[Pending] | None = None,
+        slots: int = 1,
+        skip: set[str] | None = None,
+    ) -> list[tuple[Batch, list[Experience]]]:
+        """Latch up to `slots` batches, each in its own chat without an open batch, in
+        `queue_key` order, within the concurrency limit (and the budget unless `force`).
+        Chats in `skip` (backing off after a failure) wait."""
         now = self.clock.now()
         limits = self.limits  # read once: the console may change it meanwhile
+        concurrency = self.settings.consolidation_concurrency
         still_open = await self.repo.open_batches()
         if still_open:
             still_open = await self._fail_dead_owners(still_open, now)
-        if still_open:
-            return self._block(still_open[0])
+        busy = {b.scope: b for b in still_open}
+        room = min(slots, concurrency - len(still_open))
+        if room <= 0:
+            self._block(still_open[0], full=True)
+            return []
         if not force:
-            started = await self.repo.started_since(now - timedelta(hours=1))
-            if not selection.under_hourly_cap(started, now, limits.hourly_cap):
-                return self._skip(f"hourly cap of {limits.hourly_cap} batches reached")
-        order = selection.serial_order(await self.repo.pending(scope), now, limits, force=force)
+            spent = await self._over_budget(now, limits)
+            if spent is not None:
+                self._skip(spent)
+                return []
+        if pendings is None or scope is not None:
+            pendings = await self.repo.pending(scope)
+        due = selection.serial_order(pendings, now, limits, force=force)
+        order = [p for p in due if p.scope not in busy and p.scope not in (skip or ())]
         if not order:
-            where = f" in {scope}" if scope else ""
-            return self._skip(f"nothing eligible{where}")
-        chosen = order[0]
+            waiting = [p.scope for p in due if p.scope in busy]
+            if waiting:  # what is due has a batch open (here or in another process)
+                self._block(busy[waiting[0]])
+            else:
+                where = f" in {scope}" if scope else ""
+                self._skip(f"nothing eligible{where}")
+            return []
         await self.archive.flush()
-        experiences = await self.archive.after(chosen.scope, chosen.acked_id, limits.max_messages)
-        items = [selection.Item(e.id, len(clip(e.text, limits.max_chars))) for e in experiences]
-        cut = selection.cut(items, limits)
-        if cut is None:
-            return self._skip(f"nothing pending in {chosen.scope}")
-        batch = await self.repo.create(
-            chosen.scope, cut, secrets.token_urlsafe(12), now, owner=self.owner
-        )
-        if batch is None:
-            return self._block(None)
-        return batch, experiences[: cut.count]
+        planned: list[tuple[Batch, list[Experience]]] = []
+        for chosen in order[:room]:
+            experiences = await self.archive.after(
+                chosen.scope, chosen.acked_id, limits.max_messages
+            )
+            items = [selection.Item(e.id, len(clip(e.text, limits.max_chars))) for e in experiences]
+            cut = selection.cut(items, limits)
+            if cut is None:
+                continue
+            batch = await self.repo.create(
+                chosen.scope,
+                cut,
+                secrets.token_urlsafe(12),
+                now,
+                owner=self.owner,
+                max_open=concurrency,
+            )
+            if batch is None:  # another process opened one meanwhile
+                if not planned:
+                    self._block(None)
+                break
+            planned.append((batch, experiences[: cut.count]))
+        if not planned and not self.last_skip.startswith("blocked"):
+            self._skip(f"nothing pending in {order[0].scope}")
+        return planned
 
     async def _lines(
         self, scope: str, experiences: Sequence[Experience]
@@ -316,11 +540,23 @@ class ConsolidationService:
     # --- reads -------------------------------------------------------------------------
 
     async def status(self, scope: str) -> ConsolidationStatus:
-        pending = await self.repo.pending(scope)
+        backlog = await self.repo.backlog(scope)
         batches = await self.repo.batches(scope, limit=1)
         return ConsolidationStatus(
             scope=scope,
             cursor=await self.repo.cursor(scope),
-            pending=pending[0].count if pending else 0,
+            pending=backlog.messages,
+            oldest_pending_at=backlog.oldest_at,
             last_batch=batches[0] if batches else None,
+            backlog=backlog,
         )
+
+    async def status_lines(self, scope: str) -> dict[str, str]:
+        """`/status`'s backpressure line: backlog and lag of this chat."""
+        backlog = await self.repo.backlog(scope)
+        if backlog.messages == 0:
+            return {"整理积压": "无"}
+        return {
+            "整理积压": f"{backlog.messages} 条 / {backlog.chars} 字，"
+            f"最早一条等了 {selection.lag_text(backlog.lag_s(self.clock.now()))}"
+        }

@@ -50,6 +50,23 @@ class Pending:
     """When the oldest unacknowledged experience was archived (None when count is 0)."""
     failures: int = 0
     """Consecutive failed batches of this chat (0 after an acknowledgement)."""
+    last_wake_at: datetime | None = None
+    """When the chat last woke the bot (`chat_state`; None: never)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    """What one chat has not had acknowledged yet: the backpressure people see."""
+
+    scope: str
+    messages: int
+    chars: int
+    oldest_at: datetime | None
+    """When the oldest unacknowledged experience was archived (None when empty)."""
+
+    def lag_s(self, now: datetime) -> float:
+        """Seconds the oldest unacknowledged experience has waited (0 when empty)."""
+        return 0.0 if self.oldest_at is None else max(0.0, (now - self.oldest_at).total_seconds())
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,9 +156,22 @@ SELECT s.scope AS scope,
          WHERE e.scope = s.scope AND e.id > COALESCE(c.acked_id, 0)) AS cnt,
        (SELECT e.received_at FROM experiences e
          WHERE e.scope = s.scope AND e.id > COALESCE(c.acked_id, 0)
-         ORDER BY e.id LIMIT 1) AS oldest
+         ORDER BY e.id LIMIT 1) AS oldest,
+       w.last_wake_at AS woke
 FROM s LEFT JOIN consolidation_cursors c ON c.scope = s.scope
+       LEFT JOIN chat_state w ON w.scope = s.scope
 WHERE s.scope IS NOT NULL
+"""
+
+_BACKLOG_SQL = """
+WITH w(acked) AS (
+    SELECT COALESCE((SELECT acked_id FROM consolidation_cursors WHERE scope = :scope), 0)
+)
+SELECT COUNT(*) AS cnt, COALESCE(SUM(LENGTH(e.text)), 0) AS chars,
+       (SELECT o.received_at FROM experiences o, w
+         WHERE o.scope = :scope AND o.id > w.acked ORDER BY o.id LIMIT 1) AS oldest
+FROM experiences e, w
+WHERE e.scope = :scope AND e.id > w.acked
 """
 
 
@@ -166,11 +196,23 @@ class ConsolidationRepo(Repository):
         behind it, oldest. The counts are only taken for the chats returned."""
         sql = text(_PENDING_SQL if scope is None else _PENDING_SQL + "AND s.scope = :scope")
         sql = sql.columns(
-            scope=String, acked=Integer, failures=Integer, cnt=Integer, oldest=UTCDateTime
+            scope=String,
+            acked=Integer,
+            failures=Integer,
+            cnt=Integer,
+            oldest=UTCDateTime,
+            woke=UTCDateTime,
         )
         async with self.reading(conn) as conn:
             rows = (await conn.execute(sql, {} if scope is None else {"scope": scope})).all()
-        return [Pending(r.scope, r.acked, r.cnt, r.oldest, r.failures) for r in rows]
+        return [Pending(r.scope, r.acked, r.cnt, r.oldest, r.failures, r.woke) for r in rows]
+
+    async def backlog(self, scope: str, *, conn: AsyncConnection | None = None) -> Backlog:
+        """Messages and characters behind the acknowledged watermark, and the oldest."""
+        sql = text(_BACKLOG_SQL).columns(cnt=Integer, chars=Integer, oldest=UTCDateTime)
+        async with self.reading(conn) as conn:
+            row = (await conn.execute(sql, {"scope": scope})).one()
+        return Backlog(scope, int(row.cnt), int(row.chars), row.oldest if row.cnt else None)
 
     async def cursor(self, scope: str, *, conn: AsyncConnection | None = None) -> Cursor:
         async with self.reading(conn) as conn:
@@ -239,14 +281,18 @@ class ConsolidationRepo(Repository):
         now: datetime,
         *,
         owner: str | None = None,
+        max_open: int = 1,
         conn: AsyncConnection | None = None,
     ) -> Batch | None:
-        """Latch `cut` as a queued batch; None when any batch is still open (serial)."""
+        """Latch `cut` as a queued batch; None when `scope` has a batch open already, or
+        `max_open` batches (of any chats, any process) are open. One transaction: two
+        processes can never both open a batch in one chat, nor exceed the limit."""
         async with self.writing(conn) as conn:
-            busy = await conn.scalar(
-                select(func.count()).select_from(B).where(B.c.state.in_(OPEN_STATES))
-            )
-            if busy:
+            open_scopes = (
+                await conn.execute(select(B.c.scope).where(B.c.state.in_(OPEN_STATES)))
+            ).scalars()
+            busy = list(open_scopes)
+            if scope in busy or len(busy) >= max(1, max_open):
                 return None
             cursor = await _cursor(conn, scope)
             if cut.first_id <= cursor.acked_id:

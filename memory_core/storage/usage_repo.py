@@ -87,6 +87,17 @@ class UsageRepo(Repository):
             for job, n, bad, p, comp, ca in rows
         ]
 
+    async def job_tokens(
+        self, job: str, since: datetime, *, conn: AsyncConnection | None = None
+    ) -> int:
+        """Prompt plus completion tokens of `job`'s calls at or after `since` (a budget)."""
+        c = llm_usage.c
+        query = select(func.sum(c.prompt_tokens + c.completion_tokens)).where(
+            c.job == job, c.at >= since
+        )
+        async with self.reading(conn) as conn:
+            return int(await conn.scalar(query) or 0)
+
     async def rows(
         self, *, limit: int = 100, conn: AsyncConnection | None = None
     ) -> list[UsageRow]:

@@ -1,9 +1,12 @@
-"""Scheduled jobs: consolidation ticks, its watchdog, and start-up reconciliation.
+"""Scheduled jobs: the consolidation scheduler, its watchdog, and start-up reconciliation.
 
-- tick (every YUJI_CONSOLIDATION_TICK_S, one instance, coalesced): reconcile once per
-  process, then at most one batch (`core.consolidation.run_once()`); skipped without a model;
-- watchdog (every minute): fail batches without progress (`core.consolidation.watchdog()`);
-- reconcile: also scheduled to run once right after start-up.
+- reconcile (once, right after start-up): fail what a crashed process left open, then
+  start the scheduler (`core.consolidation.start()`): it runs batches as soon as chats
+  are eligible, within the token budget, up to YUJI_CONSOLIDATION_CONCURRENCY at a
+  time, and wakes on every archived message; skipped without a model;
+- tick (every YUJI_CONSOLIDATION_TICK_S, one instance, coalesced): a safety poll that
+  restarts the scheduler if it died and wakes it;
+- watchdog (every minute): fail batches without progress (`core.consolidation.watchdog()`).
 """
 
 from __future__ import annotations
@@ -52,23 +55,14 @@ async def tick() -> None:
 
 
 async def run_tick(core: Yuji) -> str:
-    """One scheduler tick; returns what happened (for logs and tests)."""
+    """One safety tick (also the start): reconcile once, then make sure the scheduler
+    runs and looks now; returns what happened (for logs and tests)."""
     await ensure_reconciled(core)
     if core.models.consolidation is None:
         return "skipped: no model configured"
-    try:
-        report = await core.consolidation.run_once()
-    except Exception as exc:  # a tick must never take the scheduler down
-        logger.exception("yuji consolidation tick failed")
-        return f"error: {exc}"
-    if report is None:
-        return f"skipped: {core.consolidation.last_skip}"
-    text = report.describe()
-    if report.state == "done":
-        logger.info(f"yuji consolidation: {text}")
-    else:
-        logger.warning(f"yuji consolidation: {text}")
-    return text
+    core.consolidation.start()
+    core.consolidation.wake.set()
+    return "scheduler running"
 
 
 async def watchdog() -> None:
@@ -82,7 +76,8 @@ async def reconcile() -> None:
     core = runtime.started()
     if core is None:
         return
-    await ensure_reconciled(core)
+    text = await run_tick(core)
+    logger.info(f"yuji consolidation: {text}")
 
 
 def schedule(settings: Settings) -> None:

@@ -1,7 +1,9 @@
-"""The consolidation jobs: reconcile first, then one batch per tick; idle without a model."""
+"""The consolidation jobs: reconcile first, then the scheduler runs; idle without a model."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -46,21 +48,38 @@ async def archive(core: Yuji, n: int, start: int = 0) -> list[int]:
     return ids
 
 
-async def test_tick_reconciles_then_runs_one_batch(yuji_core: Yuji) -> None:
-    ids = await archive(yuji_core, 12)
-    # A batch left open by a crashed process:
-    stale = await yuji_core.consolidation.repo.create(
-        "group:7", Cut(ids[0], ids[-1], 12, 40), "old", yuji_core.clock.now()
-    )
-    assert stale is not None
-    await yuji_core.consolidation.repo.delivered(stale.id, yuji_core.clock.now())
-    SCRIPTED.push(ack_nothing)
+async def until(check: Callable[[], Awaitable[bool]], timeout_s: float = 10.0) -> None:
+    for _ in range(int(timeout_s / 0.02)):
+        if await check():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("condition not reached")
 
-    outcome = await run_tick(yuji_core)
-    assert "done, nothing" in outcome
-    assert (await yuji_core.consolidation.repo.batch(stale.id)).state == "failed"
-    assert (await yuji_core.consolidation.repo.cursor("group:7")).acked_id == ids[-1]
-    assert "nothing eligible" in await run_tick(yuji_core)
+
+async def test_tick_reconciles_then_the_scheduler_runs_and_wakes_on_new_messages(
+    yuji_core: Yuji,
+) -> None:
+    ids = await archive(yuji_core, 12)
+    repo = yuji_core.consolidation.repo
+    # A batch left open by a crashed process:
+    stale = await repo.create("group:7", Cut(ids[0], ids[-1], 12, 40), "old", yuji_core.clock.now())
+    assert stale is not None
+    await repo.delivered(stale.id, yuji_core.clock.now())
+    SCRIPTED.default = ack_nothing
+    try:
+        assert await run_tick(yuji_core) == "scheduler running"
+        assert (await repo.batch(stale.id)).state == "failed"
+
+        async def acked(last: int) -> bool:
+            return (await repo.cursor("group:7")).acked_id == last
+
+        await until(lambda: acked(ids[-1]))
+        more = await archive(yuji_core, 12, start=100)  # no tick: the archive wakes it
+        await until(lambda: acked(more[-1]))
+        assert await run_tick(yuji_core) == "scheduler running"  # idempotent
+    finally:
+        SCRIPTED.default = None
+        await yuji_core.consolidation.aclose()
 
 
 async def test_tick_skips_without_a_model(yuji_core: Yuji) -> None:

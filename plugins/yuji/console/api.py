@@ -43,6 +43,8 @@ async def chats() -> Any:
                 "messages": r.messages,
                 "memories": r.memories,
                 "pending": r.pending,
+                "backlog_chars": r.backlog_chars,
+                "lag_s": round(r.lag_s, 1),
                 "muted_until": r.muted_until,
                 "last_batch": asdict(r.last_batch) if r.last_batch else None,
                 "night": asdict(r.night),

@@ -23,6 +23,7 @@ from memory_core import (
     band_of,
     bar_heights,
     human_bytes,
+    lag_text,
     parse_scope,
 )
 
@@ -81,6 +82,7 @@ def page(request: Request, core: Yuji, name: str, **context: Any) -> HTMLRespons
             "when": when,
             "bytes": human_bytes,
             "percent": percent,
+            "lag": lag_text,
             "heights": bar_heights,
             "sample_label": core.console.sample_label,
             "zone_label": zone_label(zone, core.clock.now()),

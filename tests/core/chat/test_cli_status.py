@@ -75,3 +75,18 @@ async def test_status_of_an_empty_database(
 ) -> None:
     assert await asyncio.to_thread(main, ["status"]) == 0
     assert capsys.readouterr().out.strip() == "no chats yet"
+
+
+async def test_status_json_shows_each_chats_backlog_and_lag_under_consolidation(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    await prepare(data_dir)
+    assert await asyncio.to_thread(main, ["status", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    chats = data["consolidation"]
+    assert sorted(chats) == ["group:1", "group:2"]
+    assert chats["group:2"]["backlog_messages"] == 5
+    assert chats["group:2"]["backlog_chars"] == 10  # five "hi"
+    assert 0 <= chats["group:2"]["lag_s"] < 600
+    rows = {row["scope"]: row for row in data["scopes"]}
+    assert rows["group:1"]["lines"]["整理积压"].startswith("3 条 / 6 字，最早一条等了")

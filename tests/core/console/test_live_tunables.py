@@ -16,6 +16,7 @@ from memory_core.cli.demo_world import load_demo
 from memory_core.console import Actor
 from memory_core.errors import ValidationError
 from memory_core.llm import ScriptedLLM, text_response
+from memory_core.storage.usage_repo import UsageRow
 from tests.core.consolidation.conftest import ack_nothing, seed
 from tests.core.relevance_models import FAKE_MODEL, LEXICAL_MODEL
 
@@ -52,7 +53,7 @@ async def test_the_recall_limit_reaches_the_chat_commands(core: Yuji) -> None:
     assert memories_in(await core.chat_commands.recall_preview("group:900001", question)) == 1
 
 
-async def test_eligibility_and_the_hourly_cap_move_on_the_running_consolidation(
+async def test_eligibility_and_the_budget_move_on_the_running_consolidation(
     core: Yuji, clock: FakeClock
 ) -> None:
     await seed(core, n=5)
@@ -67,10 +68,13 @@ async def test_eligibility_and_the_hourly_cap_move_on_the_running_consolidation(
     clock.advance(timedelta(minutes=2))
     assert await core.consolidation.run_once() is None
     await core.console.set_tunable("eligible_max_wait_s", "60", ADMIN)
-    await core.console.set_tunable("consolidation_hourly_cap", "1", ADMIN)
+    await core.usage.repo.record(
+        UsageRow(clock.now(), "consolidation", "m", G1, 900, 100, 0, 10, "ok")
+    )
+    await core.console.set_tunable("consolidation_tokens_per_hour", "1000", ADMIN)
     assert await core.consolidation.run_once() is None
-    assert "hourly cap of 1" in core.consolidation.last_skip
-    await core.console.set_tunable("consolidation_hourly_cap", "2", ADMIN)
+    assert "hourly token budget spent (1000 of 1000)" in core.consolidation.last_skip
+    await core.console.set_tunable("consolidation_tokens_per_hour", "1001", ADMIN)
     report = await core.consolidation.run_once()
     assert report is not None
     assert report.messages == 3

@@ -1,4 +1,5 @@
-"""Selection is pure: eligibility, serial order, hourly cap and the batch cut."""
+"""Selection is pure: eligibility, order (awake chats first), budget, the optional hourly
+ceiling and the batch cut."""
 
 from __future__ import annotations
 
@@ -13,9 +14,12 @@ from memory_core.consolidation.selection import (
     Pending,
     cut,
     is_eligible,
+    lag_text,
+    next_due,
     queue_key,
     serial_order,
     under_hourly_cap,
+    within_budget,
 )
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -29,7 +33,8 @@ pendings = st.builds(
     count=st.integers(min_value=0, max_value=100),
     oldest_at=waits.map(lambda w: NOW - w),
     failures=st.integers(min_value=0, max_value=9),
-).map(lambda p: p if p.count else Pending(p.scope, p.acked_id, 0, None, p.failures))
+    last_wake_at=st.one_of(st.none(), waits.map(lambda w: NOW - w * 40)),
+).map(lambda p: p if p.count else Pending(p.scope, p.acked_id, 0, None, p.failures, p.last_wake_at))
 
 
 @settings(deadline=None)  # timing belongs to benchmarks, not to this property
@@ -50,16 +55,53 @@ def test_eligibility_edges() -> None:
 
 @settings(deadline=None)  # timing belongs to benchmarks, not to this property
 @given(st.lists(pendings, max_size=12, unique_by=lambda p: p.scope), st.booleans())
-def test_serial_order_is_oldest_waiting_first_and_only_eligible(
+def test_order_is_awake_chats_first_then_oldest_waiting_and_only_eligible(
     items: list[Pending], force: bool
 ) -> None:
     order = serial_order(items, NOW, LIMITS, force=force)
     expected = {p.scope for p in items if (p.count > 0 if force else is_eligible(p, NOW, LIMITS))}
     assert {p.scope for p in order} == expected
-    keys = [queue_key(p, LIMITS) for p in order]
+    keys = [queue_key(p, LIMITS, NOW) for p in order]
     assert keys == sorted(keys)
-    healthy = [p for p in order if p.failures == 0]
-    assert healthy == sorted(healthy, key=lambda p: (p.oldest_at, p.scope))  # oldest first
+    week = timedelta(days=7)
+    awake = [p.last_wake_at is not None and NOW - p.last_wake_at <= week for p in order]
+    assert awake == sorted(awake, reverse=True)  # every awake chat before every silent one
+    for group in (True, False):
+        healthy = [p for p, a in zip(order, awake, strict=True) if a is group and not p.failures]
+        assert healthy == sorted(healthy, key=lambda p: (p.oldest_at, p.scope))  # oldest first
+
+
+def test_a_chat_that_woke_the_bot_this_week_goes_before_an_older_silent_backlog() -> None:
+    dead = Pending("group:dead", 0, 500, NOW - timedelta(days=3))  # never woke the bot
+    stale = Pending(
+        "group:stale", 0, 40, NOW - timedelta(days=2), last_wake_at=NOW - timedelta(days=8)
+    )
+    live_new = Pending("group:live", 0, 12, NOW - timedelta(minutes=3), last_wake_at=NOW)
+    live_old = Pending(
+        "group:live2", 0, 12, NOW - timedelta(hours=1), last_wake_at=NOW - timedelta(days=6)
+    )
+    order = serial_order([dead, stale, live_new, live_old], NOW, LIMITS)
+    assert [p.scope for p in order] == ["group:live2", "group:live", "group:dead", "group:stale"]
+
+
+def test_budget_counts_both_windows_and_zero_is_no_limit() -> None:
+    limits = Limits(tokens_per_hour=1000, tokens_per_day=5000)
+    assert within_budget(999, 4999, limits) is None
+    assert within_budget(1000, 1000, limits) == "hourly token budget spent (1000 of 1000)"
+    assert within_budget(10, 5000, limits) == "daily token budget spent (5000 of 5000)"
+    assert within_budget(10**9, 10**9, Limits()) is None
+
+
+def test_next_due_is_when_the_first_small_backlog_has_waited_long_enough() -> None:
+    young = Pending("a", 0, 3, NOW - timedelta(minutes=30))
+    older = Pending("b", 0, 3, NOW - timedelta(minutes=90))
+    due_now = Pending("c", 0, 12, NOW - timedelta(minutes=1))  # already eligible
+    assert next_due([young, older, due_now], NOW, LIMITS) == NOW + timedelta(minutes=30)
+    assert next_due([due_now, Pending("d", 0, 0, None)], NOW, LIMITS) is None
+
+
+def test_lag_reads_in_seconds_minutes_hours() -> None:
+    assert [lag_text(s) for s in (5, 720, 12600)] == ["5 秒", "12 分钟", "3.5 小时"]
 
 
 def test_a_failing_chat_steps_back_but_is_not_starved() -> None:
@@ -87,10 +129,12 @@ def test_hourly_cap_counts_only_the_last_hour(offsets: list[int], cap: int) -> N
     assert under_hourly_cap(started, NOW, cap) is (in_window < cap)
 
 
-def test_hourly_cap_four_per_hour() -> None:
+def test_hourly_cap_four_per_hour_and_zero_is_off() -> None:
     started = [NOW - timedelta(minutes=m) for m in (5, 15, 30, 50)]
     assert not under_hourly_cap(started, NOW, 4)
     assert under_hourly_cap(started, NOW + timedelta(minutes=11), 4)
+    assert under_hourly_cap(started * 100, NOW, 0)
+    assert Limits().hourly_cap == 0
 
 
 sizes = st.lists(st.integers(min_value=0, max_value=9000), min_size=0, max_size=120)

@@ -68,9 +68,11 @@ async def test_oldest_waiting_chat_goes_first(
     assert [first.scope, second.scope] == [G2, G1]
 
 
-async def test_hourly_cap_and_force(
+async def test_the_optional_hourly_ceiling_and_force(
     core: Yuji, service: ConsolidationService, llm: ScriptedLLM, clock: FakeClock
 ) -> None:
+    assert core.settings.consolidation_hourly_cap == 0  # off by default
+    core.live.current = core.settings.with_changes(consolidation_hourly_cap=4)
     await seed(core, n=300)
     llm.default = ack_nothing
     for _ in range(4):
@@ -78,7 +80,7 @@ async def test_hourly_cap_and_force(
         assert report.state == "done"
         clock.advance(timedelta(minutes=1))
     assert await service.run_once() is None
-    assert "hourly cap" in service.last_skip
+    assert "hourly ceiling of 4" in service.last_skip
     await run_batch(service, force=True)
     clock.advance(timedelta(minutes=57))
     assert await service.run_once() is not None
@@ -106,18 +108,31 @@ async def test_range_is_latched_while_new_messages_arrive(
     assert min(late) > ids[-1]
 
 
-async def test_one_open_batch_blocks_every_other(
+async def test_one_open_batch_per_chat_and_the_concurrency_limit_across_chats(
     core: Yuji, service: ConsolidationService, llm: ScriptedLLM
 ) -> None:
     g1 = await seed(core, G1, n=12)
-    await seed(core, G2, n=12)
+    g2 = await seed(core, G2, n=12)
+    g3 = await seed(core, "group:3", n=12)
     now = core.clock.now()
-    batch = await service.repo.create(G1, Cut(g1[0], g1[-1], 12, 100), "t", now)
+    batch = await service.repo.create(G1, Cut(g1[0], g1[-1], 12, 100), "t", now, max_open=2)
     assert batch is not None
-    assert await service.repo.create(G2, Cut(1, 2, 2, 2), "u", now) is None
+    # never two open batches in one chat, whatever the limit
+    assert await service.repo.create(G1, Cut(g1[0], g1[-1], 12, 100), "u", now, max_open=9) is None
+    second = await service.repo.create(G2, Cut(g2[0], g2[-1], 12, 100), "v", now, max_open=2)
+    assert second is not None
+    assert (
+        await service.repo.create("group:3", Cut(g3[0], g3[-1], 12, 1), "w", now, max_open=2)
+        is None
+    )
     llm.push(ack_nothing)
-    assert await service.run_once() is None
+    assert await service.run_once() is None  # two open (the default limit): blocked
     assert "still open" in service.last_skip
+    assert "2 open at once is the limit" in service.last_skip
+    await service.repo.fail(second.id, "test", now)
+    report = await run_batch(service)  # G1 stays open; G2 failed once and steps back
+    assert report.scope == "group:3"
+    assert (await service.repo.batch(batch.id)).state == "queued"
 
 
 async def test_three_failures_in_a_row_alert_and_success_recovers(
