@@ -129,6 +129,7 @@ class ConsoleService:
         for counts in activity:
             state = states.get(counts.scope)
             done = work[counts.scope]
+            backlog = await self.consolidation.repo.backlog(counts.scope)
             rows.append(
                 ChatRow(
                     scope=counts.scope,
@@ -138,8 +139,8 @@ class ConsoleService:
                     last_batch=done.last_batch,
                     muted_until=state.muted_until if state else None,
                     night=last_run_of(counts.scope, done.steps, done.health),
-                    backlog_chars=status.backlog.chars if status.backlog else 0,
-                    lag_s=status.backlog.lag_s(self.clock.now()) if status.backlog else 0.0,
+                    backlog_chars=backlog.chars,
+                    lag_s=backlog.lag_s(self.clock.now()),
                 )
             )
         return rows

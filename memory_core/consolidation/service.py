@@ -546,7 +546,6 @@ class ConsolidationService:
             scope=scope,
             cursor=await self.repo.cursor(scope),
             pending=backlog.messages,
-            oldest_pending_at=backlog.oldest_at,
             last_batch=batches[0] if batches else None,
             backlog=backlog,
         )
