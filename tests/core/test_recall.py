@@ -236,7 +236,7 @@ def test_cli_recall_and_reindex(
     got = json.loads(capsys.readouterr().out)
     [item] = got["items"]
     assert item["stage"] == "lexical"
-    assert item["guess"] is False
+    assert item["band"] == "sure"
     # No index is built, so the words-only weights decide: what moved P is the words.
     assert item["why"][0][0] in ("cover", "bm25_rr")
     assert main(["recall", "小明从九月开始学吉他吗", "--scope", G1]) == 0

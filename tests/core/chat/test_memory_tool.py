@@ -50,7 +50,7 @@ async def test_a_search_is_labelled_recorded_for_why_and_credited(core: Yuji) ->
     assert sent.parts == ["你不是下周去杭州嘛"]
     assert [t.name for t in llm.requests[0].tools] == ["search_memory"]
     (result,) = tool_messages(llm, 1)
-    assert f"#{trip.id}〔字面命中「出差」〕" in result
+    assert f"#{trip.id}〔确定｜字面命中「出差」〕" in result
     assert (G1, "阿明 出差") in [(scope, text) for scope, text, _ in recall.calls]
     assert out.cited_ids == (trip.id,)
     injection = await service.repo.last_injection(G1)

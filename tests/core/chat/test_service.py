@@ -149,7 +149,7 @@ async def test_reply_strips_markers_credits_used_memories_and_records_the_inject
         (m2.id, "vector", False),
     ]
     system = llm.requests[0].messages[0].content or ""
-    assert f"#{m1.id}〔字面命中「撤离率」〕" in system
+    assert f"#{m1.id}〔确定｜字面命中「撤离率」〕" in system
     assert "[[m:12]]" in system
     state = await service.repo.state(G1)
     assert state.last_reply_at == core.clock.now()

@@ -220,8 +220,9 @@ async def test_the_diversity_weight_changes_what_recall_picks_live(core: Yuji) -
 
 async def test_the_recall_floors_move_live_and_empty_means_calibrated(core: Yuji) -> None:
     """The console overrides the relevance model's calibrated points on the running
-    engine: a threshold of 1 silences recall, a `sure` of 1 labels every memory a guess,
-    and an empty value goes back to the calibrated point."""
+    engine: a floor of 1 never drops a memory above the sure line, a floor and sure
+    line of 1 silence recall, a `sure` of 1 makes every memory related, and an empty
+    value goes back to the calibrated point."""
     scope = "group:8"
     text = "小明每周六上午去琴行上吉他课"
     exp = await core.archive.append(
@@ -240,7 +241,10 @@ async def test_the_recall_floors_move_live_and_empty_means_calibrated(core: Yuji
     calibrated = await answer()
     assert [content for content, _ in calibrated] == [text]
     await core.console.set_tunable("recall_floor", "1", ADMIN)
+    assert await answer() == [(text, False)]  # sure under the hand model: kept
+    await core.console.set_tunable("recall_sure", "1", ADMIN)
     assert await answer() == []
+    await core.console.set_tunable("recall_sure", "", ADMIN)
     await core.console.set_tunable("recall_floor", "", ADMIN)
     assert await answer() == calibrated
     await core.console.set_tunable("recall_sure", "1", ADMIN)
