@@ -1,6 +1,6 @@
 """No memory of another chat ever comes back, with every candidate path on.
 
-The relevance model here lets everything through (threshold 0), so nothing but the
+The relevance model here lets everything through (floor 0), so nothing but the
 visibility rule stands between a question and another chat's memories: if any path
 (words, dense, links, successors) leaked, this would see it.
 """
@@ -28,7 +28,7 @@ WORDS = ["小明", "阿花", "吉他", "猫", "搬家", "下沙", "考试", "咖
 
 def open_model(tmp: Path) -> Path:
     n = len(FEATURES)
-    model = RelevanceModel("fake", FEATURES, np.zeros(n), np.ones(n), np.zeros(n), 0.0, 0, 0, 0)
+    model = RelevanceModel("fake", FEATURES, np.zeros(n), np.ones(n), np.zeros(n), 0.0, 0.0, 0.0)
     path = tmp / "open.json"
     path.write_text(model.to_json(), encoding="utf-8")
     return path

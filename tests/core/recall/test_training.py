@@ -43,5 +43,5 @@ async def test_training_again_reproduces_the_shipped_weights() -> None:
         assert trained.meta["trained_on"] == shipped.meta["trained_on"]
         for name in ("mean", "scale", "weights"):
             assert np.allclose(getattr(trained, name), getattr(shipped, name), atol=TOLERANCE), name
-        for name in ("bias", "threshold", "companion", "sure"):
+        for name in ("bias", "floor", "sure"):
             assert abs(getattr(trained, name) - getattr(shipped, name)) <= TOLERANCE, name
