@@ -134,11 +134,6 @@ class Recalled:
     why: tuple[tuple[str, float], ...] = ()
     """The features that moved P most (name, log-odds contribution)."""
 
-    @property
-    def guess(self) -> bool:
-        """In the `related` band."""
-        return self.band == "related"
-
 
 @dataclass(frozen=True, slots=True)
 class RecallResult:

@@ -28,6 +28,7 @@ import numpy.typing as npt
 from memory_core.tokenize import bigram_tokens, is_cjk, normalise
 
 from . import language
+from .question import latin_share
 
 SIGNALS: tuple[str, ...] = (
     "left",
@@ -105,15 +106,9 @@ def signals(text: str, named: bool, bot_names: tuple[str, ...] = ()) -> Vector:
         "question_mark": float("?" in norm or "？" in text),
         "remember_cue": float(bool(_REMEMBER.search(norm))),
         "length": math.log1p(total),
-        "latin": _latin_share(norm),
+        "latin": latin_share(norm),
     }
     return np.array([values[name] for name in SIGNALS], dtype=np.float64)
-
-
-def _latin_share(text: str) -> float:
-    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
-    cjk = sum(1 for ch in text if is_cjk(ch))
-    return latin / (latin + cjk) if latin + cjk else 0.0
 
 
 @dataclass(frozen=True)

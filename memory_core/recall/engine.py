@@ -49,24 +49,13 @@ from .ranking import Candidate, Points, RankParams, select
 from .relevance import LEXICAL, RelevanceModel
 from .relevance import load as load_model
 from .visibility import is_visible
+from .why import FEATURE_WORDS
 
 log = logging.getLogger(__name__)
 
 LINK_KINDS: tuple[RelationKind, ...] = ("supports", "related", "contradicts")
 SUCCESSOR_HOPS = 3
 """How far a changed state is followed to its current version (A -> B -> C)."""
-
-_WORDS = {
-    "dense": "语义相近",
-    "dense_bg": "比一般的记忆更贴近这个问题",
-    "dense_latin": "语义相近",
-    "cover": "问到的词它都说到了",
-    "names_subject": "说的正是问到的人",
-    "kind_stated": "给出了问的那类答案",
-    "ended_asked": "问的是以前",
-    "via_successor": "问到的旧情况已被这条更新",
-    "via_link": "与命中的记忆相关",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -486,7 +475,7 @@ def _stage(s: Seen) -> Stage:
 def _reason(
     p: float, top: Sequence[tuple[str, float]], memory: Memory, now: datetime, band: Band
 ) -> str:
-    said = "、".join(dict.fromkeys(_WORDS[name] for name, v in top if v > 0 and name in _WORDS))
+    said = "、".join(dict.fromkeys(FEATURE_WORDS[name] for name, v in top if v > 0))
     text = f"相关度 {p:.2f}" + (f"：{said}" if said else "")
     if band == "related":
         text = f"{RELATED_LABEL}（{text}）"

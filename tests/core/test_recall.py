@@ -61,7 +61,7 @@ async def test_exact_words_come_back_with_stage_score_and_reason(core: Yuji) -> 
     assert item.stage == "lexical"
     assert 0.5 <= item.score <= 1  # P, at or above the hand model's threshold
     assert f"相关度 {item.score:.2f}" in item.reason
-    assert not item.guess
+    assert item.band == "sure"
     assert item.why
     assert item.why[0][0] == "cover"
     assert result.trace
@@ -167,7 +167,7 @@ async def test_dense_finds_what_shares_no_words_labelled_as_a_guess_in_its_chat_
     fake = FakeDense("on", {target: 0.9, other: 0.99, gone: 0.99})
     recall = dense_recall(core, fake)
     got = await recall.recall(G1, "那位同学做什么工作")
-    assert [(r.memory.id, r.stage, r.guess) for r in got.items] == [(target, "vector", True)]
+    assert [(r.memory.id, r.stage, r.band) for r in got.items] == [(target, "vector", "related")]
     assert got.items[0].reason.startswith(RELATED_LABEL)
     assert got.items[0].why[0][0] == "dense"
     assert target in fake.asked[-1]

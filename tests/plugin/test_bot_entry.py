@@ -16,7 +16,7 @@ TRICKY_ENV = """\
 # a comment line, then every form python-dotenv reads
 YUJI_RECALL_LIMIT=3 # the inline comment is no part of the value
 export YUJI_LLM_MODEL=deepseek-chat
-YUJI_LLM_BASE_URL = 'https://api.example.com/v1'
+YUJI_LLM_BASE_URL = 'http://127.0.0.1:9/v1'
 YUJI_NICKNAMES="小鱼, 大肥鱼"
 YUJI_BACKUP_MIRROR="/mnt/backup # not a comment inside quotes"
 yuji_attachment_allow_private=yes
@@ -53,7 +53,7 @@ def test_the_bot_and_the_cli_read_one_tricky_env_file_alike(
 
     assert by_bot == by_cli
     assert (by_cli.recall_limit, by_cli.llm_model) == (3, "deepseek-chat")
-    assert by_cli.llm_base_url == "https://api.example.com/v1"
+    assert by_cli.llm_base_url == "http://127.0.0.1:9/v1"
     assert by_cli.nicknames == ("小鱼", "大肥鱼")
     assert by_cli.backup_mirror == "/mnt/backup # not a comment inside quotes"
     assert by_cli.attachment_allow_private is True
