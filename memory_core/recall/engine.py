@@ -307,7 +307,7 @@ class Recall:
         )
         known = scores is not None and scores.background is not None
         baseline = Baseline(scores.background or 0.0, known) if scores is not None else Baseline()
-        rows = features.rows(q, seen, baseline)
+        rows = features.rows(q, seen, baseline, frozenset(df))
         pairs: dict[int, set[int]] = {}
         for src, dst, kind in edges:
             if kind == "contradicts":

@@ -10,7 +10,9 @@ the chat grows by ten thousand unrelated memories.
            far it stands above the question's cosine with a fixed background of
            ordinary memories (`Baseline`: some questions sit close to everything);
 - words:   the share of the question's content terms the memory states, how many it
-           leaves unsaid, and how many terms the question has at all;
+           leaves unsaid, and how many terms the question has at all; only terms some
+           memory of the chat uses count (a bigram across two words, "球几", is noise no
+           memory can state);
 - people:  the question names the memory's subject (or a member the memory
            mentions), or names members and the memory is about someone else;
 - answer:  the question asks for a time, number, place, amount or "which X" and the
@@ -125,8 +127,12 @@ def said_in(text: str) -> frozenset[str]:
     return frozenset(language.stem(t) for t in token_set(text))
 
 
-def rows(q: Question, seen: Sequence[Seen], baseline: Baseline) -> Rows:
-    """One row of FEATURES per candidate."""
+def rows(
+    q: Question, seen: Sequence[Seen], baseline: Baseline, heard: frozenset[str] | None = None
+) -> Rows:
+    """One row of FEATURES per candidate. `heard`: the question's terms some memory of
+    the chat uses (None: all of them)."""
+    terms = q.terms if heard is None else q.terms & heard
     kind = q.asks if q.asks in ("time", "number", "place") else None
     out = np.zeros((len(seen), len(FEATURES)), dtype=np.float64)
     for i, s in enumerate(seen):
@@ -135,8 +141,8 @@ def rows(q: Question, seen: Sequence[Seen], baseline: Baseline) -> Rows:
         subject = normalise(s.subject)
         about = subject in q.named or any(language.mentions(text, name) for name in q.named)
         stated = kind is not None and language.states(text, kind, s.content)
-        covered = cover(q.terms, said)
-        unsaid = sum(1 for t in q.terms if language.stem(t) not in said)
+        covered = cover(terms, said)
+        unsaid = sum(1 for t in terms if language.stem(t) not in said)
         cosine = s.dense or 0.0
         values = {
             "dense": cosine,
@@ -145,7 +151,7 @@ def rows(q: Question, seen: Sequence[Seen], baseline: Baseline) -> Rows:
             "no_vector": float(s.dense is None),
             "cover": covered,
             "unsaid": min(unsaid, UNSAID_CAP) / UNSAID_CAP,
-            "q_terms": math.log1p(len(q.terms)),
+            "q_terms": math.log1p(len(terms)),
             "no_terms": float(not q.terms),
             "names_subject": float(bool(q.named) and about),
             "names_other": float(bool(q.named) and not about and subject not in NOT_PEOPLE),

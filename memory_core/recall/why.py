@@ -11,7 +11,7 @@ FEATURE_WORDS: dict[str, str] = {
     "dense_latin": "英文问题的语义相近",
     "no_vector": "还没有向量",
     "cover": "问到的词它都说到了",
-    "unsaid": "问到的词它有没说到的",
+    "unsaid": "问到的词漏了几个",
     "q_terms": "问题里的词多少",
     "no_terms": "问题里只有名字",
     "names_subject": "说的正是问到的人",

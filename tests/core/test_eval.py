@@ -103,9 +103,27 @@ def test_metrics() -> None:
         Answer(by_id["q7"], (), (), 5.0),
     ]
     out = report(answers)
-    assert out["tiers"]["lexical"] == {"n": 2, "rate": 0.5}
-    assert out["tiers"]["temporal"] == {"n": 1, "rate": 1.0}
-    assert out["tiers"]["negative"] == {"n": 1, "rate": 1.0}
+    # without bands (a baseline) every injected item counts as sure
+    assert out["tiers"]["lexical"] == {"n": 2, "rate": 0.5, "sure_rate": 0.5}
+    assert out["tiers"]["temporal"] == {"n": 1, "rate": 1.0, "sure_rate": 1.0}
+    assert out["tiers"]["negative"] == {"n": 1, "rate": 1.0, "sure_rate": 1.0}
+    banded = report(
+        [
+            Answer(
+                by_id["q1"], ("m1", "m3"), ("group:100",) * 2, 1.0, ("related", "sure"), (0.2, 0.9)
+            )
+        ]
+    )
+    assert banded["queries"] == [
+        {
+            "id": "q1",
+            "tier": "lexical",
+            "injected": [
+                {"id": "m1", "band": "related", "p": 0.2},
+                {"id": "m3", "band": "sure", "p": 0.9},
+            ],
+        }
+    ]
     assert out["false_recall"] == 0.5
     assert out["leakage"] == 1
     assert out["stale"] == 1
@@ -116,9 +134,21 @@ def test_metrics() -> None:
 def test_cli_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", str(FIXTURE), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert set(data) == {"tiers", "false_recall", "leakage", "stale", "latency_ms", "baselines"}
+    assert set(data) == {
+        "tiers",
+        "false_recall",
+        "leakage",
+        "stale",
+        "latency_ms",
+        "baselines",
+        "queries",
+    }
     assert set(data["latency_ms"]) == {"p50", "p95"}
-    assert all(set(row) == {"n", "rate"} for row in data["tiers"].values())
+    assert all(set(row) == {"n", "rate", "sure_rate"} for row in data["tiers"].values())
+    for query in data["queries"]:
+        assert set(query) == {"id", "tier", "injected"}
+        assert all(set(i) == {"id", "band", "p"} for i in query["injected"])
+        assert all(i["band"] in ("sure", "related") for i in query["injected"])
     assert main(["eval", str(FIXTURE)]) == 0
     table = capsys.readouterr().out
     assert "lexical (hit@5)" in table

@@ -13,7 +13,6 @@ the model's turn, never the database.
 from __future__ import annotations
 
 import asyncio
-import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -27,7 +26,6 @@ STABLE_ROUNDS = 3
 @dataclass(eq=False)
 class _Park:
     at: datetime
-    seq: int
     future: asyncio.Future[None]
     event: asyncio.Event | None = None
 
@@ -40,7 +38,6 @@ class SimTime:
     def __init__(self, clock: FakeClock) -> None:
         self.clock = clock
         self._parks: list[_Park] = []
-        self._seq = itertools.count()
 
     def now(self) -> datetime:
         return self.clock.now()
@@ -56,9 +53,7 @@ class SimTime:
 
     async def _park(self, seconds: float, event: asyncio.Event | None) -> None:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        park = _Park(
-            self.clock.now() + timedelta(seconds=max(0.0, seconds)), next(self._seq), future, event
-        )
+        park = _Park(self.clock.now() + timedelta(seconds=max(0.0, seconds)), future, event)
         self._parks.append(park)
         watcher: asyncio.Task[bool] | None = None
         if event is not None:

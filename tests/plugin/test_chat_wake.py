@@ -55,7 +55,7 @@ async def test_at_bot_gets_a_quoted_plain_text_reply_without_markers(
         )
     assert (await yuji_core.memories.get(SCOPE, ids[0])).hit_count == 1
     system = llm.requests[0].messages[0].content or ""
-    assert f"#{ids[0]}〔字面命中" in system
+    assert f"#{ids[0]}〔确定｜字面命中" in system
     injection = await yuji_core.chat_state.last_injection(SCOPE)
     assert injection is not None
     assert injection.reply_fingerprint == "9001"

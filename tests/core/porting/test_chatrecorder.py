@@ -113,7 +113,9 @@ async def test_imported_messages_are_recallable_after_consolidation(
     assert report is not None
     assert (report.state, report.outcome) == ("done", "extracted")
     recalled = await core.recall.recall(GROUP, "煤球几岁了", sender_id="43")
-    assert [r.memory.content for r in recalled.items] == ["小明家的猫叫煤球，三岁，全黑"]
+    assert [r.memory.content for r in recalled.items] == ["小明家的猫叫煤球，三岁，全黑"], (
+        recalled.trace
+    )
 
 
 async def test_a_database_that_is_not_chatrecorder_is_one_clear_error(

@@ -67,7 +67,8 @@ def test_p_is_a_probability_for_any_row() -> None:
 
 def test_the_operating_points_are_ordered() -> None:
     for model in shipped():
-        assert 0 < model.companion <= model.threshold <= model.sure <= 1
+        assert 0 <= model.floor <= model.sure <= 1
+        assert model.chatter is not None
 
 
 def test_weights_of_another_embedder_are_refused(tmp_path: Path) -> None:
