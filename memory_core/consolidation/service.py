@@ -71,9 +71,15 @@ JOB = "consolidation"
 
 
 async def wait_event(event: asyncio.Event, timeout_s: float) -> None:
-    """Wall-clock `Wait`: return when `event` is set or after `timeout_s`."""
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(event.wait(), max(0.0, timeout_s))
+    """Wall-clock `Wait`: return when `event` is set or after `timeout_s`.
+
+    Not `asyncio.wait_for`: on Python 3.11 it swallows a cancellation that arrives
+    while the event is being set (gh-86296), and the scheduler then never stops."""
+    waiter = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait((waiter,), timeout=max(0.0, timeout_s))
+    finally:
+        waiter.cancel()
 
 
 def retry_after_s(failures: int) -> float:
@@ -135,6 +141,7 @@ class ConsolidationService:
         self._retry_at: dict[str, datetime] = {}
         self._lagging: set[str] = set()
         self._loop: asyncio.Task[None] | None = None
+        self._closed = False
         self.wake = asyncio.Event()
         """Set when there may be new work: messages archived, a batch ended."""
         self.started = 0
@@ -162,14 +169,18 @@ class ConsolidationService:
 
     # --- the scheduler ----------------------------------------------------------------
 
-    def start(self, wait: Wait | None = None) -> asyncio.Task[None]:
-        """Run the scheduler in the background (once; again if it died)."""
+    def start(self, wait: Wait | None = None) -> asyncio.Task[None] | None:
+        """Run the scheduler in the background (once; again if it died); None once
+        `aclose` has run (a last safety tick during shutdown must not restart it)."""
+        if self._closed:
+            return None
         if self._loop is None or self._loop.done():
             self._loop = asyncio.create_task(self.run(wait), name="yuji-consolidation")
         return self._loop
 
     async def aclose(self) -> None:
         """Stop the scheduler; batches in flight fail and are delivered again later."""
+        self._closed = True
         loop, self._loop = self._loop, None
         if loop is not None:
             loop.cancel()

@@ -60,7 +60,8 @@ async def run_tick(core: Yuji) -> str:
     await ensure_reconciled(core)
     if core.models.consolidation is None:
         return "skipped: no model configured"
-    core.consolidation.start()
+    if core.consolidation.start() is None:
+        return "skipped: closed"
     core.consolidation.wake.set()
     return "scheduler running"
 

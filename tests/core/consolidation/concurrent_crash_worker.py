@@ -64,7 +64,9 @@ async def work(data_dir: Path) -> None:
 
     core = await Yuji.open(settings(data_dir), llm=ScriptedLLM(default=answer))
     await core.consolidation.reconcile()
-    await core.consolidation.start()  # runs until the kill
+    loop = core.consolidation.start()
+    assert loop is not None
+    await loop  # runs until the kill
 
 
 def main() -> None:

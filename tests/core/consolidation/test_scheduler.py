@@ -13,7 +13,7 @@ from datetime import timedelta
 import pytest
 
 from memory_core import FakeClock, Yuji
-from memory_core.consolidation.service import ConsolidationService, retry_after_s
+from memory_core.consolidation.service import ConsolidationService, retry_after_s, wait_event
 from memory_core.llm import LLMRequest, ScriptedLLM, text_response
 from memory_core.llm.base import ChatResponse
 from memory_core.llm.metered import MeteredLLM
@@ -246,3 +246,23 @@ async def test_a_failing_chat_backs_off_while_the_others_go_on(
     assert retry_after_s(2) == 120
     assert retry_after_s(99) == 3600
     assert await unread(service, G1) == 0
+
+
+async def test_wall_clock_wait_ends_on_a_cancel_that_meets_a_set_event() -> None:
+    """A cancel arriving as the event is set still ends the sleeper (the shutdown of a
+    scheduler that a last tick had just woken hung on this)."""
+    for _ in range(20):
+        event = asyncio.Event()
+        sleeper = asyncio.create_task(wait_event(event, 600.0))
+        await asyncio.sleep(0)  # the sleeper waits on the event
+        event.set()
+        sleeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(sleeper, 5.0)
+        assert sleeper.cancelled()
+
+
+async def test_a_closed_scheduler_is_not_started_again(service: ConsolidationService) -> None:
+    assert service.start() is not None
+    await service.aclose()
+    assert service.start() is None
