@@ -48,13 +48,15 @@ def percentile(values: Sequence[float], p: float) -> float:
 
 
 def report(answers: Sequence[Answer]) -> dict[str, Any]:
-    """`{"tiers": {T: {"n", "rate", "sure_rate"}}, "false_recall", "leakage", "stale",
-    "latency_ms", "queries"}`.
+    """`{"tiers": {T: {"n", "rate", "sure_rate", "stale"}}, "false_recall", "leakage",
+    "stale", "latency_ms", "queries"}`.
 
     For positive tiers `rate` is hit@5 (an expected memory injected in any band) and
     `sure_rate` the share whose expected memory was injected as sure; for the
     negative, leakage and chatter tiers `rate` is the share with anything injected and
-    `sure_rate` the share with anything injected as sure. `queries` lists each query
+    `sure_rate` the share with anything injected as sure. A tier's `stale` counts the
+    `expect_none` memories its queries got (for `temporal`: a replaced version given
+    to a question about now); the top-level `stale` sums them. `queries` lists each query
     with its tier and injected items (`id`, `band`, `p`)."""
     by_tier: dict[str, list[Answer]] = {}
     for a in answers:
@@ -68,7 +70,13 @@ def report(answers: Sequence[Answer]) -> dict[str, Any]:
             hits = sum(1 for a in group if a.ids)
             sure = sum(1 for a in group if a.sure_ids())
         n = len(group)
-        tiers[tier] = {"n": n, "rate": round(hits / n, 4), "sure_rate": round(sure / n, 4)}
+        stale_here = sum(1 for a in group for i in a.ids if i and i in a.query.expect_none)
+        tiers[tier] = {
+            "n": n,
+            "rate": round(hits / n, 4),
+            "sure_rate": round(sure / n, 4),
+            "stale": stale_here,
+        }
     negatives = [a for a in answers if a.query.tier in NEGATIVE_TIERS]
     false_recall = sum(1 for a in negatives if a.ids) / len(negatives) if negatives else 0.0
     leakage = sum(1 for a in answers for s in a.scopes if s != a.query.scope)

@@ -5,7 +5,8 @@ memories injected, however high some memory's P: nothing in it could be answered
 The decision reads the message alone, never the memories: how much of it is left
 once the words of chat that carry no question are removed (data/chatter.txt), whether
 it names a member of the chat, whether it is shaped as a question (question words,
-a question mark, a cue to remember), and how long it is. A small logistic model over
+a question mark, a yes/no question's particle or word order, a cue to remember), and
+how long it is. A small logistic model over
 these signals, fitted on the training corpus's wakes (its `chatter` tier against every
 real question, answerable or not), gives P(it asks); below the gate's line it is
 chatter. The line is chosen on held-out chats so that almost no real question is
@@ -36,6 +37,7 @@ SIGNALS: tuple[str, ...] = (
     "named",
     "question_word",
     "question_mark",
+    "yes_no",
     "remember_cue",
     "length",
     "latin",
@@ -104,6 +106,10 @@ def signals(text: str, named: bool, bot_names: tuple[str, ...] = ()) -> Vector:
         "named": float(named),
         "question_word": float(language.asks(norm) is not None),
         "question_mark": float("?" in norm or "？" in text),
+        # Only when more than a particle is left: "在吗", "真的吗" and "吃了吗" are
+        # chat, "能带狗吗" is not. Read on the whole text (a filler inside a question,
+        # 真的 in "他要搬家是真的吗", stays part of it).
+        "yes_no": float(len(left.replace(" ", "")) > 1 and language.asks_yes_no(norm)),
         "remember_cue": float(bool(_REMEMBER.search(norm))),
         "length": math.log1p(total),
         "latin": latin_share(norm),

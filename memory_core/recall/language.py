@@ -7,6 +7,8 @@ beside this module, each stating its source in its header:
   (什么, 来着, 还记得, what, remember);
 - data/function_chars.txt: characters that carry grammar, not content;
 - data/asks.txt: question words by the kind of answer they ask for;
+- data/yes_no.txt: how a question wanting a yes or a no is shaped (能去吗, 有没有,
+  "is it");
 - the cues below: words asking how things used to be, or whether they still are.
 
 No rule here was written from an evaluation question; recall's relevance model learns
@@ -154,6 +156,33 @@ def asks(text: str) -> AnswerKind | None:
         if any(_has_word(text, w) for w in words):
             return kind
     return None
+
+
+@cache
+def _yes_no() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(clause-final particle, A-not-A, auxiliary-first clause) patterns."""
+    lists: dict[str, list[str]] = {}
+    text = resources.files("memory_core.recall").joinpath("data", "yes_no.txt")
+    for line in text.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            key, _, words = line.partition(":")
+            lists[key.strip()] = words.split()
+    particles = "|".join(map(re.escape, sorted(lists["particles"], key=len, reverse=True)))
+    negators = "".join(map(re.escape, lists["negators"]))
+    auxiliaries = "|".join(map(re.escape, lists["auxiliaries"]))
+    return (
+        # A particle closing a clause that says something (not a lone 吗).
+        re.compile(rf"[\u4e00-\u9fff]{{2}}(?:{particles})(?=$|[\s,.!?，。！？~～])"),
+        re.compile(rf"([\u4e00-\u9fff])[{negators}]\1"),
+        re.compile(rf"(?:^|[,.!?;，。！？]\s*)(?:{auxiliaries})\s+\w+"),
+    )
+
+
+def asks_yes_no(text: str) -> bool:
+    """A (normalised) text is shaped as a question wanting a yes or a no: a clause
+    ending in a question particle (能劝酒吗), an A-not-A verb (有没有), or an English
+    clause opening with an auxiliary ("can we bring pets")."""
+    return any(p.search(text) is not None for p in _yes_no())
 
 
 def _has_word(text: str, word: str) -> bool:

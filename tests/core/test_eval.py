@@ -104,9 +104,11 @@ def test_metrics() -> None:
     ]
     out = report(answers)
     # without bands (a baseline) every injected item counts as sure
-    assert out["tiers"]["lexical"] == {"n": 2, "rate": 0.5, "sure_rate": 0.5}
-    assert out["tiers"]["temporal"] == {"n": 1, "rate": 1.0, "sure_rate": 1.0}
-    assert out["tiers"]["negative"] == {"n": 1, "rate": 1.0, "sure_rate": 1.0}
+    assert out["tiers"]["lexical"] == {"n": 2, "rate": 0.5, "sure_rate": 0.5, "stale": 0}
+    # q4 got the replaced version (m1) beside the current one: stale in its own tier
+    assert out["tiers"]["temporal"] == {"n": 1, "rate": 1.0, "sure_rate": 1.0, "stale": 1}
+    assert out["tiers"]["negative"] == {"n": 1, "rate": 1.0, "sure_rate": 1.0, "stale": 0}
+    assert out["stale"] == 1
     banded = report(
         [
             Answer(
@@ -144,7 +146,7 @@ def test_cli_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str]) -
         "queries",
     }
     assert set(data["latency_ms"]) == {"p50", "p95"}
-    assert all(set(row) == {"n", "rate", "sure_rate"} for row in data["tiers"].values())
+    assert all(set(row) == {"n", "rate", "sure_rate", "stale"} for row in data["tiers"].values())
     for query in data["queries"]:
         assert set(query) == {"id", "tier", "injected"}
         assert all(set(i) == {"id", "band", "p"} for i in query["injected"])

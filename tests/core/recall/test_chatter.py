@@ -38,7 +38,13 @@ QUESTIONS = [
     "what was the name of Sam's dog?",
     "when is Priya moving to Leeds?",
     "老王现在还住在下沙吗",
+    # yes/no questions with neither a question word nor a question mark
+    "周末爬山能带小孩吗",
+    "宿舍里能不能养仓鼠",
+    "阿明下个月去北京出差是真的吗",
 ]
+YES_NO = ["周末爬山能带小孩吗", "有没有人去看展", "你们去不去", "is the gym open on sundays"]
+NOT_YES_NO = ["在吗", "吃了吗", "真的吗", "是吗", "早上好", "哈哈哈", "ok", "thanks!"]
 
 
 @pytest.mark.parametrize("text", CHATTER)
@@ -49,6 +55,16 @@ def test_chatter_leaves_nothing_to_ask(text: str) -> None:
 @pytest.mark.parametrize("text", QUESTIONS)
 def test_a_question_keeps_what_it_asks_about(text: str) -> None:
     assert residue(normalise(text), BOT) != ""
+
+
+@pytest.mark.parametrize("text", YES_NO)
+def test_a_yes_no_question_is_shaped_as_one(text: str) -> None:
+    assert signals(text, False, BOT)[SIGNALS.index("yes_no")] == 1.0
+
+
+@pytest.mark.parametrize("text", NOT_YES_NO)
+def test_a_greeting_ending_in_a_particle_is_not_a_yes_no_question(text: str) -> None:
+    assert signals(text, False, BOT)[SIGNALS.index("yes_no")] == 0.0
 
 
 @given(st.text(max_size=300), st.booleans())
