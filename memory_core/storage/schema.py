@@ -381,7 +381,9 @@ Index("ix_injections_scope_id", injections.c.scope, injections.c.id)
 
 # --- model usage ------------------------------------------------------------------
 
-LLM_JOBS = get_args(LLMJob)
+LLM_JOBS = (*get_args(LLMJob), "judge")
+"""Every job a model call is counted under: the configurable ones, and recall's judge
+(which runs on the consolidation model)."""
 LLM_OUTCOMES = (
     "ok",
     "timeout",
