@@ -18,8 +18,8 @@ The result is deterministic: the same files and embedder give the same weights.
 
 Each fitted model carries a small reproduction check in `meta["reproduce"]`: the model
 `fit` gives on one chat of every training file alone (the file's smallest chat, loaded by
-itself). Featurising a handful of chats takes seconds where the whole corpus takes
-minutes, so a test can featurise and fit those chats again and compare: a change to the
+itself, every third of its questions). Featurising those takes seconds where the whole
+corpus takes minutes, so a test can featurise and fit those chats again and compare: a change to the
 features, the recall path up to them, the loader or the fitting that was not followed by
 a refit shows there, and the corpus itself is pinned by the `trained_on` hashes.
 """
@@ -322,15 +322,21 @@ async def train_files(
     ]
 
 
-def check_chats(datasets: Sequence[Dataset]) -> list[tuple[Dataset, str]]:
-    """The chats of the reproduction check: each dataset's smallest chat (fewest
-    memories and questions; the first such in its file)."""
-    out: list[tuple[Dataset, str]] = []
+CHECK_EVERY = 3
+"""The reproduction check asks every third question of its chats (all tiers stay in)."""
+
+
+def check_sets(datasets: Sequence[Dataset]) -> list[Dataset]:
+    """The reproduction check's datasets: each dataset's smallest chat (fewest memories
+    and questions; the first such in its file) with every `CHECK_EVERY`-th question."""
+    out: list[Dataset] = []
     for ds in datasets:
-        size = {scope: 0 for scope in ds.scopes}
+        size = dict.fromkeys(ds.scopes, 0)
         for item in (*ds.memories, *ds.queries):
             size[item.scope] += 1
-        out.append((ds, min(ds.scopes, key=lambda scope: size[scope])))
+        scope = min(ds.scopes, key=lambda s: size[s])
+        chat = only_chat(ds, scope)
+        out.append(dataclasses.replace(chat, queries=chat.queries[::CHECK_EVERY]))
     return out
 
 
@@ -349,17 +355,17 @@ def only_chat(ds: Dataset, scope: str) -> Dataset:
 async def check_models(
     files: Sequence[Path], settings: Settings | None = None
 ) -> list[RelevanceModel]:
-    """The dense and the lexical model fitted on the check chats of `files` alone
-    (each chat in its own temporary database): what `meta["reproduce"]` records."""
+    """The dense and the lexical model fitted on `check_sets` of `files` alone (each
+    chat in its own temporary database): what `meta["reproduce"]` records."""
     from .dataset import load_dataset
 
     asked: list[Asked] = []
     embedder = ""
     chats: list[str] = []
-    for ds, scope in check_chats([load_dataset(p) for p in files]):
-        embedder, found = await collect(only_chat(ds, scope), settings)
+    for ds in check_sets([load_dataset(p) for p in files]):
+        embedder, found = await collect(ds, settings)
         asked.extend(found)
-        chats.append(f"{ds.name}/{scope}")
+        chats.append(f"{ds.name}/{ds.scopes[0]}")
     return [fit(asked, embedder, chats), fit(asked, LEXICAL, chats)]
 
 
