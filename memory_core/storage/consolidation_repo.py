@@ -109,6 +109,7 @@ class Batch:
     refused: int = 0
     """How many of those were refused (bad arguments, no evidence, an ended batch...)."""
 
+
 @dataclass(frozen=True, slots=True)
 class Fragment:
     id: int
