@@ -16,12 +16,13 @@ they are chosen on chats the weights never saw:
 
 The result is deterministic: the same files and embedder give the same weights.
 
-Each fitted model carries a small reproduction check in `meta["reproduce"]`: the model
-`fit` gives on one chat of every training file alone (the file's smallest chat, loaded by
-itself, every third of its questions). Featurising those takes seconds where the whole
-corpus takes minutes, so a test can featurise and fit those chats again and compare: a change to the
-features, the recall path up to them, the loader or the fitting that was not followed by
-a refit shows there, and the corpus itself is pinned by the `trained_on` hashes.
+Each fitted model carries a small reproduction check in `meta["reproduce"]`: the
+model `fit` gives on one chat of every training file alone (the file's smallest chat,
+loaded by itself, every third of its questions). Featurising those takes a fifth of
+the time the whole corpus takes, so the suite (tests/core/recall/test_training.py)
+featurises and fits them again and compares: a change to the features, the recall
+path up to them, the loader or the fitting that was not followed by a refit shows
+there, and the corpus itself is pinned by the `trained_on` hashes.
 """
 
 from __future__ import annotations
