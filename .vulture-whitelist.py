@@ -11,7 +11,6 @@ from memory_core.archive.fetcher import _CheckedBackend  # pyright: ignore[repor
 from memory_core.console.tunables import SettingView
 from memory_core.console.views import EvidenceItem
 from memory_core.settings import Settings
-from memory_core.storage.consolidation_repo import Batch
 from memory_core.types import MemoryVersion
 from plugins.yuji.onebot_adapter import IngestAdapter
 
@@ -34,4 +33,3 @@ MemoryVersion.changed_at
 
 Settings.allow_unauthenticated_onebot  # bot.py reads it from NoneBot's config
 IngestAdapter._handle_ws  # NoneBot's websocket server calls it
-Batch.is_open  # kept for the open-batch check of the consolidation work

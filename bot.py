@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import nonebot
 import pydantic
 import pydantic_core
+from nonebot.config import Config, Env
 from nonebot.log import default_filter, default_format, logger
 from nonebot.log import logger_id as console_handler_id
 
@@ -93,8 +94,13 @@ def nonebot_keywords(settings: Settings, environ: Mapping[str, str] = os.environ
 
 
 def init_nonebot(keywords: Mapping[str, Any]) -> None:
-    """`nonebot.init`, with its own settings (HOST, PORT, ...) refused in one line."""
+    """`nonebot.init`, with its own settings (HOST, PORT, ...) refused in one line.
+
+    They are checked first the way `init` reads them (its `Config` over `.env` and
+    `.env.<ENVIRONMENT>`), so a refusal is the only line: `init` logs before it reads."""
     try:
+        env = Env()
+        Config(**keywords, _env_file=(".env", f".env.{env.environment}"))
         nonebot.init(**keywords)
     except pydantic.ValidationError as exc:
         fail("invalid settings: " + "; ".join(_nonebot_problem(e) for e in exc.errors()))

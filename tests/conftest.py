@@ -36,7 +36,7 @@ hypothesis_settings.register_profile("suite", deadline=None)
 hypothesis_settings.load_profile("suite")
 
 RUN_FIRST = (
-    "tests/core/recall/test_training.py",  # trains both relevance models on the corpus
+    "tests/core/recall/test_training.py",  # featurises and fits the reproduction check
     "tests/e2e/test_nightly_e2e.py",
     "tests/core/vectors/test_cli_embed.py",
     "tests/faults/test_kills.py",

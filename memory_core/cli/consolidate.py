@@ -1,8 +1,10 @@
 """`yuji consolidate`: run one consolidation batch now, or show what is waiting.
 
     yuji consolidate                       pending messages and watermarks per chat
-    yuji consolidate --once [--scope S]    one eligible batch (oldest waiting chat first)
-    yuji consolidate --once --force        ignore the hourly cap and the 12 / 2 h thresholds
+    yuji consolidate --once [--scope S]    one eligible batch (awake chats first, then the
+                                           oldest waiting)
+    yuji consolidate --once --force        ignore the token budget, the optional hourly cap
+                                           and the 12 / 2 h thresholds
     yuji consolidate --reconcile           fail open batches, pull watermarks back (only
                                            while the bot is stopped: it fails its batch)
 
@@ -29,7 +31,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--once", action="store_true", help="run at most one batch")
     parser.add_argument("--scope", type=scope_arg, help="only this chat, e.g. group:123456")
     parser.add_argument(
-        "--force", action="store_true", help="ignore the hourly cap and eligibility thresholds"
+        "--force",
+        action="store_true",
+        help="ignore the token budget, the hourly cap and eligibility thresholds",
     )
     parser.add_argument(
         "--reconcile", action="store_true", help="start-up repair of batches and watermarks"

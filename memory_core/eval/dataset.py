@@ -144,8 +144,12 @@ def parse_dataset(data: dict[str, Any]) -> Dataset:
                 for q in data["queries"]
             ),
         )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValidationError(f"not a recall dataset (docs/eval-format.md): {exc!r}") from exc
+    except KeyError as exc:
+        raise ValidationError(
+            f"not a recall dataset: it has no {exc.args[0]!r} field (docs/eval-format.md)"
+        ) from None
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"not a recall dataset (docs/eval-format.md): {exc}") from exc
 
 
 def load_dataset(path: Path) -> Dataset:

@@ -15,11 +15,21 @@ they are chosen on chats the weights never saw:
   the real questions (answerable or not).
 
 The result is deterministic: the same files and embedder give the same weights.
+
+Each fitted model carries a small reproduction check in `meta["reproduce"]`: the
+model `fit` gives on one chat of every training file alone (the file's smallest chat,
+loaded by itself, every third of its questions). Featurising those takes a fifth of
+the time the whole corpus takes, so the suite (tests/core/recall/test_training.py)
+featurises and fits them again and compares: a change to the features, the recall
+path up to them, the loader or the fitting that was not followed by a refit shows
+there, and the corpus itself is pinned by the `trained_on` hashes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -290,10 +300,11 @@ def source_name(path: Path) -> str:
 
 
 async def train_files(
-    files: Sequence[Path], settings: Settings | None = None
+    files: Sequence[Path], settings: Settings | None = None, *, check: bool = True
 ) -> list[RelevanceModel]:
     """The dense model for the configured embedder and the lexical one, fitted on
-    `files` (each loaded into its own temporary database)."""
+    `files` (each loaded into its own temporary database). With `check`, each carries
+    its reproduction check (`meta["reproduce"]`, see `check_models`)."""
     from .dataset import load_dataset
 
     asked: list[Asked] = []
@@ -302,4 +313,74 @@ async def train_files(
         embedder, found = await collect(load_dataset(path), settings)
         asked.extend(found)
     sources = [source_name(p) for p in files]
-    return [fit(asked, embedder, sources), fit(asked, LEXICAL, sources)]
+    models = [fit(asked, embedder, sources), fit(asked, LEXICAL, sources)]
+    if not check:
+        return models
+    checks = await check_models(files, settings)
+    return [
+        dataclasses.replace(m, meta={**m.meta, "reproduce": reproduction(c)})
+        for m, c in zip(models, checks, strict=True)
+    ]
+
+
+CHECK_EVERY = 3
+"""The reproduction check asks every third question of its chats (all tiers stay in)."""
+
+
+def check_sets(datasets: Sequence[Dataset]) -> list[Dataset]:
+    """The reproduction check's datasets: each dataset's smallest chat (fewest memories
+    and questions; the first such in its file) with every `CHECK_EVERY`-th question."""
+    out: list[Dataset] = []
+    for ds in datasets:
+        size = dict.fromkeys(ds.scopes, 0)
+        for item in (*ds.memories, *ds.queries):
+            size[item.scope] += 1
+        scope = min(ds.scopes, key=lambda s: size[s])
+        chat = only_chat(ds, scope)
+        out.append(dataclasses.replace(chat, queries=chat.queries[::CHECK_EVERY]))
+    return out
+
+
+def only_chat(ds: Dataset, scope: str) -> Dataset:
+    """`ds` with one chat's messages, memories, aliases and questions."""
+    return dataclasses.replace(
+        ds,
+        scopes=(scope,),
+        aliases=tuple(a for a in ds.aliases if a[0] == scope),
+        messages=tuple(m for m in ds.messages if m.scope == scope),
+        memories=tuple(m for m in ds.memories if m.scope == scope),
+        queries=tuple(q for q in ds.queries if q.scope == scope),
+    )
+
+
+async def check_models(
+    files: Sequence[Path], settings: Settings | None = None
+) -> list[RelevanceModel]:
+    """The dense and the lexical model fitted on `check_sets` of `files` alone (each
+    chat in its own temporary database): what `meta["reproduce"]` records."""
+    from .dataset import load_dataset
+
+    asked: list[Asked] = []
+    embedder = ""
+    chats: list[str] = []
+    for ds in check_sets([load_dataset(p) for p in files]):
+        embedder, found = await collect(ds, settings)
+        asked.extend(found)
+        chats.append(f"{ds.name}/{ds.scopes[0]}")
+    return [fit(asked, embedder, chats), fit(asked, LEXICAL, chats)]
+
+
+def reproduction(model: RelevanceModel) -> dict[str, Any]:
+    """A check model as `meta["reproduce"]` keeps it: its chats and its numbers as the
+    weights file writes them."""
+    data = json.loads(model.to_json())
+    return {
+        "chats": list(model.meta["trained_on"]),
+        "model": {k: v for k, v in data.items() if k not in ("format", "meta")},
+    }
+
+
+def reproduced(kept: dict[str, Any]) -> RelevanceModel:
+    """The check model back from `meta["reproduce"]`."""
+    data = {**kept["model"], "format": relevance.FORMAT, "meta": {"trained_on": kept["chats"]}}
+    return RelevanceModel.from_json(json.dumps(data))

@@ -61,7 +61,9 @@ class Memories:
         self._settings = settings
         self._search = search
         self._on_change = on_change
-        """Told the chat after a write that changes counts, subjects or aliases."""
+        """Told the chat after every write that changes what recall may see there (a new
+        memory or version, a status, a validity, a supersede, an alias): recall drops
+        what it cached about the chat."""
 
     def _changed(self, scope: str) -> None:
         if self._on_change is not None:
@@ -236,21 +238,39 @@ class Memories:
                 await self._repo.add_relation(
                     scope, new_id, old_id, "supersedes", reason=reason, at=now, conn=conn
                 )
-                return SupersedeOutcome(applied=True, detail=f"#{old_id} closed by #{new_id}")
-            detail = "; ".join(failures)
-            if old_id != new_id:
-                await self._repo.add_relation(
-                    scope,
-                    new_id,
-                    old_id,
-                    "contradicts",
-                    reason=f"supersede refused ({detail}): {reason}",
-                    at=now,
-                    conn=conn,
-                )
-                detail = f"recorded as contradicts: {detail}"
+            else:
+                await self._contradiction(conn, scope, old_id, new_id, failures, reason, now)
+        if not failures:
+            self._changed(scope)
+            return SupersedeOutcome(applied=True, detail=f"#{old_id} closed by #{new_id}")
+        detail = "; ".join(failures)
+        if old_id != new_id:
+            detail = f"recorded as contradicts: {detail}"
         log.info("supersede #%s -> #%s in %s degraded: %s", old_id, new_id, scope, detail)
         return SupersedeOutcome(applied=False, detail=detail)
+
+    async def _contradiction(
+        self,
+        conn: AsyncConnection,
+        scope: str,
+        old_id: int,
+        new_id: int,
+        failures: Sequence[str],
+        reason: str,
+        now: datetime,
+    ) -> None:
+        """A refused supersede, recorded as a contradiction (not for a memory and itself)."""
+        if old_id == new_id:
+            return
+        await self._repo.add_relation(
+            scope,
+            new_id,
+            old_id,
+            "contradicts",
+            reason=f"supersede refused ({'; '.join(failures)}): {reason}",
+            at=now,
+            conn=conn,
+        )
 
     async def end_validity(
         self, scope: str, memory_id: int, at: datetime, *, reason: str, changed_by: str
@@ -270,7 +290,9 @@ class Memories:
             old = await self._get(conn, scope, memory_id)
             if old.valid_from is not None and end < old.valid_from:
                 raise ValidationError("valid_to must not be before valid_from")
-            return await self._new_version(conn, old, {"valid_to": end}, changed_by, reason, now)
+            memory = await self._new_version(conn, old, {"valid_to": end}, changed_by, reason, now)
+        self._changed(scope)
+        return memory
 
     async def contradict(
         self, scope: str, a_id: int, b_id: int, *, reason: str, changed_by: str
@@ -356,7 +378,9 @@ class Memories:
                 return old
             if await self._repo.changed_by(memory_id, FORGET_ACTOR, conn=conn):
                 raise ValidationError(f"memory #{memory_id} was forgotten at a person's request")
-            return await self._new_version(conn, old, {"status": status}, changed_by, reason, now)
+            memory = await self._new_version(conn, old, {"status": status}, changed_by, reason, now)
+        self._changed(scope)
+        return memory
 
     async def forget(self, scope: str, memory_id: int, *, reason: str) -> Memory:
         """Retract for a person's request to be forgotten: a version by FORGET_ACTOR
@@ -366,9 +390,11 @@ class Memories:
             old = await self._get(conn, scope, memory_id)
             if await self._repo.changed_by(memory_id, FORGET_ACTOR, conn=conn):
                 return old
-            return await self._new_version(
+            memory = await self._new_version(
                 conn, old, {"status": "retracted"}, FORGET_ACTOR, reason, now
             )
+        self._changed(scope)
+        return memory
 
     async def set_flags(
         self, scope: str, memory_id: int, *, pinned: bool | None = None, starred: bool | None = None

@@ -109,10 +109,6 @@ class Batch:
     refused: int = 0
     """How many of those were refused (bad arguments, no evidence, an ended batch...)."""
 
-    @property
-    def is_open(self) -> bool:
-        return self.state in OPEN_STATES
-
 
 @dataclass(frozen=True, slots=True)
 class Fragment:

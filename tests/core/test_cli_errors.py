@@ -69,6 +69,16 @@ def test_a_file_that_is_not_json_points_to_the_format(capsys: pytest.CaptureFixt
     assert len(err.strip().splitlines()) == 1
 
 
+def test_json_that_is_not_a_dataset_names_the_missing_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "package.json"
+    path.write_text('{"name": "x", "version": "1.0"}', encoding="utf-8")
+    assert main(["eval", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "yuji eval: not a recall dataset: it has no 'now' field (docs/eval-format.md)"
+
+
 def test_a_misspelled_setting_is_named_once_at_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

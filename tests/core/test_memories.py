@@ -3,6 +3,7 @@ contradicts, retract, status, aliases, credit, and refusal of other chats' ids."
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -10,6 +11,7 @@ from sqlalchemy import text
 
 from memory_core import FakeClock, Yuji
 from memory_core.errors import EvidenceRequired, NotFound, ValidationError
+from memory_core.memories import Memories
 from memory_core.types import EvidenceRef, NewExperience
 
 G1, G2 = "group:1", "group:2"
@@ -293,3 +295,46 @@ async def test_search_finds_current_memories_of_this_chat(core: Yuji) -> None:
     )
     found = await core.memories.search(G1, "吉他")
     assert [m.id for m in found] == [memory.id]
+
+
+async def test_every_write_recall_may_see_tells_recall_the_chat(
+    core: Yuji, clock: FakeClock
+) -> None:
+    """Retract, restore, forget, supersede and the end of a validity each drop what
+    recall cached about the chat (`on_change`, which the core wires to
+    `Recall.invalidate`), as a write, an edit and an alias do."""
+    told: list[str] = []
+    memories = Memories(core.db, clock, core.settings, repo=core.memory_repo, on_change=told.append)
+    refs = await ev(core)
+
+    async def new(content: str) -> int:
+        return (
+            await memories.write(G1, type="state", subject="a", content=content, evidence=refs)
+        ).memory.id
+
+    first, second, third = await new("住在北京"), await new("爱喝茶"), await new("养了猫")
+    clock.advance(timedelta(days=3))
+    moved = await new("搬到上海")
+    told.clear()
+    steps: list[tuple[str, Callable[[], Awaitable[object]]]] = [
+        ("retract", lambda: memories.retract(G1, second, reason="说错了", changed_by="admin")),
+        (
+            "restore",
+            lambda: memories.set_status(G1, second, "active", reason="没错", changed_by="admin"),
+        ),
+        ("forget", lambda: memories.forget(G1, third, reason="本人要求")),
+        (
+            "supersede",
+            lambda: memories.supersede(G1, first, moved, reason="他说搬家了", changed_by="model"),
+        ),
+        (
+            "end of validity",
+            lambda: memories.end_validity(
+                G1, second, clock.now(), reason="不喝了", changed_by="admin"
+            ),
+        ),
+    ]
+    for name, step in steps:
+        await step()
+        assert told == [G1], name
+        told.clear()

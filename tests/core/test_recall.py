@@ -295,3 +295,18 @@ async def test_a_write_by_another_process_shows_once_the_chat_cache_expires(core
     async with core.db.read() as conn:
         assert await long.names(conn, G1) == before
         assert (await none.names(conn, G1))[2] == {"明仔": "小明"}
+
+
+async def test_a_supersede_is_followed_at_once_despite_the_chat_cache(
+    core: Yuji, clock: FakeClock
+) -> None:
+    """The cache remembers whether the chat has replaced versions at all; a supersede
+    must drop that, or the next question would not follow the chain to the new state."""
+    old = await write(core, G1, "大刘住在下沙，开车来打牌", type_="state")
+    clock.advance(timedelta(days=30))
+    new = await write(core, G1, "大刘七月搬到了余杭未来科技城", type_="state")
+    question = "还住在下沙吗"
+    assert [r.memory.id for r in (await core.recall.recall(G1, question)).items] == [old]
+    assert (await core.memories.supersede(G1, old, new, reason="搬家", changed_by="model")).applied
+    got = await core.recall.recall(G1, question)
+    assert [(r.memory.id, r.stage) for r in got.items] == [(new, "graph")]

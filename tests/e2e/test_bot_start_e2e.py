@@ -25,8 +25,9 @@ def refused(bot: BotProcess, *, prefix: Sequence[str] = ()) -> str:
     output = done.stdout + done.stderr
     assert done.returncode == 2, output
     assert "Traceback" not in output
-    lines = [line for line in output.splitlines() if line.startswith("bot.py: ")]
-    assert len(lines) == 1, output
+    lines = output.strip().splitlines()
+    assert len(lines) == 1, output  # the refusal alone: nothing of NoneBot before it
+    assert lines[0].startswith("bot.py: "), output
     return lines[0]
 
 
