@@ -53,7 +53,9 @@ async def say(
 
 async def filler(core: Yuji, clock: FakeClock, count: int, scope: str = SCOPE) -> None:
     for i in range(count):
-        await say(core, clock, f"随便聊聊第{i}句今天天气不错", scope=scope, sender="30009", name="路人")
+        await say(
+            core, clock, f"随便聊聊第{i}句今天天气不错", scope=scope, sender="30009", name="路人"
+        )
 
 
 async def acknowledge(core: Yuji, scope: str, last_id: int) -> None:
