@@ -156,7 +156,8 @@ async def test_message_vectors_are_made_then_dropped_on_acknowledgement(
     assert await vectors.embed_pending() == 26
     assert await vectors.embed_pending() == 0
     scores = await vectors.message_scores(SCOPE, QUESTION, 0, target + 1)
-    assert scores is not None and scores.ids.tolist() == [target]
+    assert scores is not None
+    assert scores.ids.tolist() == [target]
     await acknowledge(core, SCOPE, target)
     ids, _ = await vectors.repo.vectors(SCOPE, "fake", 0)
     assert target not in ids.tolist()
