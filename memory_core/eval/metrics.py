@@ -40,7 +40,8 @@ class Answer:
         if self.query.about_messages:
             wanted = set(self.query.expect_messages)
             found = {i for i in self.quotes[:QUOTED] if i}
-            sure = {i for i, b in zip(self.quotes, self.quote_bands, strict=True) if b == "sure"}
+            top = zip(self.quotes[:QUOTED], self.quote_bands[:QUOTED], strict=True)
+            sure = {i for i, b in top if b == "sure"}
             return bool(wanted & found), bool(wanted & sure)
         wanted = set(self.query.expect_any)
         return bool(wanted & {i for i in self.ids if i}), bool(wanted & self.sure_ids())
