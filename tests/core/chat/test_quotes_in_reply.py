@@ -90,6 +90,9 @@ async def test_an_old_unconsolidated_message_is_quoted_then_not_once_acknowledge
     why = await core.chat_commands.why(G1)
     assert f"消息#{target}〔原话" in why
     assert f"阿明：{SAID}" in why
+    (turn,) = await core.console.turns(G1, limit=1)  # the console's "this turn"
+    assert [q.message_id for q in turn.injection.quotes] == [target]
+    assert turn.messages[target].text == SAID
 
     await acknowledge(core, G1, target)
     system = await ask("q2")
