@@ -1,5 +1,5 @@
 """Recent chat as a recall source: the SQL of the message full-text index
-`message_fts` and of `message_vectors` (both derived; migration 0014).
+`message_fts` and of `message_vectors` (both derived; migration 0015).
 
 A message is *quotable* to a question asked in `scope` when it is a message of that
 chat, above the chat's acknowledged watermark and older than the prompt's recent

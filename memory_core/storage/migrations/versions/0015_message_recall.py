@@ -8,8 +8,8 @@ embedding of each message not yet acknowledged (memory_core/vectors/messages.py)
 Both are derived. The upgrade indexes the messages each chat has not had
 acknowledged yet (the bot's own and redacted ones never); a downgrade drops both.
 
-Revision ID: 0014
-Revises: 0013
+Revision ID: 0015
+Revises: 0014
 Create Date: 2026-12-04 18:00:00
 """
 
@@ -22,8 +22,8 @@ from alembic import op
 
 from memory_core.storage import fts
 
-revision: str = "0014"
-down_revision: str | None = "0013"
+revision: str = "0015"
+down_revision: str | None = "0014"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
