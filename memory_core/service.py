@@ -32,6 +32,7 @@ from .ops.telegram import make_alert_sink
 from .porting.service import Porting
 from .recall.engine import Recall
 from .recall.judge import Judge
+from .recall.quotes import RecentSource
 from .recall.relevance import RelevanceModel
 from .settings import LiveSettings, Settings
 from .storage import migrate
@@ -39,9 +40,11 @@ from .storage.alert_repo import AlertRepo
 from .storage.chat_repo import ChatRepo
 from .storage.engine import Database
 from .storage.memory_repo import MemoryRepo
+from .storage.message_search import MessageSearch
 from .storage.usage_repo import UsageRepo
 from .vectors.dense import Dense
 from .vectors.embedder import Embedder
+from .vectors.messages import MessageVectors
 from .vision.service import VisionService
 
 
@@ -76,6 +79,9 @@ class Yuji:
     """What each slash command does, answered as one Chinese text."""
     vectors: Dense | None
     """Dense retrieval; None when YUJI_VECTOR_MODE=off (the model is never loaded)."""
+    message_vectors: MessageVectors | None
+    """Vectors of recent chat not consolidated yet (`embed_pending`, run by the bot in
+    the background); None when YUJI_VECTOR_MODE=off."""
     usage: UsageReport
     """Tokens per job (today, 7 days) and the cache-hit share, from one row per call."""
     porting: Porting
@@ -141,6 +147,7 @@ class Yuji:
         ops = OpsService(db, settings, clock, alerts)
         vectors = Dense(settings, embedder=embedder) if settings.vector_mode != "off" else None
         memory_repo = MemoryRepo(db)
+        message_vectors = MessageVectors(db, vectors) if vectors is not None else None
         recall = Recall(
             db,
             clock,
@@ -152,6 +159,7 @@ class Yuji:
             judge=Judge(models.judge, settings.recall_judge_timeout_s)
             if models.judge is not None
             else None,
+            recent=RecentSource(MessageSearch(db), message_vectors, settings.recent_messages),
         )
         memories = Memories(
             db,
@@ -261,6 +269,7 @@ class Yuji:
             chat=chat,
             chat_commands=chat_commands,
             vectors=vectors,
+            message_vectors=message_vectors,
             usage=usage,
             porting=porting,
             console=console,

@@ -136,10 +136,25 @@ class Recalled:
 
 
 @dataclass(frozen=True, slots=True)
+class Quoted:
+    """A message of the asking chat not consolidated yet, recalled as a quote: who
+    said it, when, the words; never a fact the bot learned."""
+
+    message: Experience
+    score: float
+    """P(relevant) from the relevance model (the message read as a memory whose
+    subject is its sender)."""
+    band: Band = "related"
+    why: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class RecallResult:
     items: tuple[Recalled, ...]
     retrospective: bool = False
     trace: tuple[str, ...] = ()
+    quotes: tuple[Quoted, ...] = ()
+    """Recent messages of the chat, not yet consolidated, that answer (at most three)."""
 
 
 @dataclass(frozen=True, slots=True)

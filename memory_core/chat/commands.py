@@ -25,7 +25,7 @@ from . import texts
 from .duration import parse_duration
 from .ports import ArchivePort, CommandMemoriesPort, RecallPort
 from .service import recall_for_reply
-from .texts import WhyItem
+from .texts import WhyItem, WhyQuote
 from .wake import MUTE_FOREVER, is_muted
 
 REMEMBER_MAX_CHARS = 500
@@ -177,7 +177,20 @@ class ChatCommands:
             )
             for item in injection.items
         ]
-        return texts.why_text(items, injection.created_at, self.zone, now)
+        said = {
+            e.id: e
+            for e in await self.archive.get_many(scope, [q.message_id for q in injection.quotes])
+        }
+        quoted = [
+            WhyQuote(
+                message_id=q.message_id,
+                score=q.score,
+                band=q.band,
+                message=said.get(q.message_id),
+            )
+            for q in injection.quotes
+        ]
+        return texts.why_text(items, injection.created_at, self.zone, now, quoted)
 
     async def cards(self, scope: str) -> str:
         cards = await self.cards_source.cards(scope) if self.cards_source is not None else []

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from memory_core.prompts.chat import ChatPromptInput, PromptLine, PromptMemory
+from memory_core.prompts.chat import ChatPromptInput, PromptLine, PromptMemory, PromptQuote
 from memory_core.settings import Settings
 from memory_core.types import Experience, Recalled
 
@@ -95,6 +95,7 @@ class ContextView:
         message: PromptLine,
         memories: tuple[PromptMemory, ...],
         now: datetime,
+        quotes: tuple[PromptQuote, ...] = (),
     ) -> ChatPromptInput:
         return ChatPromptInput(
             persona=persona,
@@ -107,6 +108,7 @@ class ContextView:
             timeline=self.timeline,
             recent_diaries=self.recent_diaries,
             memories=memories,
+            quotes=quotes,
             background_diary=self.background_diary,
             fragments=self.fragments,
             recent=self.lines(self.recent.unsummarised, now),

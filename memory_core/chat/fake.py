@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memory_core.clock import Clock
-from memory_core.types import Experience, NewExperience, Recalled, RecallResult
+from memory_core.types import Experience, NewExperience, Quoted, Recalled, RecallResult
 
 from .texts import ScopeStatus
 
@@ -68,6 +68,10 @@ class FakeArchive:
         mine = [r for r in self.rows if r.scope == scope and r.received_at < before]
         return mine[-1] if mine else None
 
+    async def get_many(self, scope: str, ids: Sequence[int]) -> list[Experience]:
+        wanted = set(ids)
+        return [r for r in self.rows if r.scope == scope and r.id in wanted]
+
 
 class FakeRecall:
     """Answers a question found in `by_query` from there and any other with `items`
@@ -75,6 +79,7 @@ class FakeRecall:
 
     def __init__(self, by_query: dict[str, list[Recalled]] | None = None) -> None:
         self.items: list[Recalled] = []
+        self.quotes: list[Quoted] = []
         self.by_query = dict(by_query or {})
         self.calls: list[tuple[str, str, int]] = []
 
@@ -86,9 +91,12 @@ class FakeRecall:
         now: datetime | None = None,
         limit: int = 5,
         sender_id: str | None = None,
+        before_id: int | None = None,
     ) -> RecallResult:
         self.calls.append((scope, text, limit))
-        return RecallResult(items=tuple(self.by_query.get(text, self.items)[:limit]))
+        return RecallResult(
+            items=tuple(self.by_query.get(text, self.items)[:limit]), quotes=tuple(self.quotes)
+        )
 
 
 class FakeContext:

@@ -26,6 +26,8 @@ class ArchivePort(Protocol):
 
     async def by_fingerprint(self, scope: str, fingerprint: str) -> Experience | None: ...
 
+    async def get_many(self, scope: str, ids: Sequence[int]) -> list[Experience]: ...
+
     async def newest_received_before(self, scope: str, before: datetime) -> Experience | None: ...
 
 
@@ -38,6 +40,7 @@ class RecallPort(Protocol):
         now: datetime | None = None,
         limit: int = 5,
         sender_id: str | None = None,
+        before_id: int | None = None,
     ) -> RecallResult: ...
 
 

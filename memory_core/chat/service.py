@@ -29,11 +29,12 @@ from memory_core.prompts.chat import (
     ChatPromptInput,
     PromptLine,
     PromptMemory,
+    PromptQuote,
     build_chat_prompt,
 )
 from memory_core.settings import LiveSettings, Settings
-from memory_core.storage.chat_repo import ChatRepo, InjectedBlock, InjectedItem
-from memory_core.types import Experience, Recalled, group_scope
+from memory_core.storage.chat_repo import ChatRepo, InjectedBlock, InjectedItem, InjectedQuote
+from memory_core.types import Experience, Quoted, Recalled, group_scope
 
 from .backfill import BackfillReport, CallApi, ParseMessage, backfill_group
 from .citations import strip_citations
@@ -48,6 +49,7 @@ from .wake import WakeReason, WakeSignals, decide_wake, wake_reason
 log = logging.getLogger("yuji.chat")
 
 MAX_INJECTED = 5
+MAX_QUOTED = 3
 TOOL_TURNS = 3
 """Model calls per answer with the memory tool: search, a refused second search, answer."""
 DEADLINE_GRACE_S = 5.0
@@ -210,17 +212,19 @@ class ChatService:
     ) -> ReplyOutcome:
         trigger: Experience | None = None
         recalled: tuple[Recalled, ...] = ()
+        quoted: tuple[Quoted, ...] = ()
         prompt: ChatPrompt | None = None
         tool: MemoryTool | None = None
         try:
             trigger = await self.archive.by_fingerprint(incoming.scope, incoming.fingerprint)
-            recalled = await recall_for_reply(
+            recalled, quoted = await recall_turn(
                 self.recall,
                 incoming.scope,
                 incoming.text,
                 now=now,
                 limit=self.settings.recall_limit,
                 sender_id=incoming.sender_id,
+                before_id=trigger.id if trigger is not None else None,
             )
             view = await gather_context(
                 incoming.scope,
@@ -234,7 +238,7 @@ class ChatService:
                 blocks=self.blocks,
                 describe=self.describe,
             )
-            prompt = build_chat_prompt(self._prompt_input(incoming, view, recalled, now))
+            prompt = build_chat_prompt(self._prompt_input(incoming, view, recalled, quoted, now))
             tool = self._memory_tool(incoming, view, now)
             kind, text = await self._generate(llm, prompt.messages, incoming.scope, tool)
         except LLMError as exc:
@@ -258,6 +262,11 @@ class ChatService:
                 reply_fingerprint=None,
                 query=incoming.text,
                 items=_items(recalled, injected, used),
+                quotes=[
+                    InjectedQuote(q.message.id, q.score, q.band)
+                    for q in quoted
+                    if q.message.id in prompt.quote_ids
+                ],
                 now=now,
                 blocks=[InjectedBlock(n, estimate_tokens(t), t) for n, t in prompt.blocks],
             )
@@ -396,7 +405,12 @@ class ChatService:
         return sent
 
     def _prompt_input(
-        self, incoming: Incoming, view: ContextView, recalled: Sequence[Recalled], now: datetime
+        self,
+        incoming: Incoming,
+        view: ContextView,
+        recalled: Sequence[Recalled],
+        quoted: Sequence[Quoted],
+        now: datetime,
     ) -> ChatPromptInput:
         return view.prompt_input(
             persona=self.persona,
@@ -408,6 +422,15 @@ class ChatService:
                 view.clock_label(incoming.sent_at, now),
             ),
             memories=tuple(_prompt_memory(r, view) for r in recalled),
+            quotes=tuple(
+                PromptQuote(
+                    id=q.message.id,
+                    sender=q.message.sender_name or q.message.sender_id,
+                    time=view.clock_label(q.message.sent_at, now),
+                    text=view.texts.get(q.message.id, q.message.text),
+                )
+                for q in quoted
+            ),
             now=now,
         )
 
@@ -423,13 +446,33 @@ async def recall_for_reply(
 ) -> tuple[Recalled, ...]:
     """What a reply to `text` is given (and `/recall` previews): at most `MAX_INJECTED`
     (and `limit`) memories, all of this chat."""
+    items, _ = await recall_turn(recall, scope, text, now=now, limit=limit, sender_id=sender_id)
+    return items
+
+
+async def recall_turn(
+    recall: RecallPort,
+    scope: str,
+    text: str,
+    *,
+    now: datetime,
+    limit: int,
+    sender_id: str | None = None,
+    before_id: int | None = None,
+) -> tuple[tuple[Recalled, ...], tuple[Quoted, ...]]:
+    """`recall_for_reply`'s memories, and the recent messages not consolidated yet
+    that recall quotes (older than the messages before `before_id` the prompt shows)."""
     limit = min(MAX_INJECTED, limit)
-    result = await recall.recall(scope, text, now=now, limit=limit, sender_id=sender_id)
-    # Belt and braces over recall's own visibility rule: never another chat's memory.
+    result = await recall.recall(
+        scope, text, now=now, limit=limit, sender_id=sender_id, before_id=before_id
+    )
+    # Belt and braces over recall's own visibility rule: never another chat's memory
+    # or message, never the bot's own words quoted.
     kept = tuple(item for item in result.items if item.memory.scope == scope)
-    if len(kept) != len(result.items):
-        log.error("yuji: recall returned memories of another chat for %s; dropped", scope)
-    return kept[:limit]
+    quotes = tuple(q for q in result.quotes if q.message.scope == scope and not q.message.is_bot)
+    if len(kept) != len(result.items) or len(quotes) != len(result.quotes):
+        log.error("yuji: recall returned another chat's memories or messages for %s", scope)
+    return kept[:limit], quotes[:MAX_QUOTED]
 
 
 def _prompt_memory(item: Recalled, view: ContextView) -> PromptMemory:

@@ -24,7 +24,8 @@ from memory_core.errors import (
 from memory_core.prompts.chat import STAGE_TAGS, card_lines
 from memory_core.recall.dense_port import RELATED_LABEL
 from memory_core.recall.why import why_words
-from memory_core.types import Band, Memory, Recalled
+from memory_core.storage.redaction_repo import TOMBSTONE
+from memory_core.types import Band, Experience, Memory, Recalled
 
 from .duration import format_duration
 from .wake import MUTE_FOREVER
@@ -148,14 +149,39 @@ class WhyItem:
     """None when the memory can no longer be read (should not happen: nothing is deleted)."""
 
 
+@dataclass(frozen=True, slots=True)
+class WhyQuote:
+    message_id: int
+    score: float
+    band: str
+    message: Experience | None
+    """As archived now: a redacted message reads as its tombstone."""
+
+
+def quote_line(quote: WhyQuote, zone: ZoneInfo, now: datetime) -> str:
+    """`消息#812〔原话 P=0.71〕[11-20 18:02] 阿明：…`, or that it is gone."""
+    head = f"消息#{quote.message_id}〔原话 P={quote.score:.2f}〕"
+    m = quote.message
+    if m is None or m.text == TOMBSTONE:
+        return head + "（已应本人要求删除）"
+    return f"{head}[{local_time(m.sent_at, zone, now)}] {m.sender_name or m.sender_id}：{short(m.text)}"
+
+
 def why_text(
-    items: Sequence[WhyItem] | None, at: datetime | None, zone: ZoneInfo, now: datetime
+    items: Sequence[WhyItem] | None,
+    at: datetime | None,
+    zone: ZoneInfo,
+    now: datetime,
+    quotes: Sequence[WhyQuote] = (),
 ) -> str:
     if items is None or at is None:
         return "我在这里还没回过话。"
     when = local_time(at, zone, now)
+    quoted = [quote_line(q, zone, now) for q in quotes]
+    if quoted:
+        quoted = ["还引用了这些较早的聊天原话（尚未整理成记忆）：", *quoted]
     if not items:
-        return f"上次回话（{when}）没有用到任何记忆。"
+        return "\n".join([f"上次回话（{when}）没有用到任何记忆。", *quoted])
     lines = [f"上次回话（{when}）想起了这些："]
     for item in items:
         content = short(item.content) if item.content is not None else "（读不到了）"
@@ -166,7 +192,7 @@ def why_text(
         )
         if reason:
             lines.append(f"　因为：{reason}")
-    return "\n".join(lines)
+    return "\n".join([*lines, *quoted])
 
 
 _RELATED = re.compile(re.escape(RELATED_LABEL) + r"（(.*?)）")

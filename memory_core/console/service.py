@@ -369,11 +369,20 @@ class ConsoleService:
                 scope, [i.trigger_experience_id for i in injections if i.trigger_experience_id]
             )
         }
+        quoted = {
+            e.id: e
+            for e in await self.archive.get_many(
+                scope, [q.message_id for i in injections for q in i.quotes]
+            )
+        }
         return [
             Turn(
                 injection=i,
                 trigger=triggers.get(i.trigger_experience_id or 0),
                 memories={k: memories[k] for k in (x.memory_id for x in i.items) if k in memories},
+                messages={
+                    q.message_id: quoted[q.message_id] for q in i.quotes if q.message_id in quoted
+                },
             )
             for i in injections
         ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
@@ -127,3 +127,5 @@ class Turn:
     injection: Injection
     trigger: Experience | None
     memories: dict[int, Memory]
+    messages: dict[int, Experience] = field(default_factory=dict[int, Experience])
+    """The quoted recent messages, as archived now (a redacted one reads as its tombstone)."""

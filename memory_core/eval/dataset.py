@@ -26,6 +26,9 @@ class DataMessage:
     sender_name: str
     time: datetime
     text: str
+    unconsolidated: bool = False
+    """Not consolidated yet: loaded above its chat's acknowledged watermark, older than
+    the prompt's recent window (recall may quote it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,10 +58,17 @@ class DataQuery:
     text: str
     expect_any: tuple[str, ...]
     expect_none: tuple[str, ...]
+    expect_messages: tuple[str, ...] = ()
+    """The answer as unconsolidated messages (their ids): hit@3 of the quotes."""
 
     @property
     def positive(self) -> bool:
         return self.tier not in NEGATIVE_TIERS and self.tier != CHATTER
+
+    @property
+    def about_messages(self) -> bool:
+        """Answered by quoted messages, not by memories."""
+        return bool(self.expect_messages)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +119,7 @@ def parse_dataset(data: dict[str, Any]) -> Dataset:
                     sender_name=str(x.get("sender_name", "")),
                     time=_required_time(x["time"]),
                     text=str(x.get("text", "")),
+                    unconsolidated=bool(x.get("unconsolidated", False)),
                 )
                 for x in data["messages"]
             ),
@@ -140,6 +151,7 @@ def parse_dataset(data: dict[str, Any]) -> Dataset:
                     text=str(q["text"]),
                     expect_any=tuple(str(i) for i in q.get("expect_any", [])),
                     expect_none=tuple(str(i) for i in q.get("expect_none", [])),
+                    expect_messages=tuple(str(i) for i in q.get("expect_messages", [])),
                 )
                 for q in data["queries"]
             ),

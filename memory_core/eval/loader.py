@@ -9,11 +9,12 @@ use. Nothing is inserted behind the API's back.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from memory_core.clock import FakeClock
 from memory_core.memories.outcomes import NewMemory
 from memory_core.service import Yuji
+from memory_core.storage.consolidation_repo import Cut
 from memory_core.types import EvidenceRef, NewExperience
 
 from . import generate
@@ -29,6 +30,8 @@ class Loaded:
     """dataset memory id -> database id"""
     names: dict[int, str] = field(default_factory=dict[int, str])
     """database id -> dataset memory id (generated memories are absent)"""
+    messages: dict[int, str] = field(default_factory=dict[int, str])
+    """database experience id -> dataset message id (fillers are absent)"""
     degraded: list[str] = field(default_factory=list[str])
     """supersedes of the dataset that the gates refused (recorded as contradicts)"""
     generated: int = 0
@@ -37,6 +40,7 @@ class Loaded:
 async def load(core: Yuji, clock: FakeClock, ds: Dataset) -> Loaded:
     loaded = Loaded()
     exp_ids = await _archive(core, clock, ds)
+    loaded.messages = {i: key[1] for key, i in exp_ids.items()}
     for scope, alias, canonical in ds.aliases:
         await core.memories.add_alias(scope, alias, canonical)
     superseded = {m.supersedes for m in ds.memories if m.supersedes}
@@ -89,23 +93,74 @@ async def load(core: Yuji, clock: FakeClock, ds: Dataset) -> Loaded:
 
 
 async def _archive(core: Yuji, clock: FakeClock, ds: Dataset) -> dict[tuple[str, str], int]:
+    """Every message archived, the consolidated ones first; each chat's acknowledged
+    watermark then sits after its last consolidated message (through the batch state
+    machine), so exactly the `unconsolidated` ones are above it. Behind those, a chat
+    gets filler messages until the prompt's recent window holds none of them."""
     clock.set(ds.now)
+    ordered = sorted(ds.messages, key=lambda m: m.unconsolidated)  # stable: file order kept
     exps = [
-        NewExperience(
-            scope=msg.scope,
-            fingerprint=msg.id,
-            sender_id=msg.sender_id or "0",
-            sender_name=msg.sender_name,
-            text=msg.text,
-            sent_at=msg.time,
-            segments=[{"type": "text", "data": {"text": msg.text}}],
-            source="migrated",
-        )
-        for msg in ds.messages
+        _experience(msg.scope, msg.id, msg.sender_id, msg.sender_name, msg.text, msg.time)
+        for msg in ordered
     ]
     ids = await core.archive.append_many(exps)
     await core.archive.flush()
-    return {(e.scope, e.fingerprint): i for e, i in zip(exps, ids, strict=True)}
+    out = {(e.scope, e.fingerprint): i for e, i in zip(exps, ids, strict=True)}
+    for scope in ds.scopes:
+        done = [out[(m.scope, m.id)] for m in ordered if m.scope == scope and not m.unconsolidated]
+        if done:
+            await acknowledge_through(core, scope, max(done))
+        later = [m for m in ordered if m.scope == scope and m.unconsolidated]
+        if later:
+            await _fill_window(core, scope, ds, max(m.time for m in later))
+    return out
+
+
+def _experience(
+    scope: str, fingerprint: str, sender_id: str, sender_name: str, text: str, sent: datetime
+) -> NewExperience:
+    return NewExperience(
+        scope=scope,
+        fingerprint=fingerprint,
+        sender_id=sender_id or "0",
+        sender_name=sender_name,
+        text=text,
+        sent_at=sent,
+        segments=[{"type": "text", "data": {"text": text}}],
+        source="migrated",
+    )
+
+
+async def _fill_window(core: Yuji, scope: str, ds: Dataset, after: datetime) -> None:
+    """The recent window's worth of filler after a chat's unconsolidated messages (they
+    are the newest in the dataset's archive, and the prompt already shows the newest)."""
+    count = core.settings.recent_messages
+    step = (ds.now - after) / (count + 1)
+    await core.archive.append_many(
+        [
+            _experience(scope, f"eval-filler-{scope}-{i}", "0", "", FILLER, after + step * (i + 1))
+            for i in range(count)
+        ]
+    )
+    await core.archive.flush()
+
+
+FILLER = "嗯嗯"
+"""What a filler message says (no question asks about it)."""
+
+
+async def acknowledge_through(core: Yuji, scope: str, last_id: int) -> None:
+    """What consolidation does when the model acknowledges a batch ending at `last_id`
+    (nothing new to remember: the dataset's memories are loaded on their own)."""
+    repo = core.consolidation.repo
+    now = core.clock.now()
+    first = (await repo.cursor(scope)).acked_id + 1
+    cut = Cut(first, last_id, last_id - first + 1, 0)
+    batch = await repo.create(scope, cut, "eval", now)
+    if batch is None:
+        raise RuntimeError(f"a batch is open in {scope}")
+    await repo.delivered(batch.id, now)
+    await repo.acknowledge(batch.id, "eval", "nothing", "", now)
 
 
 async def add_distractors(

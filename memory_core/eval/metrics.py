@@ -10,6 +10,9 @@ from typing import Any
 
 from .dataset import NEGATIVE_TIERS, DataQuery
 
+QUOTED = 3
+"""A question about messages counts a hit among this many quotes (hit@3)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Answer:
@@ -25,11 +28,32 @@ class Answer:
     (the baselines have no bands)."""
     p: tuple[float, ...] = ()
     """P of each injected item (empty for the baselines)."""
+    quotes: tuple[str | None, ...] = ()
+    """Dataset ids of the quoted recent messages (None for a filler), best first."""
+    quote_scopes: tuple[str, ...] = ()
+    quote_bands: tuple[str, ...] = ()
+
+    def hit(self) -> tuple[bool, bool]:
+        """(the answer was injected in any band, as sure): an expected memory among
+        the memories, or for a question about messages an expected one among the
+        (at most three) quotes."""
+        if self.query.about_messages:
+            wanted = set(self.query.expect_messages)
+            found = {i for i in self.quotes[:QUOTED] if i}
+            top = zip(self.quotes[:QUOTED], self.quote_bands[:QUOTED], strict=True)
+            sure = {i for i, b in top if b == "sure"}
+            return bool(wanted & found), bool(wanted & sure)
+        wanted = set(self.query.expect_any)
+        return bool(wanted & {i for i in self.ids if i}), bool(wanted & self.sure_ids())
 
     def sure_ids(self) -> set[str | None]:
         if not self.bands:
             return set(self.ids)
         return {i for i, band in zip(self.ids, self.bands, strict=True) if band == "sure"}
+
+    def quoted(self) -> list[dict[str, Any]]:
+        """`{"id", "band"}` per quoted message (a filler: id null)."""
+        return [{"id": i, "band": b} for i, b in zip(self.quotes, self.quote_bands, strict=True)]
 
     def injected(self) -> list[dict[str, Any]]:
         """`{"id", "band", "p"}` per injected item (generated memories: id null)."""
@@ -64,8 +88,8 @@ def report(answers: Sequence[Answer]) -> dict[str, Any]:
     tiers: dict[str, dict[str, float | int]] = {}
     for tier, group in sorted(by_tier.items()):
         if group[0].query.positive:
-            hits = sum(1 for a in group if set(a.query.expect_any) & {i for i in a.ids if i})
-            sure = sum(1 for a in group if set(a.query.expect_any) & a.sure_ids())
+            hits = sum(1 for a in group if a.hit()[0])
+            sure = sum(1 for a in group if a.hit()[1])
         else:
             hits = sum(1 for a in group if a.ids)
             sure = sum(1 for a in group if a.sure_ids())
@@ -79,7 +103,7 @@ def report(answers: Sequence[Answer]) -> dict[str, Any]:
         }
     negatives = [a for a in answers if a.query.tier in NEGATIVE_TIERS]
     false_recall = sum(1 for a in negatives if a.ids) / len(negatives) if negatives else 0.0
-    leakage = sum(1 for a in answers for s in a.scopes if s != a.query.scope)
+    leakage = sum(1 for a in answers for s in (*a.scopes, *a.quote_scopes) if s != a.query.scope)
     stale = sum(1 for a in answers for i in a.ids if i and i in a.query.expect_none)
     times = [a.ms for a in answers]
     return {
@@ -92,6 +116,7 @@ def report(answers: Sequence[Answer]) -> dict[str, Any]:
             "p95": round(percentile(times, 95), 3),
         },
         "queries": [
-            {"id": a.query.id, "tier": a.query.tier, "injected": a.injected()} for a in answers
+            {"id": a.query.id, "tier": a.query.tier, "injected": a.injected(), "quoted": a.quoted()}
+            for a in answers
         ],
     }

@@ -48,6 +48,9 @@ async def run_eval(ds: Dataset, options: EvalOptions = EvalOptions()) -> dict[st
             clock.set(ds.now)
             if core.vectors is not None:
                 await vector_eval.prepare(core)
+            if core.message_vectors is not None:  # what the bot does in the background
+                while await core.message_vectors.embed_pending():
+                    pass
             for q in ds.queries[:5]:  # warm caches before timing
                 await core.recall.recall(q.scope, q.text, now=ds.now)
             answers = [await _ask(core, loaded, q, ds) for q in ds.queries]
@@ -82,6 +85,9 @@ async def _ask(core: Yuji, loaded: loader.Loaded, q: DataQuery, ds: Dataset) -> 
         ms=ms,
         bands=tuple(r.band for r in result.items),
         p=tuple(r.score for r in result.items),
+        quotes=tuple(loaded.messages.get(x.message.id) for x in result.quotes),
+        quote_scopes=tuple(x.message.scope for x in result.quotes),
+        quote_bands=tuple(x.band for x in result.quotes),
     )
 
 

@@ -2,7 +2,8 @@
 
 Block order is fixed, stable prefix first so providers can cache it: persona and
 house rules -> active time-bound states -> the seven cards -> relationship timeline
--> recent diaries -> recalled memories -> background diary of an earlier day ->
+-> recent diaries -> recalled memories -> quoted older chat not consolidated yet
+-> background diary of an earlier day ->
 unarchived fragment summaries -> recent raw messages -> the message itself. Each
 block has its own token budget; an empty block is left out entirely.
 
@@ -67,6 +68,7 @@ class PromptBudget:
     timeline: int = 200
     diaries: int = 600
     memories: int = 700
+    quotes: int = 300
     background: int = 400
     fragments: int = 500
     recent: int = 1500
@@ -105,6 +107,30 @@ class PromptLine:
 
 
 @dataclass(frozen=True, slots=True)
+class PromptQuote:
+    """A message of this chat not consolidated yet, recalled by the question: quoted
+    as said, never as a fact the bot learned."""
+
+    id: int
+    """The archived message's id (shown, so /why and the console can name it)."""
+    sender: str
+    time: str
+    """Local "MM-DD HH:MM" (or "HH:MM" today), already formatted."""
+    text: str
+
+
+QUOTES_HEADING = (
+    "较早的聊天原话（还没整理成记忆；是谁在什么时候说的原话，只代表说话人当时这么说，"
+    "不是你记得的事实）"
+)
+
+
+def render_quote(quote: PromptQuote) -> str:
+    """`〔原话 消息#812〕[11-20 18:02] 阿明：…`: labelled as a quote, sender and time first."""
+    return f"〔原话 消息#{quote.id}〕[{quote.time}] {quote.sender}：{quote.text}"
+
+
+@dataclass(frozen=True, slots=True)
 class ChatPromptInput:
     persona: str
     bot_name: str
@@ -117,6 +143,8 @@ class ChatPromptInput:
     timeline: tuple[str, ...] = ()
     recent_diaries: tuple[tuple[str, str], ...] = ()
     memories: tuple[PromptMemory, ...] = ()
+    quotes: tuple[PromptQuote, ...] = ()
+    """Recalled recent messages, not consolidated yet (at most three)."""
     background_diary: tuple[str, str] | None = None
     fragments: tuple[str, ...] = ()
     recent: tuple[PromptLine, ...] = ()
@@ -131,6 +159,8 @@ class ChatPrompt:
     """(name, rendered text) of every non-empty block, in prompt order."""
     memory_ids: tuple[int, ...] = ()
     """Ids of the memories that made it into the prompt after budgeting."""
+    quote_ids: tuple[int, ...] = ()
+    """Ids of the quoted messages that made it into the prompt after budgeting."""
 
 
 def house_rules(bot_name: str, is_private: bool) -> str:
@@ -248,6 +278,13 @@ def build_chat_prompt(data: ChatPromptInput, budget: PromptBudget | None = None)
         )
     )
 
+    per_quote = max(40, b.quotes // max(1, len(data.quotes)))
+    quote_lines = take_within(
+        [truncate_to(render_quote(q), per_quote) for q in data.quotes], b.quotes
+    )
+    quote_ids = tuple(q.id for q in data.quotes[: len(quote_lines)])
+    blocks.append(("quotes", QUOTES_HEADING, "\n".join(quote_lines)))
+
     if data.background_diary is not None:
         day, text = data.background_diary
         body = truncate_to(f"{day}：{text.strip()}", b.background)
@@ -276,4 +313,5 @@ def build_chat_prompt(data: ChatPromptInput, budget: PromptBudget | None = None)
         ],
         blocks=(*((name, body) for name, _, body in kept), ("message", message)),
         memory_ids=memory_ids,
+        quote_ids=quote_ids,
     )

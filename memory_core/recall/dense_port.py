@@ -59,3 +59,17 @@ class DenseSearch(Protocol):
     async def scores(
         self, scope: str, text: str, candidate_ids: AbstractSet[int]
     ) -> DenseScores | None: ...
+
+
+@runtime_checkable
+class MessageDense(Protocol):
+    """Dense scores of a chat's recent messages (their vectors are computed in the
+    background, memory_core/vectors/messages.py). Same contract as `DenseSearch`:
+    None for any ordinary failure, never another chat's message."""
+
+    async def message_scores(
+        self, scope: str, text: str, after_id: int, before_id: int
+    ) -> DenseScores | None:
+        """The question against every stored vector of `scope`'s messages with an id
+        strictly between `after_id` and `before_id`."""
+        ...

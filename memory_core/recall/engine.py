@@ -37,14 +37,15 @@ from memory_core.settings import LiveSettings, Settings
 from memory_core.storage.engine import Database
 from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.tokenize import bigram_tokens
-from memory_core.types import Band, Memory, Recalled, RecallResult, RelationKind, Stage
+from memory_core.types import Band, Memory, Quoted, Recalled, RecallResult, RelationKind, Stage
 
-from . import chatter, features, language
+from . import chatter, features, language, quotes
 from .chat_cache import ChatCache
 from .dense_port import RELATED_LABEL, DenseScores, DenseSearch
 from .features import Baseline, Seen, Via
 from .judge import Judge
 from .question import Names, Question, analyse
+from .quotes import RecentSource
 from .ranking import Candidate, Points, RankParams, select
 from .relevance import LEXICAL, RelevanceModel
 from .relevance import load as load_model
@@ -84,6 +85,8 @@ class Explained:
     trace: tuple[str, ...]
     wake: npt.NDArray[np.float64]
     """The message's chatter signals (chatter.SIGNALS)."""
+    names: Names = field(default_factory=lambda: Names.of([], {}, ()))
+    baseline: Baseline = field(default_factory=Baseline)
 
 
 class Recall:
@@ -99,6 +102,7 @@ class Recall:
         lexical_model: RelevanceModel | None = None,
         params: EngineParams | None = None,
         judge: Judge | None = None,
+        recent: RecentSource | None = None,
     ) -> None:
         self._db = db
         self._clock = clock
@@ -110,6 +114,8 @@ class Recall:
         self._model = model
         self._lexical_model = lexical_model
         self._judge = judge
+        self.recent = recent
+        """Recent chat not consolidated yet, quoted (quotes.py); None: not searched."""
 
     @property
     def _settings(self) -> Settings:
@@ -148,8 +154,11 @@ class Recall:
         now: datetime | None = None,
         limit: int | None = None,
         sender_id: str | None = None,
+        before_id: int | None = None,
     ) -> RecallResult:
-        """What to inject for `text` asked in `scope` at `now`; may be empty."""
+        """What to inject for `text` asked in `scope` at `now`; may be empty.
+        `before_id`: the archived id of the asking message (the recent window the
+        prompt shows ends before it; None: the newest archived message)."""
         del sender_id  # reserved: "我" could resolve to the sender's subject later
         now = as_utc(now or self._clock.now())
         limit = self._settings.recall_limit if limit is None else limit
@@ -165,8 +174,13 @@ class Recall:
         dense_model = self.model if use_dense and embedded else self.lexical_model
         items = self.decide(ex, dense_model, now, limit)
         trace = list(ex.trace)
-        if not items and len(ex.memories) and self.is_chatter(ex, dense_model):
+        chatter_wake = self.is_chatter(ex, dense_model)
+        if not items and len(ex.memories) and chatter_wake:
             trace.append("the wake asks about nothing: chatter, nothing injected")
+        quoted: tuple[Quoted, ...] = ()
+        if self.recent is not None and limit > 0 and not chatter_wake:
+            quoted = await self._quotes(scope, ex, before_id, use_dense)
+            trace.append(f"recent messages quoted: {quotes.ids_of(quoted)}")
         if items and self._judge is not None and self._settings.recall_judge == "llm":
             before = [i.band for i in items]
             items = await self._judge.bands(scope, text, items)
@@ -179,7 +193,30 @@ class Recall:
                 log.info("dense shadow in %s would change %s", scope, sorted(changed))
         trace.append(f"{len(items)} chosen in {(time.perf_counter() - started) * 1000:.1f} ms")
         return RecallResult(
-            items=items, retrospective=ex.question.retrospective, trace=tuple(trace)
+            items=items,
+            retrospective=ex.question.retrospective,
+            trace=tuple(trace),
+            quotes=quoted,
+        )
+
+    async def _quotes(
+        self, scope: str, ex: Explained, before_id: int | None, use_dense: bool
+    ) -> tuple[Quoted, ...]:
+        """Recent messages of the chat not consolidated yet that answer (quotes.py)."""
+        assert self.recent is not None
+        found = await self.recent.find(
+            scope, ex.question, ex.names, ex.baseline, before_id=before_id, dense=use_dense
+        )
+        model = self.model if use_dense and quotes.any_vector(found.rows) else self.lexical_model
+        if model.chatter is not None and model.chatter.is_chatter(ex.wake):
+            return ()
+        return quotes.choose(found, model, self._points(model))
+
+    def _points(self, model: RelevanceModel) -> Points:
+        # The console may move both calibrated points live.
+        return Points.of(
+            _setting_or(self._settings.recall_floor, model.floor),
+            _setting_or(self._settings.recall_sure, model.sure),
         )
 
     def decide(
@@ -195,11 +232,7 @@ class Recall:
             return ()
         rows = ex.rows
         p = model.p(rows)
-        # The console may move both calibrated points live.
-        points = Points.of(
-            _setting_or(self._settings.recall_floor, model.floor),
-            _setting_or(self._settings.recall_sure, model.sure),
-        )
+        points = self._points(model)
         pool = {
             mem.id: Candidate(mem, _stage(s), float(pi), "")
             for mem, s, pi in zip(ex.memories, ex.seen, p, strict=True)
@@ -321,6 +354,8 @@ class Recall:
             contradicts={k: frozenset(v) for k, v in pairs.items()},
             trace=tuple(trace),
             wake=chatter.signals(text, bool(q.named), tuple(self._settings.nicknames)),
+            names=names,
+            baseline=baseline,
         )
 
     async def search(self, scope: str, text: str, limit: int, now: datetime) -> list[Memory]:

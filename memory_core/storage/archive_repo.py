@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.types import Experience, NewExperience, Source
 
+from . import message_index
 from .repository import Repository, upsert
 from .schema import attachments, experience_attachments, experiences
 
@@ -304,12 +305,23 @@ async def _insert_many(
     # `before` is one this statement inserted: a range scan, not an IN list.
     before = int(await conn.scalar(select(func.max(experiences.c.id))) or 0)
     await conn.execute(_insert_ignoring_duplicates(conn.dialect.name), rows)
-    inserted = await conn.execute(
-        select(experiences.c.scope, experiences.c.fingerprint, experiences.c.id).where(
-            experiences.c.id > before
+    e = experiences.c
+    inserted = (
+        await conn.execute(
+            select(e.scope, e.fingerprint, e.id, e.sender_name, e.text, e.is_bot).where(
+                e.id > before
+            )
         )
+    ).all()
+    ids = {(str(r.scope), str(r.fingerprint)): int(r.id) for r in inserted}
+    # Recent chat is searchable at once (message_search.py), in the same transaction.
+    await message_index.index_messages(
+        conn,
+        message_index.index_params(
+            (int(r.id), str(r.scope), str(r.sender_name), str(r.text), bool(r.is_bot))
+            for r in inserted
+        ),
     )
-    ids = {(str(scope), str(fp)): int(id_) for scope, fp, id_ in inserted}
     created = {key for key in ids if key in unique}
     missing = [key for key in unique if key not in ids]
     if missing:  # duplicates of rows archived earlier (a replay, a backfill)

@@ -55,6 +55,27 @@ class InjectedItem:
 
 
 @dataclass(frozen=True, slots=True)
+class InjectedQuote:
+    """A recent message quoted to a reply (recall's recent-chat source): stored among
+    the injection's items, told apart by its `message_id` key."""
+
+    message_id: int
+    score: float
+    band: str = "related"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"message_id": self.message_id, "score": round(self.score, 4), "band": self.band}
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> InjectedQuote:
+        return cls(
+            message_id=int(raw["message_id"]),
+            score=float(raw.get("score", 0.0)),
+            band=str(raw.get("band", "related")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class InjectedBlock:
     """One block of a reply's prompt as it was sent: its name, tokens and text."""
 
@@ -74,6 +95,8 @@ class Injection:
     created_at: datetime
     blocks: tuple[InjectedBlock, ...] = ()
     """Empty for replies recorded before the console existed."""
+    quotes: tuple[InjectedQuote, ...] = ()
+    """The recent messages quoted to it (their archived ids)."""
 
 
 class ChatRepo(Repository):
@@ -142,6 +165,7 @@ class ChatRepo(Repository):
         items: Sequence[InjectedItem],
         now: datetime,
         blocks: Sequence[InjectedBlock] = (),
+        quotes: Sequence[InjectedQuote] = (),
         conn: AsyncConnection | None = None,
     ) -> int:
         async with self.writing(conn) as conn:
@@ -151,7 +175,7 @@ class ChatRepo(Repository):
                     trigger_experience_id=trigger_experience_id,
                     reply_fingerprint=reply_fingerprint,
                     query=query,
-                    items=[item.to_json() for item in items],
+                    items=[item.to_json() for item in (*items, *quotes)],
                     created_at=now,
                     blocks=[[b.name, b.tokens, b.text] for b in blocks],
                 )
@@ -219,7 +243,8 @@ def injection_of(row: Row[Any]) -> Injection:
         trigger_experience_id=row.trigger_experience_id,
         reply_fingerprint=row.reply_fingerprint,
         query=row.query,
-        items=tuple(InjectedItem.from_json(item) for item in raw_items),
+        items=tuple(InjectedItem.from_json(i) for i in raw_items if "message_id" not in i),
         created_at=row.created_at,
         blocks=tuple(InjectedBlock(str(n), int(t), str(x)) for n, t, x in raw_blocks),
+        quotes=tuple(InjectedQuote.from_json(i) for i in raw_items if "message_id" in i),
     )

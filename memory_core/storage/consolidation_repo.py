@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.errors import BatchError, NotFound
 
+from . import message_index
 from .repository import Repository, upsert
 from .schema import consolidation_batches as B
 from .schema import consolidation_cursors as C
@@ -399,6 +400,8 @@ class ConsolidationRepo(Repository):
                     updated_at=now,
                 )
             )
+            # Its messages stop being a recall source (message_search.py).
+            await message_index.drop_acknowledged(conn, batch.scope, cursor.acked_id, batch.last_id)
             if outcome != "extracted":
                 return None
             span = (

@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy import and_, bindparam, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from . import message_index
 from .failures import translating
 from .nightly_repo import append_card, newest_version
 from .repository import Repository
@@ -205,6 +206,8 @@ class RedactionRepo(Repository):
                 .where(x.id.in_(ids))
                 .values(text=TOMBSTONE, segments=[], sender_name="")
             )
+            # Their messages are no recall source any more (message_search.py).
+            await message_index.drop_messages(conn, ids)
             # What the bot was asked by them is their text too.
             await conn.execute(
                 update(injections)

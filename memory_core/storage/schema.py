@@ -20,6 +20,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -485,6 +486,27 @@ redactions = Table(
     Column("scope", String(64), nullable=False),
     Column("experience_id", ForeignKey("experiences.id"), nullable=False, unique=True),
     Column("redacted_at", UTCDateTime, nullable=False),
+)
+
+# --- recent chat as a recall source (derived) ------------------------------------------
+
+# The embedding of each unacknowledged message of a chat (computed in the bot process,
+# memory_core/vectors/messages.py), dropped once the chat's acknowledged watermark
+# passes it: from then on the memory, or the decision that nothing was worth
+# remembering, answers for it. Derived, like the full-text index `message_fts`
+# (storage/message_search.py), which is made by migration 0015 only.
+message_vectors = Table(
+    "message_vectors",
+    metadata,
+    Column("experience_id", ForeignKey("experiences.id"), primary_key=True),
+    Column("scope", String(64), nullable=False),
+    Column("model", String(200), nullable=False),
+    Column("vector", LargeBinary, nullable=False),
+)
+Index(
+    "ix_message_vectors_scope_experience_id",
+    message_vectors.c.scope,
+    message_vectors.c.experience_id,
 )
 
 # --- console ------------------------------------------------------------------------

@@ -26,6 +26,9 @@ from .store import MANIFEST, VectorIndex, model_folder
 
 log = logging.getLogger(__name__)
 
+QUESTIONS_KEPT = 8
+"""Question vectors kept (the last few texts asked)."""
+
 
 class Dense:
     def __init__(
@@ -43,6 +46,7 @@ class Dense:
         self._index_stamp: int | None = None
         self._failed = False
         self._background: Matrix | None = None
+        self._questions: dict[str, tuple[Matrix, float]] = {}
 
     @property
     def mode(self) -> VectorMode:
@@ -82,6 +86,17 @@ class Dense:
         query = self.embedder.embed_query(text)
         return query, float(np.mean(self._background @ query))
 
+    async def question(self, text: str) -> tuple[Matrix, float]:
+        """`_embed_question` off the event loop, once per text: the memories and the
+        recent messages of one question are scored against the same vector."""
+        hit = self._questions.get(text)
+        if hit is None:
+            hit = await asyncio.to_thread(self._embed_question, text)
+            if len(self._questions) >= QUESTIONS_KEPT:
+                self._questions.pop(next(iter(self._questions)))
+            self._questions[text] = hit
+        return hit
+
     async def scores(
         self, scope: str, text: str, candidate_ids: AbstractSet[int]
     ) -> DenseScores | None:
@@ -92,7 +107,7 @@ class Dense:
             positions = index.select(scope, candidate_ids)
             if not len(positions):
                 return None
-            query, background = await asyncio.to_thread(self._embed_question, text)
+            query, background = await self.question(text)
             return DenseScores(index.ids_at(positions), index.scores(positions, query), background)
         except Exception:
             if not self._failed:  # once: a broken model would otherwise log every question

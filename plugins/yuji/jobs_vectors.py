@@ -1,8 +1,12 @@
-"""Scheduled job: keep the vector index fresh by running `yuji embed` as a child process.
+"""Scheduled jobs: keep the vector index fresh by running `yuji embed` as a child
+process, and embed recent chat for recall.
 
-Every consolidation tick it asks whether memories or aliases changed since the index
-was written (consolidation batches and the nightly run are what change them) and,
-if so, starts the embed process; the bot itself only ever embeds questions.
+Every consolidation tick the first asks whether memories or aliases changed since
+the index was written (consolidation batches and the nightly run are what change
+them) and, if so, starts the embed process. Every `MESSAGES_EVERY_S` the second
+embeds the messages not consolidated yet that have no vector (in a worker thread,
+`core.message_vectors`), so a message is findable by meaning within a minute of
+arrival, and drops the vectors of messages acknowledged since.
 """
 
 from __future__ import annotations
@@ -20,6 +24,10 @@ from memory_core import Settings, Yuji, needs_embedding, run_embed_process  # no
 from . import runtime  # noqa: E402
 
 JOB_ID = "yuji_vectors_embed"
+MESSAGES_JOB_ID = "yuji_message_vectors"
+MESSAGES_EVERY_S = 15
+MESSAGE_BATCHES = 8
+"""Batches embedded per run at most (the rest waits for the next run)."""
 STARTUP_DELAY_S = 30
 ALERT_KEY = "vectors-embed"
 
@@ -48,9 +56,31 @@ async def refresh(core: Yuji) -> bool:
     return True
 
 
+async def embed_messages() -> None:
+    core = runtime.started()
+    if core is None or core.message_vectors is None:
+        return
+    try:
+        await core.message_vectors.prune()
+        for _ in range(MESSAGE_BATCHES):
+            if not await core.message_vectors.embed_pending():
+                break
+    except Exception as exc:  # the next run tries again; words still find every message
+        logger.opt(exception=exc).warning("yuji: embedding recent messages failed")
+
+
 def schedule(settings: Settings) -> None:
     if settings.vector_mode == "off":
         return
+    scheduler.add_job(
+        embed_messages,
+        "interval",
+        seconds=MESSAGES_EVERY_S,
+        id=MESSAGES_JOB_ID,
+        replace_existing=True,
+        max_instances=1,
+        coalesce=True,
+    )
     scheduler.add_job(
         refresh_vectors,
         "interval",

@@ -124,6 +124,7 @@ def test_metrics() -> None:
                 {"id": "m1", "band": "related", "p": 0.2},
                 {"id": "m3", "band": "sure", "p": 0.9},
             ],
+            "quoted": [],
         }
     ]
     assert out["false_recall"] == 0.5
@@ -148,7 +149,7 @@ def test_cli_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str]) -
     assert set(data["latency_ms"]) == {"p50", "p95"}
     assert all(set(row) == {"n", "rate", "sure_rate", "stale"} for row in data["tiers"].values())
     for query in data["queries"]:
-        assert set(query) == {"id", "tier", "injected"}
+        assert set(query) == {"id", "tier", "injected", "quoted"}
         assert all(set(i) == {"id", "band", "p"} for i in query["injected"])
         assert all(i["band"] in ("sure", "related") for i in query["injected"])
     assert main(["eval", str(FIXTURE)]) == 0
@@ -165,3 +166,102 @@ async def test_bm25_baseline_ranks_within_the_chat(core: Yuji, clock: FakeClock)
     assert found
     assert names[found[0].id] == "m4"
     assert all(m.scope == "group:100" for m in found)
+
+
+def _recent_dataset() -> dict[str, object]:
+    """One chat: a consolidated message and its memory, then two unconsolidated ones."""
+
+    def msg(i: str, text: str, hour: int, **kw: object) -> dict[str, object]:
+        return {
+            "id": i,
+            "scope": "group:9",
+            "sender_id": "1",
+            "sender_name": "阿明",
+            "time": f"2026-11-20T{hour:02d}:00:00+08:00",
+            "text": text,
+            **kw,
+        }
+
+    return {
+        "now": "2026-11-20T21:00:00+08:00",
+        "scopes": [{"id": "group:9", "kind": "group"}],
+        "messages": [
+            msg("e1", "我养了一只橘猫", 9),
+            msg("e2", "我下周三要去杭州面试", 15, unconsolidated=True),
+            msg("e3", "周末一起去爬山吧", 16, unconsolidated=True),
+        ],
+        "memories": [
+            {
+                "id": "m1",
+                "scope": "group:9",
+                "type": "fact",
+                "subject": "阿明",
+                "content": "阿明养了一只橘猫",
+                "evidence": ["e1"],
+                "created_at": "2026-11-20T10:00:00+08:00",
+            }
+        ],
+        "queries": [
+            {
+                "id": "q1",
+                "scope": "group:9",
+                "tier": "recent",
+                "text": "阿明要去杭州面试吗",
+                "expect_any": [],
+                "expect_messages": ["e2"],
+            },
+            {
+                "id": "q2",
+                "scope": "group:9",
+                "tier": "lexical",
+                "text": "阿明养的什么猫",
+                "expect_any": ["m1"],
+            },
+        ],
+    }
+
+
+async def test_unconsolidated_messages_are_above_the_watermark_and_older_than_the_window(
+    core: Yuji, clock: FakeClock
+) -> None:
+    ds = parse_dataset(_recent_dataset())
+    loaded = await loader.load(core, clock, ds)
+    by_name = {name: i for i, name in loaded.messages.items()}
+    acked = (await core.consolidation.repo.cursor("group:9")).acked_id
+    assert by_name["e1"] <= acked < by_name["e2"] < by_name["e3"]
+    newest = await core.archive.recent("group:9", core.settings.recent_messages, None)
+    assert [m.text for m in newest] == [loader.FILLER] * core.settings.recent_messages
+
+
+async def test_the_recent_tier_is_hit_at_3_of_the_quotes() -> None:
+    result = await run_eval(parse_dataset(_recent_dataset()), EvalOptions(vector="off"))
+    assert result["tiers"]["recent"]["rate"] == 1.0
+    assert result["tiers"]["lexical"]["rate"] == 1.0
+    quoted = {q["id"]: [x["id"] for x in q["quoted"]] for q in result["queries"]}
+    assert quoted["q1"][0] == "e2"
+    assert result["leakage"] == 0
+
+
+def test_a_message_quoted_fourth_is_no_hit() -> None:
+    ds = parse_dataset(_recent_dataset())
+    q1 = ds.queries[0]
+    late = Answer(
+        q1,
+        (),
+        (),
+        1.0,
+        quotes=("e3", None, None, "e2"),
+        quote_bands=("sure",) * 4,
+        quote_scopes=("group:9",) * 4,
+    )
+    early = Answer(
+        q1, (), (), 1.0, quotes=("e2",), quote_bands=("related",), quote_scopes=("group:9",)
+    )
+    late_tier = report([late])["tiers"]["recent"]
+    early_tier = report([early])["tiers"]["recent"]
+    assert (late_tier["rate"], late_tier["sure_rate"]) == (0.0, 0.0)
+    assert (early_tier["rate"], early_tier["sure_rate"]) == (1.0, 0.0)
+    foreign = Answer(
+        q1, (), (), 1.0, quotes=("e2",), quote_bands=("sure",), quote_scopes=("group:8",)
+    )
+    assert report([foreign])["leakage"] == 1

@@ -42,7 +42,10 @@ async def test_migrations_match_the_schema_module(db: Database) -> None:
             conn,
             opts={
                 "include_object": lambda _obj, name, type_, _reflected, _compare_to: (
-                    not (type_ == "table" and (name or "").startswith(("memory_fts", "alembic")))
+                    not (
+                        type_ == "table"
+                        and (name or "").startswith(("memory_fts", "message_fts", "alembic"))
+                    )
                 )
             },
         )

@@ -108,6 +108,7 @@ async def turns(scope: str, n: int = 10) -> Any:
                 "query": t.injection.query,
                 "trigger": asdict(t.trigger) if t.trigger else None,
                 "items": [asdict(i) for i in t.injection.items],
+                "quotes": [asdict(q) for q in t.injection.quotes],
                 "blocks": [asdict(b) for b in t.injection.blocks],
             }
             for t in found

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from hypothesis import given
@@ -14,10 +15,12 @@ from hypothesis import strategies as st
 
 from memory_core.prompts.budget import estimate_tokens, take_within, truncate_to
 from memory_core.prompts.chat import (
+    QUOTES_HEADING,
     ChatPromptInput,
     PromptBudget,
     PromptLine,
     PromptMemory,
+    PromptQuote,
     build_chat_prompt,
 )
 from memory_core.recall import RELATED_LABEL
@@ -80,6 +83,7 @@ def full() -> ChatPromptInput:
             PromptMemory(7, "撤离率 30%", "lexical", "阿明"),
             PromptMemory(9, "阿明在杭州出差", "graph", "阿明", "与#3相关", until="2026-11-22"),
         ),
+        quotes=(PromptQuote(812, "小红", "18:02", "我下周三去杭州面试"),),
         background_diary=("2026-10-01", "阿明进群那天，大家一起庆祝。"),
         fragments=("傍晚聊了新地图",),
         bridge=(PromptLine("小红", "新地图好难", "18:30"),),
@@ -110,6 +114,7 @@ def test_blocks_follow_the_spec_order() -> None:
         "timeline",
         "diaries",
         "memories",
+        "quotes",
         "background",
         "fragments",
         "recent",
@@ -119,6 +124,25 @@ def test_blocks_follow_the_spec_order() -> None:
     positions = [system.index(body) for name, body in prompt.blocks if name != "message"]
     assert positions == sorted(positions)
     assert prompt.messages[-1].role == "user"
+
+
+def test_quotes_are_labelled_as_quotes_with_sender_time_and_id() -> None:
+    prompt = build_chat_prompt(full())
+    blocks = dict(prompt.blocks)
+    assert blocks["quotes"] == "〔原话 消息#812〕[18:02] 小红：我下周三去杭州面试"
+    system = prompt.messages[0].content or ""
+    assert f"## {QUOTES_HEADING}\n{blocks['quotes']}" in system
+    assert "不是你记得的事实" in QUOTES_HEADING
+    assert prompt.quote_ids == (812,)
+    assert "#812〔" not in blocks["memories"]  # never shown as a memory
+
+
+def test_quotes_over_budget_drop_whole_quotes_and_their_ids() -> None:
+    many = tuple(PromptQuote(i, "小红", "18:02", "很长的一句话" * 20) for i in range(1, 4))
+    prompt = build_chat_prompt(replace(minimal(), quotes=many), PromptBudget(quotes=90))
+    shown = dict(prompt.blocks)["quotes"].splitlines()
+    assert len(shown) == len(prompt.quote_ids) < 3
+    assert all(f"消息#{i}〕" in line for i, line in zip(prompt.quote_ids, shown, strict=True))
 
 
 def test_prompt_teaches_the_exact_marker_syntax() -> None:

@@ -104,7 +104,14 @@ async def test_the_index_lives_outside_the_database(core: Yuji) -> None:
         tables = {
             r[0] for r in (await conn.exec_driver_sql("SELECT name FROM sqlite_master")).all()
         }
-    assert not any("vector" in t for t in tables)
+    # Memory vectors never enter the database; only recent chat's do, in their own table
+    # (message_vectors, memory_core/vectors/messages.py), and none is there for a memory.
+    assert {t for t in tables if "vector" in t} <= {
+        "message_vectors",
+        "ix_message_vectors_scope_experience_id",
+    }
+    async with core.db.read() as conn:
+        assert (await conn.exec_driver_sql("SELECT count(*) FROM message_vectors")).scalar() == 0
 
 
 async def test_a_memory_vector_blends_its_text_with_its_evidence(core: Yuji) -> None:

@@ -1,0 +1,153 @@
+"""Recent chat as a recall source: messages not consolidated yet, quoted (pure
+choice over what `RecentSource` reads).
+
+A busy chat can leave hours of messages between its acknowledged watermark and the
+twenty the prompt already shows; until their batch is acknowledged no memory holds
+them. This source searches exactly those (storage/message_search.py's rule: this
+chat only, above the watermark, below the recent window, never the bot's own words,
+never a redacted message) the way memories are searched: bigram full text (indexed
+as the archive commits) and the embedding model (vectors made in the background,
+memory_core/vectors/messages.py). Each candidate is read as a memory whose subject
+is its sender and whose content is its words, and the same relevance model gives it
+P; the best `QUOTES` at or above the floor are quoted: who said it, when, the words,
+never a fact the bot learned. A wake that asks about nothing gets no quotes (the
+engine does not ask this source then).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from memory_core.storage.message_search import MessageSearch, Window
+from memory_core.tokenize import bigram_tokens
+from memory_core.types import Experience, Quoted
+
+from . import features, language
+from .dense_port import MessageDense
+from .features import Baseline, Seen
+from .question import Names, Question
+from .ranking import Points, Said, restates
+from .relevance import RelevanceModel
+
+QUOTES = 3
+"""Messages quoted at most (their own prompt block)."""
+WORDS_LIMIT = 40
+DENSE_LIMIT = 30
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """The candidates of one question with their features (no decision yet)."""
+
+    messages: tuple[Experience, ...]
+    rows: np.ndarray
+    window: Window
+
+
+class RecentSource:
+    def __init__(
+        self, repo: MessageSearch, dense: MessageDense | None, recent_messages: int
+    ) -> None:
+        self.repo = repo
+        self.dense = dense
+        self.recent_messages = recent_messages
+
+    async def find(
+        self,
+        scope: str,
+        q: Question,
+        names: Names,
+        baseline: Baseline,
+        *,
+        before_id: int | None,
+        dense: bool,
+    ) -> Found:
+        window = await self.repo.window(scope, self.recent_messages, before_id)
+        if window.empty:
+            return Found((), np.zeros((0, len(features.FEATURES))), window)
+        terms = {f for t in q.terms for f in language.word_forms(t)}
+        people = {
+            token
+            for canonical in q.named
+            for spelling in names.spellings(canonical)
+            for token in bigram_tokens(spelling)
+        }
+        matched = await self.repo.word_candidates(scope, terms | people, window, limit=WORDS_LIMIT)
+        bm25 = {m.id: rank for rank, (m, _) in enumerate(matched)}
+        heard = frozenset(t for _, tokens in matched for t in tokens) & q.terms
+        scores = None
+        if dense and self.dense is not None:
+            scores = await self.dense.message_scores(
+                scope, q.embed_text, window.acked_id, window.start
+            )
+        cosine: dict[int, float] = {}
+        dense_rank: dict[int, int] = {}
+        if scores is not None and len(scores.ids):
+            cosine = {int(i): float(s) for i, s in zip(scores.ids, scores.scores, strict=True)}
+            order = np.lexsort((scores.ids, -scores.scores))[:DENSE_LIMIT]
+            dense_rank = {int(scores.ids[i]): r for r, i in enumerate(order)}
+        wanted = sorted(set(bm25) | set(dense_rank))
+        kept = await self.repo.quotable(scope, wanted, window)
+        # Belt and braces over the SQL: this chat, inside the window, nobody's bot.
+        kept = [
+            m
+            for m in kept
+            if m.scope == scope and window.acked_id < m.id < window.start and not m.is_bot
+        ]
+        seen = [
+            Seen(
+                subject=m.sender_name,
+                content=m.text,
+                ended=False,
+                dense=cosine.get(m.id) if scores is not None else None,
+                dense_rank=dense_rank.get(m.id),
+                bm25_rank=bm25.get(m.id),
+            )
+            for m in kept
+        ]
+        rows = features.rows(q, seen, baseline, heard)
+        return Found(tuple(kept), rows, window)
+
+
+def choose(
+    found: Found, model: RelevanceModel, points: Points, limit: int = QUOTES
+) -> tuple[Quoted, ...]:
+    """The best by P at or above the floor, at most `limit`, a message saying what a
+    better one already says counted once; best first."""
+    if not found.messages or limit <= 0:
+        return ()
+    p = model.p(found.rows)
+    order = sorted(range(len(p)), key=lambda i: (-p[i], -found.messages[i].id))
+    out: list[Quoted] = []
+    said: list[Said] = []
+    for i in order:
+        band = points.band(float(p[i]))
+        if band is None or len(out) >= limit:
+            break
+        mine = Said.of(found.messages[i].text)
+        if any(restates(mine, other) for other in said):
+            continue
+        said.append(mine)
+        parts = model.contributions(found.rows[i])
+        top = sorted(parts.items(), key=lambda kv: -kv[1])[:3]
+        out.append(
+            Quoted(
+                message=found.messages[i],
+                score=round(float(p[i]), 4),
+                band=band,
+                why=tuple((name, round(v, 3)) for name, v in top),
+            )
+        )
+    return tuple(out)
+
+
+def any_vector(rows: np.ndarray) -> bool:
+    column = features.FEATURES.index("no_vector")
+    return bool(len(rows) and (rows[:, column] == 0).any())
+
+
+def ids_of(quotes: Sequence[Quoted]) -> list[int]:
+    return [q.message.id for q in quotes]

@@ -1,0 +1,65 @@
+"""Writes to the recent-chat recall source's derived tables (`message_fts`,
+`message_vectors`; message_search.py reads them), each inside the caller's
+transaction: the archive writer indexes what it commits, an acknowledgement and a
+redaction take rows out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import delete, text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from . import fts
+from .schema import experiences, message_vectors
+
+x = experiences.c
+v = message_vectors.c
+_INDEX_ROW = text("INSERT INTO message_fts(rowid, bi) VALUES (:id, :bi)")
+_CHUNK = 500
+_DROP_RANGE = text(
+    "DELETE FROM message_fts WHERE rowid IN "
+    "(SELECT id FROM experiences WHERE scope = :scope AND id > :after AND id <= :upto)"
+)
+
+
+def index_params(
+    rows: Iterable[tuple[int, str, str, str, bool]],
+) -> list[dict[str, Any]]:
+    """`message_fts` rows of freshly archived (id, scope, sender name, text, is_bot)
+    messages; the bot's own are left out."""
+    return [
+        {"id": i, "bi": fts.document(scope, sender, body)}
+        for i, scope, sender, body, is_bot in rows
+        if not is_bot
+    ]
+
+
+async def index_messages(conn: AsyncConnection, params: Sequence[dict[str, Any]]) -> None:
+    """Add `index_params` rows inside the caller's (the archive writer's) transaction."""
+    if params and conn.dialect.name == "sqlite":
+        await conn.execute(_INDEX_ROW, list(params))
+
+
+async def drop_messages(conn: AsyncConnection, ids: Sequence[int]) -> None:
+    """These messages leave the index and the vectors (a redaction), in the caller's
+    transaction."""
+    for start in range(0, len(ids), _CHUNK):
+        chunk = list(ids[start : start + _CHUNK])
+        if conn.dialect.name == "sqlite":
+            marks = ", ".join(str(int(i)) for i in chunk)
+            await conn.execute(text(f"DELETE FROM message_fts WHERE rowid IN ({marks})"))
+        await conn.execute(delete(message_vectors).where(v.experience_id.in_(chunk)))
+
+
+async def drop_acknowledged(conn: AsyncConnection, scope: str, after: int, upto: int) -> None:
+    """A batch (after, upto] of `scope` was acknowledged: its messages stop being a
+    recall source, so their index rows and vectors go (caller's transaction)."""
+    if conn.dialect.name == "sqlite":
+        await conn.execute(_DROP_RANGE, {"scope": scope, "after": after, "upto": upto})
+    await conn.execute(
+        delete(message_vectors).where(
+            v.scope == scope, v.experience_id > after, v.experience_id <= upto
+        )
+    )
