@@ -1,0 +1,58 @@
+"""A wake that asks about nothing gets no memories, through the whole chat path.
+
+The real bot with its shipped relevance weights and chatter gate, a OneBot peer and
+the loopback model recording every prompt: after /remember of memories that share
+their words, "早上好呀" and "哈哈哈哈" reach the model with no recalled block, while a
+question about what was remembered (the control) reaches it with the memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory_core.prompts.chat import QUOTES_HEADING
+from tests.fakes.openai_server import FakeOpenAIServer, Reply, openai_server
+
+from .harness import running_bot
+from .test_chat_e2e import ENV, MEMORY_LINE, Chat, text_of
+
+__all__ = ["openai_server"]
+
+pytestmark = pytest.mark.e2e
+
+HEADING = "## 想起的记忆"
+
+
+async def test_a_chatter_wake_reaches_the_model_without_memories(
+    tmp_path: Path, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.handler = lambda body: Reply.text("早呀")
+    async with running_bot(tmp_path, env={**ENV, **openai_server.env()}) as bot:
+        async with bot.peer() as peer:
+            chat = Chat(peer)
+            # Memories sharing the wakes' very words: only the gate keeps them out.
+            for fact in (
+                "阿明养了一只叫豆豆的柯基",
+                "阿明每天早上好早就去跑步",
+                "阿明笑起来总是哈哈哈哈的",
+            ):
+                answer = await chat.ask(f"/remember {fact}", role="admin")
+                assert "记住了" in text_of(answer)
+
+            prompts: list[str] = []
+            for wake in ("早上好呀", "哈哈哈哈"):
+                before = len(openai_server.requests)
+                await chat.ask(wake, at_bot=True)
+                prompts.append(openai_server.requests[before].prompt_text)
+
+            before = len(openai_server.requests)
+            await chat.ask("阿明养的狗叫什么名字", at_bot=True)
+            control = openai_server.requests[before].prompt_text
+
+    for prompt in prompts:  # (the /remember lines are in the recent chat, not recalled)
+        assert HEADING not in prompt
+        assert f"## {QUOTES_HEADING}" not in prompt
+        assert not MEMORY_LINE.findall(prompt)
+    assert HEADING in control
+    assert any("豆豆" in line for line in control.splitlines() if MEMORY_LINE.match(line))
