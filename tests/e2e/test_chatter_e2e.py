@@ -28,27 +28,27 @@ async def test_a_chatter_wake_reaches_the_model_without_memories(
     tmp_path: Path, openai_server: FakeOpenAIServer
 ) -> None:
     openai_server.handler = lambda body: Reply.text("早呀")
-    async with running_bot(tmp_path, env={**ENV, **openai_server.env()}) as bot:
-        async with bot.peer() as peer:
-            chat = Chat(peer)
-            # Memories sharing the wakes' very words: only the gate keeps them out.
-            for fact in (
-                "阿明养了一只叫豆豆的柯基",
-                "阿明每天早上好早就去跑步",
-                "阿明笑起来总是哈哈哈哈的",
-            ):
-                answer = await chat.ask(f"/remember {fact}", role="admin")
-                assert "记住了" in text_of(answer)
+    env = {**ENV, **openai_server.env()}
+    async with running_bot(tmp_path, env=env) as bot, bot.peer() as peer:
+        chat = Chat(peer)
+        # Memories sharing the wakes' very words: only the gate keeps them out.
+        for fact in (
+            "阿明养了一只叫豆豆的柯基",
+            "阿明每天早上好早就去跑步",
+            "阿明笑起来总是哈哈哈哈的",
+        ):
+            answer = await chat.ask(f"/remember {fact}", role="admin")
+            assert "记住了" in text_of(answer)
 
-            prompts: list[str] = []
-            for wake in ("早上好呀", "哈哈哈哈"):
-                before = len(openai_server.requests)
-                await chat.ask(wake, at_bot=True)
-                prompts.append(openai_server.requests[before].prompt_text)
-
+        prompts: list[str] = []
+        for wake in ("早上好呀", "哈哈哈哈"):
             before = len(openai_server.requests)
-            await chat.ask("阿明养的狗叫什么名字", at_bot=True)
-            control = openai_server.requests[before].prompt_text
+            await chat.ask(wake, at_bot=True)
+            prompts.append(openai_server.requests[before].prompt_text)
+
+        before = len(openai_server.requests)
+        await chat.ask("阿明养的狗叫什么名字", at_bot=True)
+        control = openai_server.requests[before].prompt_text
 
     for prompt in prompts:  # (the /remember lines are in the recent chat, not recalled)
         assert HEADING not in prompt
