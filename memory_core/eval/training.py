@@ -386,3 +386,31 @@ def reproduced(kept: dict[str, Any]) -> RelevanceModel:
     """The check model back from `meta["reproduce"]`."""
     data = {**kept["model"], "format": relevance.FORMAT, "meta": {"trained_on": kept["chats"]}}
     return RelevanceModel.from_json(json.dumps(data))
+
+
+def differences(trained: RelevanceModel, shipped: RelevanceModel, tolerance: float) -> list[str]:
+    """What differs between two fits beyond `tolerance` (the embedding model's float
+    arithmetic may differ in the last bits across CPUs); empty when they agree."""
+    out: list[str] = []
+    for name in ("embedder", "features"):
+        if getattr(trained, name) != getattr(shipped, name):
+            out.append(name)
+    if trained.meta.get("trained_on") != shipped.meta.get("trained_on"):
+        out.append("trained_on")
+    pairs: list[tuple[str, Any, Any]] = [
+        (name, getattr(trained, name), getattr(shipped, name))
+        for name in ("mean", "scale", "weights", "bias", "floor", "sure")
+    ]
+    if trained.chatter is None or shipped.chatter is None:
+        if trained.chatter is not shipped.chatter:
+            out.append("chatter")
+    else:
+        pairs += [
+            (f"chatter {name}", getattr(trained.chatter, name), getattr(shipped.chatter, name))
+            for name in ("mean", "scale", "weights", "bias", "line")
+        ]
+    for name, got, kept in pairs:
+        got_a, kept_a = np.asarray(got, dtype=np.float64), np.asarray(kept, dtype=np.float64)
+        if got_a.shape != kept_a.shape or not np.allclose(got_a, kept_a, atol=tolerance):
+            out.append(name)
+    return out
