@@ -3,7 +3,6 @@
     python training/train_relevance.py [--out DIR] [FILE.json ...]
     python training/train_relevance.py --check
 
-
 Defaults: every file in training/corpus/, written to memory_core/recall/data/ as two
 files: the weights for the bundled embedding model, and the weights without dense
 features (YUJI_VECTOR_MODE=off). Deterministic: running it again on the same corpus
@@ -26,7 +25,7 @@ TOLERANCE = 1e-3
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1].strip())
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[1].strip())
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--out", type=Path, default=ROOT / "memory_core" / "recall" / "data")
     parser.add_argument(
