@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -46,7 +45,7 @@ class _Block:
     buffers with room at the end, so a question scores a slice in place and new
     rows are appended without copying the old ones (amortised)."""
 
-    __slots__ = ("_ids", "_matrix", "_lo", "_hi", "loaded_at")
+    __slots__ = ("_hi", "_ids", "_lo", "_matrix", "loaded_at")
 
     def __init__(
         self, ids: npt.NDArray[np.int64], matrix: npt.NDArray[np.float32], loaded_at: float
@@ -74,15 +73,16 @@ class _Block:
         if not len(ids):
             return
         count = self._hi - self._lo
-        if self._matrix.ndim != 2 or self._matrix.shape[1] != matrix.shape[1]:
-            count = 0  # nothing held yet (or another width): start over
-            self._lo = self._hi = 0
-        if self._hi + len(ids) > len(self._ids):
+        fits = self._matrix.shape[1] == matrix.shape[1]
+        if not fits:  # nothing held yet (an empty read is 0 x 0): start over
+            count = self._lo = self._hi = 0
+        if not fits or self._hi + len(ids) > len(self._ids):
             room = max(2 * (count + len(ids)), 64)
             grown_ids = np.empty(room, dtype=np.int64)
             grown = np.empty((room, matrix.shape[1]), dtype=np.float32)
-            grown_ids[:count] = self._ids[self._lo : self._hi]
-            grown[:count] = self._matrix[self._lo : self._hi]
+            if count:
+                grown_ids[:count] = self._ids[self._lo : self._hi]
+                grown[:count] = self._matrix[self._lo : self._hi]
             self._ids, self._matrix, self._lo, self._hi = grown_ids, grown, 0, count
         self._ids[self._hi : self._hi + len(ids)] = ids
         self._matrix[self._hi : self._hi + len(ids)] = matrix
