@@ -8,6 +8,7 @@ will not load): it returns None and recall goes on with its other signals.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from importlib import resources
@@ -26,7 +27,8 @@ never states it as a fact it remembers."""
 @dataclass(frozen=True, slots=True)
 class DenseScores:
     ids: npt.NDArray[np.int64]
-    """Memory ids (of the asked chat, among the allowed ones, that have a vector)."""
+    """Memory ids (of the asked chat, among the allowed ones, that have a vector);
+    message ids (`MessageDense`) are ascending."""
     scores: npt.NDArray[np.float32]
     """Cosine of the question with each, same order."""
     background: float | None = None
@@ -71,5 +73,38 @@ class MessageDense(Protocol):
         self, scope: str, text: str, after_id: int, before_id: int
     ) -> DenseScores | None:
         """The question against every stored vector of `scope`'s messages with an id
-        strictly between `after_id` and `before_id`."""
+        strictly between `after_id` and `before_id`, ids ascending."""
         ...
+
+
+def best_first(
+    ids: npt.NDArray[np.int64], scores: npt.NDArray[np.floating], k: int
+) -> npt.NDArray[np.intp]:
+    """Positions of the `k` best scores, best first, ties by ascending id: exactly
+    `np.lexsort((ids, -scores))[:k]`, without sorting all of them (a chat's tens of
+    thousands of messages for its top thirty)."""
+    n = len(scores)
+    if k <= 0 or n == 0:
+        return np.zeros(0, dtype=np.intp)
+    negated = -np.asarray(scores)
+    if k >= n:
+        return np.lexsort((ids, negated))
+    kth = negated[np.argpartition(negated, k - 1)[k - 1]]
+    if np.isnan(kth):  # NaN scores reach the top k: the full sort places them
+        return np.lexsort((ids, negated))[:k]
+    # Every score at least the k-th best, tie included, in their original order (so
+    # the stable sort orders them as the full one does); the k-th best never is NaN.
+    near = np.flatnonzero(negated <= kth)
+    return near[np.lexsort((ids[near], negated[near]))[:k]]
+
+
+def scores_of(
+    ids: npt.NDArray[np.int64], scores: npt.NDArray[np.floating], wanted: Sequence[int]
+) -> dict[int, float]:
+    """The score of each wanted id present in `ids` (ascending, no duplicates)."""
+    if not wanted or not len(ids):
+        return {}
+    asked = np.asarray(wanted, dtype=np.int64)
+    at = np.minimum(np.searchsorted(ids, asked), len(ids) - 1)
+    hit = ids[at] == asked
+    return {int(i): float(s) for i, s in zip(asked[hit], np.asarray(scores)[at[hit]], strict=True)}

@@ -41,7 +41,7 @@ from memory_core.types import Band, Memory, Quoted, Recalled, RecallResult, Rela
 
 from . import chatter, features, language, quotes
 from .chat_cache import ChatCache
-from .dense_port import RELATED_LABEL, DenseScores, DenseSearch
+from .dense_port import RELATED_LABEL, DenseScores, DenseSearch, best_first
 from .features import Baseline, Seen, Via
 from .judge import Judge
 from .question import Names, Question, analyse
@@ -449,21 +449,17 @@ def _dense_view(
         return {}, {}, []
     ids = scores.ids
     sims = scores.scores
-    current = np.fromiter((int(i) in now_ids for i in ids), dtype=bool, count=len(ids))
-    order = np.lexsort((ids, -sims))
+    top = best_first(ids, sims, limit * 2)
     rank: dict[int, int] = {}
     past: list[int] = []
-    for i in order[: limit * 2]:
+    for i in top:
         mid = int(ids[i])
-        if current[i]:
+        if mid in now_ids:
             if len(rank) < limit:
                 rank[mid] = len(rank)
         elif len(past) < 3:
             past.append(mid)
-    cosine = {
-        int(i): float(s)
-        for i, s in zip(ids[order[: limit * 2]], sims[order[: limit * 2]], strict=True)
-    }
+    cosine = {int(i): float(s) for i, s in zip(ids[top], sims[top], strict=True)}
     return rank, cosine, past
 
 

@@ -26,7 +26,7 @@ from memory_core.tokenize import bigram_tokens
 from memory_core.types import Experience, Quoted
 
 from . import features, language
-from .dense_port import MessageDense
+from .dense_port import MessageDense, best_first, scores_of
 from .features import Baseline, Seen
 from .question import Names, Question
 from .ranking import Points, Said, restates
@@ -65,9 +65,6 @@ class RecentSource:
         before_id: int | None,
         dense: bool,
     ) -> Found:
-        window = await self.repo.window(scope, self.recent_messages, before_id)
-        if window.empty:
-            return Found((), np.zeros((0, len(features.FEATURES))), window)
         terms = {f for t in q.terms for f in language.word_forms(t)}
         people = {
             token
@@ -75,7 +72,13 @@ class RecentSource:
             for spelling in names.spellings(canonical)
             for token in bigram_tokens(spelling)
         }
-        matched = await self.repo.word_candidates(scope, terms | people, window, limit=WORDS_LIMIT)
+        async with self.repo.db.read() as conn:  # the window and its words, one snapshot
+            window = await self.repo.window(scope, self.recent_messages, before_id, conn=conn)
+            if window.empty:
+                return Found((), np.zeros((0, len(features.FEATURES))), window)
+            matched = await self.repo.word_candidates(
+                scope, terms | people, window, limit=WORDS_LIMIT, conn=conn
+            )
         bm25 = {m.id: rank for rank, (m, _) in enumerate(matched)}
         heard = frozenset(t for _, tokens in matched for t in tokens) & q.terms
         scores = None
@@ -83,20 +86,23 @@ class RecentSource:
             scores = await self.dense.message_scores(
                 scope, q.embed_text, window.acked_id, window.start
             )
-        cosine: dict[int, float] = {}
         dense_rank: dict[int, int] = {}
         if scores is not None and len(scores.ids):
-            cosine = {int(i): float(s) for i, s in zip(scores.ids, scores.scores, strict=True)}
-            order = np.lexsort((scores.ids, -scores.scores))[:DENSE_LIMIT]
+            order = best_first(scores.ids, scores.scores, DENSE_LIMIT)
             dense_rank = {int(scores.ids[i]): r for r, i in enumerate(order)}
-        wanted = sorted(set(bm25) | set(dense_rank))
-        kept = await self.repo.quotable(scope, wanted, window)
+        # The word candidates were read under the rule already; only the rest is read.
+        by_id = {m.id: m for m, _ in matched}
+        rest = sorted(set(dense_rank) - by_id.keys())
+        by_id.update((m.id, m) for m in await self.repo.quotable(scope, rest, window))
         # Belt and braces over the SQL: this chat, inside the window, nobody's bot.
         kept = [
             m
-            for m in kept
+            for _, m in sorted(by_id.items())
             if m.scope == scope and window.acked_id < m.id < window.start and not m.is_bot
         ]
+        cosine: dict[int, float] = {}
+        if scores is not None:
+            cosine = scores_of(scores.ids, scores.scores, [m.id for m in kept])
         seen = [
             Seen(
                 subject=m.sender_name,

@@ -36,7 +36,7 @@ x = experiences.c
 v = message_vectors.c
 _CHUNK = 500
 _MATCH = text(
-    "SELECT rowid AS rid FROM message_fts WHERE message_fts MATCH :match "
+    "SELECT rowid AS rid, bi FROM message_fts WHERE message_fts MATCH :match "
     "AND rowid > :lo AND rowid < :hi ORDER BY bm25(message_fts) LIMIT :limit"
 )
 
@@ -84,22 +84,28 @@ class MessageSearch(Repository):
         """The quotable range of `scope` for a question: above the acknowledged
         watermark, below the `recent` newest messages before `before_id` (the asking
         message; None: the newest archived)."""
-        async with self.reading(conn) as c:
-            acked = await c.scalar(
-                select(consolidation_cursors.c.acked_id).where(
-                    consolidation_cursors.c.scope == scope
+        acked = select(consolidation_cursors.c.acked_id).where(
+            consolidation_cursors.c.scope == scope
+        )
+        query = select(x.id).where(x.scope == scope)
+        if before_id is not None:
+            query = query.where(x.id < before_id)
+        # The oldest of the `recent` newest; with none shown, past the newest.
+        newest = query.order_by(x.id.desc())
+        edge = newest.offset(recent - 1).limit(1) if recent > 0 else newest.limit(1)
+        async with self.reading(conn) as c:  # one round trip
+            row = (
+                await c.execute(
+                    select(
+                        acked.scalar_subquery().label("acked"),
+                        edge.scalar_subquery().label("edge"),
+                    )
                 )
-            )
-            query = select(x.id).where(x.scope == scope)
-            if before_id is not None:
-                query = query.where(x.id < before_id)
-            # The oldest of the `recent` newest; with none shown, past the newest.
-            newest = query.order_by(x.id.desc())
-            if recent > 0:
-                start = await c.scalar(newest.offset(recent - 1).limit(1))
-            else:
-                start = (await c.scalar(newest.limit(1)) or 0) + 1
-        return Window(int(acked or 0), int(start or 0))
+            ).one()
+        acked_id, start = row.acked, row.edge
+        if recent <= 0:
+            start = (start or 0) + 1
+        return Window(int(acked_id or 0), int(start or 0))
 
     async def word_candidates(
         self,
@@ -118,21 +124,15 @@ class MessageSearch(Repository):
         async with self.reading(conn) as c:
             if c.dialect.name != "sqlite":
                 return []
-            ranked = [
-                int(r.rid)
+            columns = {
+                int(r.rid): str(r.bi)
                 for r in await c.execute(
                     _MATCH,
                     {"match": match, "lo": window.acked_id, "hi": window.start, "limit": limit},
                 )
-            ]
+            }
+            ranked = list(columns)  # best first
             found = {e.id: e for e in await self.quotable(scope, ranked, window, conn=c)}
-            columns: dict[int, str] = {}
-            if found:
-                marks = ", ".join(str(i) for i in found)
-                rows = await c.execute(
-                    text(f"SELECT rowid AS rid, bi FROM message_fts WHERE rowid IN ({marks})")
-                )
-                columns = {int(r.rid): str(r.bi) for r in rows}
         return [(found[i], fts.column_tokens(columns.get(i, ""))) for i in ranked if i in found]
 
     async def quotable(

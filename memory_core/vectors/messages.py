@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +30,7 @@ from memory_core.storage.engine import Database
 from memory_core.storage.message_search import MessageSearch, Unembedded
 
 from .dense import Dense
+from .store import dot_rows
 
 log = logging.getLogger(__name__)
 
@@ -40,11 +40,62 @@ RELOAD_S = 600.0
 """A chat's vectors in memory are read again in full this often (else only new rows)."""
 
 
-@dataclass(frozen=True, slots=True)
 class _Block:
-    ids: npt.NDArray[np.int64]
-    matrix: npt.NDArray[np.float32]
-    loaded_at: float
+    """One chat's vectors in memory: ids ascending and their rows, contiguous, in
+    buffers with room at the end, so a question scores a slice in place and new
+    rows are appended without copying the old ones (amortised)."""
+
+    __slots__ = ("_hi", "_ids", "_lo", "_matrix", "loaded_at")
+
+    def __init__(
+        self, ids: npt.NDArray[np.int64], matrix: npt.NDArray[np.float32], loaded_at: float
+    ) -> None:
+        self._ids = np.ascontiguousarray(ids, dtype=np.int64)
+        self._matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+        self._lo = 0
+        self._hi = len(ids)
+        self.loaded_at = loaded_at
+
+    @property
+    def ids(self) -> npt.NDArray[np.int64]:
+        return self._ids[self._lo : self._hi]
+
+    @property
+    def newest(self) -> int | None:
+        return int(self._ids[self._hi - 1]) if self._hi > self._lo else None
+
+    def drop_through(self, acked_id: int) -> None:
+        """Forget the rows at or below the acknowledged watermark."""
+        self._lo += int(np.searchsorted(self.ids, acked_id, side="right"))
+
+    def append(self, ids: npt.NDArray[np.int64], matrix: npt.NDArray[np.float32]) -> None:
+        """Add rows whose ids are all above the newest held."""
+        if not len(ids):
+            return
+        count = self._hi - self._lo
+        fits = self._matrix.shape[1] == matrix.shape[1]
+        if not fits:  # nothing held yet (an empty read is 0 x 0): start over
+            count = self._lo = self._hi = 0
+        if not fits or self._hi + len(ids) > len(self._ids):
+            room = max(2 * (count + len(ids)), 64)
+            grown_ids = np.empty(room, dtype=np.int64)
+            grown = np.empty((room, matrix.shape[1]), dtype=np.float32)
+            if count:
+                grown_ids[:count] = self._ids[self._lo : self._hi]
+                grown[:count] = self._matrix[self._lo : self._hi]
+            self._ids, self._matrix, self._lo, self._hi = grown_ids, grown, 0, count
+        self._ids[self._hi : self._hi + len(ids)] = ids
+        self._matrix[self._hi : self._hi + len(ids)] = matrix
+        self._hi += len(ids)
+
+    def between(
+        self, after_id: int, before_id: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """(ids, rows) strictly between the two ids: views, no copy."""
+        ids = self.ids
+        lo = int(np.searchsorted(ids, after_id, side="right"))
+        hi = int(np.searchsorted(ids, before_id, side="left"))
+        return ids[lo:hi], self._matrix[self._lo + lo : self._lo + max(lo, hi)]
 
 
 def passage(row: Unembedded) -> str:
@@ -82,11 +133,11 @@ class MessageVectors:
     ) -> DenseScores | None:
         try:
             block = await self._block(scope, after_id)
-            keep = (block.ids > after_id) & (block.ids < before_id)
-            if not keep.any():
+            ids, matrix = block.between(after_id, before_id)
+            if not len(ids):
                 return None
             query, background = await self.dense.question(text)
-            return DenseScores(block.ids[keep], block.matrix[keep] @ query, background)
+            return DenseScores(ids.copy(), dot_rows(matrix, query), background)
         except Exception:
             if not self._failed:
                 log.exception("recent-message vectors failed; recall goes on with words")
@@ -103,19 +154,11 @@ class MessageVectors:
             ids, matrix = await self.repo.vectors(scope, model, after_id)
             held = _Block(ids, matrix, now)
         else:
-            keep = held.ids > after_id
-            newest = int(held.ids[-1]) if len(held.ids) else after_id
-            ids, matrix = await self.repo.vectors(scope, model, max(newest, after_id))
-            if len(ids):
-                old = held.matrix[keep]
-                if old.size == 0:
-                    old = np.zeros((0, matrix.shape[1]), dtype=np.float32)
-                held = _Block(
-                    np.concatenate([held.ids[keep], ids]),
-                    np.concatenate([old, matrix]),
-                    held.loaded_at,
-                )
-            elif not keep.all():
-                held = _Block(held.ids[keep], held.matrix[keep], held.loaded_at)
+            held.drop_through(after_id)
+            newest = held.newest
+            ids, matrix = await self.repo.vectors(
+                scope, model, after_id if newest is None else max(newest, after_id)
+            )
+            held.append(ids, matrix)
         self._blocks[scope] = held
         return held

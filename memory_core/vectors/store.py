@@ -42,6 +42,8 @@ SELECTIONS_KEPT = 8
 
 FORMAT = 1
 MANIFEST = "manifest.json"
+BLOCK_ELEMENTS = 1 << 17
+"""Matrix elements per product in `dot_rows` (341 rows of 384)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,20 @@ class IndexRow:
     scope: str
     subject: str
     text_sha: str
+
+
+def dot_rows(matrix: Stored, query: Matrix) -> Matrix:
+    """`matrix @ query` (float32), one block of rows at a time. OpenBLAS splits one
+    large matrix-vector product across its threads, and on a small busy host the
+    product then waits for a core: 20k x 384 took 8 ms to 80 ms that way against 1 ms
+    on one thread. Blocks of `BLOCK_ELEMENTS` stay under its threading threshold
+    (each row is the same dot product either way)."""
+    q = np.asarray(query, dtype=np.float32).reshape(-1)
+    out = np.empty(len(matrix), dtype=np.float32)
+    step = max(1, BLOCK_ELEMENTS // max(q.shape[0], 1))
+    for start in range(0, len(matrix), step):
+        np.matmul(matrix[start : start + step], q, out=out[start : start + step])
+    return out
 
 
 def text_sha(text: str) -> str:
@@ -155,9 +171,9 @@ class VectorIndex:
         ):
             # Most of the chat is asked about: one product over its block, in place.
             start, stop = block
-            whole = np.asarray(self.vectors[start:stop] @ q, dtype=np.float32)
+            whole = dot_rows(self.vectors[start:stop], q)
             return whole[wanted - start]
-        return np.asarray(self.vectors[wanted] @ q, dtype=np.float32)
+        return dot_rows(self.vectors[wanted], q)
 
     # --- files -----------------------------------------------------------------------
 
