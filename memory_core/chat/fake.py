@@ -90,7 +90,6 @@ class FakeRecall:
         *,
         now: datetime | None = None,
         limit: int = 5,
-        sender_id: str | None = None,
         before_id: int | None = None,
     ) -> RecallResult:
         self.calls.append((scope, text, limit))

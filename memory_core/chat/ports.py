@@ -39,7 +39,6 @@ class RecallPort(Protocol):
         *,
         now: datetime | None = None,
         limit: int = 5,
-        sender_id: str | None = None,
         before_id: int | None = None,
     ) -> RecallResult: ...
 

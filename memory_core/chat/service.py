@@ -223,7 +223,6 @@ class ChatService:
                 incoming.text,
                 now=now,
                 limit=self.settings.recall_limit,
-                sender_id=incoming.sender_id,
                 before_id=trigger.id if trigger is not None else None,
             )
             view = await gather_context(
@@ -301,7 +300,6 @@ class ChatService:
                 query,
                 now=now,
                 limit=self.settings.recall_limit,
-                sender_id=incoming.sender_id,
             )
 
         return MemoryTool(search, incoming.scope, lambda item: _prompt_memory(item, view))
@@ -442,11 +440,10 @@ async def recall_for_reply(
     *,
     now: datetime,
     limit: int,
-    sender_id: str | None = None,
 ) -> tuple[Recalled, ...]:
     """What a reply to `text` is given (and `/recall` previews): at most `MAX_INJECTED`
     (and `limit`) memories, all of this chat."""
-    items, _ = await recall_turn(recall, scope, text, now=now, limit=limit, sender_id=sender_id)
+    items, _ = await recall_turn(recall, scope, text, now=now, limit=limit)
     return items
 
 
@@ -457,15 +454,12 @@ async def recall_turn(
     *,
     now: datetime,
     limit: int,
-    sender_id: str | None = None,
     before_id: int | None = None,
 ) -> tuple[tuple[Recalled, ...], tuple[Quoted, ...]]:
     """`recall_for_reply`'s memories, and the recent messages not consolidated yet
     that recall quotes (older than the messages before `before_id` the prompt shows)."""
     limit = min(MAX_INJECTED, limit)
-    result = await recall.recall(
-        scope, text, now=now, limit=limit, sender_id=sender_id, before_id=before_id
-    )
+    result = await recall.recall(scope, text, now=now, limit=limit, before_id=before_id)
     # Belt and braces over recall's own visibility rule: never another chat's memory
     # or message, never the bot's own words quoted.
     kept = tuple(item for item in result.items if item.memory.scope == scope)

@@ -95,7 +95,7 @@ async def _ask_bm25(
     core: Yuji, loaded: loader.Loaded, q: DataQuery, ds: Dataset, limit: int
 ) -> Answer:
     started = time.perf_counter()
-    found = await core.recall.baseline_bm25(q.scope, q.text, limit=limit, now=ds.now)
+    found = await core.recall.baseline_bm25(q.scope, q.text, limit=limit)
     ms = (time.perf_counter() - started) * 1000
     return Answer(
         query=q,

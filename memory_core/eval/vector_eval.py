@@ -57,7 +57,7 @@ async def baselines(core: Yuji, loaded: Loaded, ds: Dataset, limit: int) -> dict
             vector_ranked = [int(found.ids[i]) for i in order]
         ms = (time.perf_counter() - started) * 1000
         plain.append(_answer(loaded, q, vector_ranked[:limit], ms))
-        bm25 = await core.recall.baseline_bm25(q.scope, q.text, limit=POOL, now=ds.now)
+        bm25 = await core.recall.baseline_bm25(q.scope, q.text, limit=POOL)
         fused = rrf([(vector_ranked, RRF_WEIGHTS[0]), ([m.id for m in bm25], RRF_WEIGHTS[1])])
         hybrid.append(_answer(loaded, q, fused[:limit], ms))
     return {"vector": report(plain), "rrf_hybrid": report(hybrid)}

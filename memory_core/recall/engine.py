@@ -153,13 +153,11 @@ class Recall:
         *,
         now: datetime | None = None,
         limit: int | None = None,
-        sender_id: str | None = None,
         before_id: int | None = None,
     ) -> RecallResult:
         """What to inject for `text` asked in `scope` at `now`; may be empty.
         `before_id`: the archived id of the asking message (the recent window the
         prompt shows ends before it; None: the newest archived message)."""
-        del sender_id  # reserved: "我" could resolve to the sender's subject later
         now = as_utc(now or self._clock.now())
         limit = self._settings.recall_limit if limit is None else limit
         started = time.perf_counter()
@@ -369,11 +367,8 @@ class Recall:
         order = sorted(range(len(p)), key=lambda i: (-p[i], ex.memories[i].id))
         return [ex.memories[i] for i in order[:limit]]
 
-    async def baseline_bm25(
-        self, scope: str, text: str, *, limit: int = 5, now: datetime | None = None
-    ) -> list[Memory]:
+    async def baseline_bm25(self, scope: str, text: str, *, limit: int = 5) -> list[Memory]:
         """Plain FTS5 bm25 top-k over the same index (no bars, no validity, no stages)."""
-        del now
         return await self._repo.bm25(scope, bigram_tokens(text), limit=limit)
 
     def invalidate(self, scope: str) -> None:

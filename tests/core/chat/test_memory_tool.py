@@ -124,10 +124,9 @@ class HangingRecall(FakeRecall):
         *,
         now: datetime | None = None,
         limit: int = 5,
-        sender_id: str | None = None,
         before_id: int | None = None,
     ) -> RecallResult:
-        result = await super().recall(scope, text, now=now, limit=limit, sender_id=sender_id)
+        result = await super().recall(scope, text, now=now, limit=limit)
         if len(self.calls) > 1:  # the reply's own recall answers; the tool's search hangs
             await asyncio.sleep(30)
         return result

@@ -112,7 +112,7 @@ async def test_imported_messages_are_recallable_after_consolidation(
     report = await service.run_once(scope=GROUP, force=True)
     assert report is not None
     assert (report.state, report.outcome) == ("done", "extracted")
-    recalled = await core.recall.recall(GROUP, "煤球几岁了", sender_id="43")
+    recalled = await core.recall.recall(GROUP, "煤球几岁了")
     assert [r.memory.content for r in recalled.items] == ["小明家的猫叫煤球，三岁，全黑"], (
         recalled.trace
     )

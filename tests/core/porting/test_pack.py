@@ -169,7 +169,7 @@ async def test_end_to_end_round_trip_into_another_database(tmp_path: Path) -> No
         quote = next(m for m in second["memories"] if m["content"] == "煤球做了绝育")["evidence"]
         assert {"sender_id": "42", "sender_name": "小明"}.items() <= quote[0]["quote"].items()
         assert [c["version"] for c in second["cards"]] == [1, 2]
-        recalled = await target.recall.recall(TARGET, "煤球绝育了吗", sender_id="42")
+        recalled = await target.recall.recall(TARGET, "煤球绝育了吗")
         assert any("绝育" in r.memory.content for r in recalled.items)
     finally:
         await source.close()
