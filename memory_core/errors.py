@@ -7,7 +7,8 @@
     │   │   └── AppendOnlyViolation    UPDATE/DELETE of archived content (a trigger)
     │   ├── StorageBusy            another process held the write lock past the bound
     │   ├── StorageFull            the disk (or the database's page limit) is full
-    │   └── ArchiveClosed          the archive writer stopped (shutdown) before the row
+    │   ├── ArchiveClosed          the archive writer stopped (shutdown) before the row
+    │   └── StorageClosed          the database was closed (shutdown) before this work
     ├── NotFound               an id that does not exist *in this scope*
     │   └── ScopeViolation         an id that belongs to another chat
     ├── NotPermitted           the sender may not run this command here
@@ -66,6 +67,11 @@ class StorageFull(StorageError):
 
 class ArchiveClosed(StorageError):
     pass
+
+
+class StorageClosed(StorageError):
+    """Work that reached the database after it was closed (a job finishing during
+    shutdown): refused, so no connection outlives the engine."""
 
 
 class NotFound(YujiError):

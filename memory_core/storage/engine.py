@@ -34,7 +34,7 @@ from sqlalchemy import event
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from memory_core.errors import StorageBusy, StorageFull
+from memory_core.errors import StorageBusy, StorageClosed, StorageFull
 
 from .failures import error_class, translating
 
@@ -73,6 +73,7 @@ class Database:
 
             event.listen(self.engine.sync_engine, "connect", on_connect)
         self._write_lock = asyncio.Lock()
+        self._closed = False
         self.on_full = on_full
         self.on_writable = on_writable
         self.full = False
@@ -90,6 +91,7 @@ class Database:
     @asynccontextmanager
     async def read(self) -> AsyncGenerator[AsyncConnection, None]:
         """A read transaction: one consistent snapshot for every statement in it."""
+        self._check_open()
         with translating():
             async with self.engine.connect() as conn:
                 if self.is_sqlite:
@@ -102,7 +104,9 @@ class Database:
     @asynccontextmanager
     async def write(self) -> AsyncGenerator[AsyncConnection, None]:
         """The single writer: commits on success, rolls back on any exception."""
+        self._check_open()
         async with self._write_lock:
+            self._check_open()  # closed while this write waited its turn
             begun = False
             try:
                 with translating():
@@ -157,7 +161,16 @@ class Database:
             ) from None
 
     async def dispose(self) -> None:
+        """Close every pooled connection; later reads and writes raise StorageClosed
+        (after `dispose` the engine would open a fresh pool that nobody closes)."""
+        self._closed = True
         await self.engine.dispose()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StorageClosed(
+                "the database is closed (shutting down); nothing was read or written"
+            )
 
 
 def _sqlite_on_connect(dbapi_connection: Any, busy_ms: int) -> None:
