@@ -11,7 +11,6 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,11 +20,11 @@ from memory_core.errors import LLMUnavailable
 from memory_core.llm import LLMRequest, ScriptedLLM, text_response
 from memory_core.llm.base import ChatResponse
 from memory_core.recall.dense_port import RELATED_LABEL
-from memory_core.recall.features import FEATURES
 from memory_core.recall.judge import Judge, rebanded
-from memory_core.recall.relevance import RelevanceModel
-from memory_core.types import Band, Memory, Recalled
+from memory_core.types import Band, Recalled
 from memory_core.vectors import FakeEmbedder, sync_index
+from tests.core.chat.test_texts import memory
+from tests.core.recall.test_no_cross_chat import open_model
 from tests.core.vectors.helpers import add_memory
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, openai_server
 
@@ -34,34 +33,11 @@ __all__ = ["openai_server"]
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 
-def memory(memory_id: int, scope: str = "group:1") -> Memory:
-    return Memory(
-        id=memory_id,
-        scope=scope,
-        type="fact",
-        subject="小明",
-        content=f"小明的第{memory_id}条记忆",
-        importance=0.5,
-        confidence=0.8,
-        status="active",
-        valid_from=None,
-        valid_to=None,
-        version=1,
-        origin="test",
-        created_at=NOW,
-        updated_at=NOW,
-        last_accessed_at=None,
-        hit_count=0,
-        pinned=False,
-        starred=False,
-    )
-
-
 def item(memory_id: int, band: Band) -> Recalled:
     reason = "相关度 0.70"
     if band == "related":
         reason = f"{RELATED_LABEL}（相关度 0.20）"
-    return Recalled(memory(memory_id), "vector", 0.5, reason, band)
+    return Recalled(memory(memory_id, f"小明的第{memory_id}条记忆"), "vector", 0.5, reason, band)
 
 
 bands = st.sampled_from(["sure", "related"])
@@ -122,15 +98,6 @@ async def test_a_slow_judge_is_cut_off_at_its_deadline_and_the_bands_stand() -> 
     assert out == items
 
 
-def open_model(tmp: Path) -> Path:
-    """Every candidate passes the floor and lands in `related` (P = .5 < sure line)."""
-    n = len(FEATURES)
-    model = RelevanceModel("fake", FEATURES, np.zeros(n), np.ones(n), np.zeros(n), 0.0, 0.0, 0.9)
-    path = tmp / "open.json"
-    path.write_text(model.to_json(), encoding="utf-8")
-    return path
-
-
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(named=st.lists(st.integers(1, 12), max_size=6))
 async def test_through_the_wire_the_judge_never_adds_a_memory_or_reaches_another_chat(
@@ -142,7 +109,7 @@ async def test_through_the_wire_the_judge_never_adds_a_memory_or_reaches_another
         root = Path(tmp)
         config = Settings(
             data_dir=root / "data",
-            relevance_weights=str(open_model(root)),
+            relevance_weights=str(open_model(root, sure=0.9)),
             llm_base_url=server.base_url,
             llm_model="fake-model",
             llm_max_retries=0,

@@ -26,9 +26,11 @@ SCOPES = ("group:1", "group:2", "private:3")
 WORDS = ["小明", "阿花", "吉他", "猫", "搬家", "下沙", "考试", "咖啡", "周六", "医院", "30块"]
 
 
-def open_model(tmp: Path) -> Path:
+def open_model(tmp: Path, sure: float = 0.0) -> Path:
+    """A model that lets every candidate through (floor 0, P = .5 for all); with
+    `sure` above .5 every one of them lands in `related`."""
     n = len(FEATURES)
-    model = RelevanceModel("fake", FEATURES, np.zeros(n), np.ones(n), np.zeros(n), 0.0, 0.0, 0.0)
+    model = RelevanceModel("fake", FEATURES, np.zeros(n), np.ones(n), np.zeros(n), 0.0, 0.0, sure)
     path = tmp / "open.json"
     path.write_text(model.to_json(), encoding="utf-8")
     return path
