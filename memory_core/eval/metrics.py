@@ -104,7 +104,7 @@ def report(answers: Sequence[Answer]) -> dict[str, Any]:
     negatives = [a for a in answers if a.query.tier in NEGATIVE_TIERS]
     false_recall = sum(1 for a in negatives if a.ids) / len(negatives) if negatives else 0.0
     leakage = sum(1 for a in answers for s in (*a.scopes, *a.quote_scopes) if s != a.query.scope)
-    stale = sum(1 for a in answers for i in a.ids if i and i in a.query.expect_none)
+    stale = sum(int(t["stale"]) for t in tiers.values())
     times = [a.ms for a in answers]
     return {
         "tiers": tiers,

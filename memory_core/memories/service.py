@@ -8,7 +8,8 @@ validity (history is never lost) and keeps the derived full-text index in step.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any, get_args
 
@@ -61,11 +62,15 @@ class Memories:
         self._settings = settings
         self._search = search
         self._on_change = on_change
-        """Told the chat after every write that changes what recall may see there (a new
-        memory or version, a status, a validity, a supersede, an alias): recall drops
-        what it cached about the chat."""
+        """Told the chat after every write transaction of this service (`_writing`):
+        recall drops what it cached about the chat."""
 
-    def _changed(self, scope: str) -> None:
+    @asynccontextmanager
+    async def _writing(self, scope: str) -> AsyncGenerator[AsyncConnection, None]:
+        """A write transaction on `scope`'s memories; once it has committed, the chat is
+        told (`on_change`), so recall never serves what it cached before the write."""
+        async with self._db.write() as conn:
+            yield conn
         if self._on_change is not None:
             self._on_change(scope)
 
@@ -112,7 +117,7 @@ class Memories:
         refs = [ref for item in items for ref in item.evidence]
         window = self._settings.near_duplicate_window
         threshold = self._settings.near_duplicate_threshold
-        async with self._db.write() as conn:
+        async with self._writing(scope) as conn:
             await self._require_evidence_in_scope(conn, scope, refs)
             alias_map = await self._repo.alias_map(scope, conn=conn)
             indexes: dict[str, WindowIndex] = {}
@@ -152,7 +157,6 @@ class Memories:
                     scope, [h[0] for h in hints if h], conn=conn
                 )
             }
-        self._changed(scope)
         return [
             WriteOutcome(
                 memory=memory,
@@ -194,7 +198,7 @@ class Memories:
         if valid_to is not None:
             changes["valid_to"] = as_utc(valid_to)
         now = self._clock.now()
-        async with self._db.write() as conn:
+        async with self._writing(scope) as conn:
             old = await self._get(conn, scope, memory_id)
             if old.status == "retracted":
                 raise ValidationError(f"memory #{memory_id} is retracted")
@@ -212,7 +216,6 @@ class Memories:
                 raise ValidationError("valid_to must be after valid_from")
             memory = await self._new_version(conn, old, changes, changed_by, reason, now)
             await self._repo.insert_evidence([(memory_id, evidence)], now, conn=conn)
-        self._changed(scope)
         return memory
 
     async def supersede(
@@ -220,7 +223,7 @@ class Memories:
     ) -> SupersedeOutcome:
         """Close `old` in favour of `new` if all four gates pass, else mark a contradiction."""
         now = self._clock.now()
-        async with self._db.write() as conn:
+        async with self._writing(scope) as conn:
             old = await self._get(conn, scope, old_id)
             new = await self._get(conn, scope, new_id)
             failures = gates.supersede_failures(
@@ -241,7 +244,6 @@ class Memories:
             else:
                 await self._contradiction(conn, scope, old_id, new_id, failures, reason, now)
         if not failures:
-            self._changed(scope)
             return SupersedeOutcome(applied=True, detail=f"#{old_id} closed by #{new_id}")
         detail = "; ".join(failures)
         if old_id != new_id:
@@ -286,13 +288,11 @@ class Memories:
             raise ValidationError("closing a memory needs a reason")
         end = as_utc(at)
         now = self._clock.now()
-        async with self._db.write() as conn:
+        async with self._writing(scope) as conn:
             old = await self._get(conn, scope, memory_id)
             if old.valid_from is not None and end < old.valid_from:
                 raise ValidationError("valid_to must not be before valid_from")
-            memory = await self._new_version(conn, old, {"valid_to": end}, changed_by, reason, now)
-        self._changed(scope)
-        return memory
+            return await self._new_version(conn, old, {"valid_to": end}, changed_by, reason, now)
 
     async def contradict(
         self, scope: str, a_id: int, b_id: int, *, reason: str, changed_by: str
@@ -347,7 +347,7 @@ class Memories:
         if src_id == dst_id:
             raise ValidationError(f"a memory cannot be linked to itself ({kind})")
         now = self._clock.now()
-        async with self._db.write() as conn:
+        async with self._writing(scope) as conn:
             await self._get(conn, scope, src_id)
             await self._get(conn, scope, dst_id)
             if kind == "contradicts":
@@ -372,36 +372,32 @@ class Memories:
         if not reason.strip():
             raise ValidationError("a status change needs a reason")
         now = self._clock.now()
-        async with self._db.write() as conn:
+        async with self._writing(scope) as conn:
             old = await self._get(conn, scope, memory_id)
             if old.status == status:
                 return old
             if await self._repo.changed_by(memory_id, FORGET_ACTOR, conn=conn):
                 raise ValidationError(f"memory #{memory_id} was forgotten at a person's request")
-            memory = await self._new_version(conn, old, {"status": status}, changed_by, reason, now)
-        self._changed(scope)
-        return memory
+            return await self._new_version(conn, old, {"status": status}, changed_by, reason, now)
 
     async def forget(self, scope: str, memory_id: int, *, reason: str) -> Memory:
         """Retract for a person's request to be forgotten: a version by FORGET_ACTOR
         (also when the memory was retracted already), after which it stays retracted."""
         now = self._clock.now()
-        async with self._db.write() as conn:
+        async with self._writing(scope) as conn:
             old = await self._get(conn, scope, memory_id)
             if await self._repo.changed_by(memory_id, FORGET_ACTOR, conn=conn):
                 return old
-            memory = await self._new_version(
+            return await self._new_version(
                 conn, old, {"status": "retracted"}, FORGET_ACTOR, reason, now
             )
-        self._changed(scope)
-        return memory
 
     async def set_flags(
         self, scope: str, memory_id: int, *, pinned: bool | None = None, starred: bool | None = None
     ) -> Memory:
         """Pin (never goes cold) or star (ranks higher); bookkeeping, not a new version."""
         values = {k: v for k, v in (("pinned", pinned), ("starred", starred)) if v is not None}
-        async with self._db.write() as conn:
+        async with self._writing(scope) as conn:
             await self._get(conn, scope, memory_id)
             if values:
                 await self._repo.update_memory(memory_id, values, conn=conn)
@@ -413,13 +409,12 @@ class Memories:
         if not alias or not canonical:
             raise ValidationError("alias and canonical name must not be empty")
         now = self._clock.now()
-        async with self._db.write() as conn:
+        async with self._writing(scope) as conn:
             known = await self._repo.alias_map(scope, conn=conn)
             canonical = canonical_subject(canonical, known)
             if alias == canonical:
                 raise ValidationError(f"{alias!r} already is the canonical name")
             await self._repo.upsert_alias(scope, alias, canonical, now, conn=conn)
-        self._changed(scope)
 
     async def aliases(self, scope: str) -> dict[str, str]:
         return await self._repo.alias_map(scope)

@@ -44,7 +44,7 @@ from .chat_cache import ChatCache
 from .dense_port import RELATED_LABEL, DenseScores, DenseSearch, best_first
 from .features import Baseline, Seen, Via
 from .judge import Judge
-from .question import Names, Question, analyse
+from .question import Names, Question, analyse, name_tokens
 from .quotes import RecentSource
 from .ranking import Candidate, Points, RankParams, select
 from .relevance import LEXICAL, RelevanceModel
@@ -168,7 +168,7 @@ class Recall:
         # Memories written since the last `yuji embed` have no vector yet: when none of
         # the candidates has one, the words-only model decides (the dense one would read
         # the missing cosines as evidence against them).
-        embedded = _any_vector(ex)
+        embedded = features.any_vector(ex.rows)
         dense_model = self.model if use_dense and embedded else self.lexical_model
         items = self.decide(ex, dense_model, now, limit)
         trace = list(ex.trace)
@@ -205,9 +205,7 @@ class Recall:
         found = await self.recent.find(
             scope, ex.question, ex.names, ex.baseline, before_id=before_id, dense=use_dense
         )
-        model = self.model if use_dense and quotes.any_vector(found.rows) else self.lexical_model
-        if model.chatter is not None and model.chatter.is_chatter(ex.wake):
-            return ()
+        model = self.model if use_dense and features.any_vector(found.rows) else self.lexical_model
         return quotes.choose(found, model, self._points(model))
 
     def _points(self, model: RelevanceModel) -> Points:
@@ -249,8 +247,7 @@ class Recall:
         out: list[Recalled] = []
         for c in chosen:
             i = index[c.memory.id]
-            parts = model.contributions(rows[i])
-            top = sorted(parts.items(), key=lambda kv: -kv[1])[:3]
+            top = model.strongest(rows[i])
             band: Band = points.band(float(p[i])) or "related"  # a contradicting partner
             out.append(
                 Recalled(
@@ -259,7 +256,7 @@ class Recall:
                     score=round(float(p[i]), 4),
                     reason=_reason(float(p[i]), top, c.memory, now, band),
                     band=band,
-                    why=tuple((name, round(v, 3)) for name, v in top),
+                    why=top,
                 )
             )
         return tuple(out)
@@ -400,15 +397,9 @@ class Recall:
         are included)."""
         chosen = _selective(q.terms, df, self.params.posting_budget)
         terms = {f for t in chosen for f in language.word_forms(t) if held.get(f, 0) > 0}
-        people = {
-            token
-            for canonical in q.named
-            for spelling in names.spellings(canonical)
-            for token in bigram_tokens(spelling)
-        }
         rows = await self._repo.word_candidates(
             scope,
-            terms | people,
+            terms | name_tokens(q, names),
             now,
             with_past=with_past,
             limit=self.params.words_limit,
@@ -464,13 +455,6 @@ def _cosines_of(scores: DenseScores, wanted: Sequence[int]) -> dict[int, float]:
         return {}
     mask = np.isin(scores.ids, np.asarray(wanted, dtype=scores.ids.dtype))
     return {int(i): float(v) for i, v in zip(scores.ids[mask], scores.scores[mask], strict=True)}
-
-
-def _any_vector(ex: Explained) -> bool:
-    if not len(ex.rows):
-        return False
-    column = features.FEATURES.index("no_vector")
-    return bool((ex.rows[:, column] == 0).any())
 
 
 def _leaders(words: Sequence[int], dense_rank: Mapping[int, int], k: int) -> set[int]:

@@ -127,6 +127,11 @@ def said_in(text: str) -> frozenset[str]:
     return frozenset(language.stem(t) for t in token_set(text))
 
 
+def any_vector(rows: Rows) -> bool:
+    """Some candidate of these rows has a vector (the dense model may decide)."""
+    return bool(len(rows) and (rows[:, FEATURES.index("no_vector")] == 0).any())
+
+
 def rows(
     q: Question, seen: Sequence[Seen], baseline: Baseline, heard: frozenset[str] | None = None
 ) -> Rows:

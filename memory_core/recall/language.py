@@ -162,11 +162,9 @@ def asks(text: str) -> AnswerKind | None:
 def _yes_no() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     """(clause-final particle, A-not-A, auxiliary-first clause) patterns."""
     lists: dict[str, list[str]] = {}
-    text = resources.files("memory_core.recall").joinpath("data", "yes_no.txt")
-    for line in text.read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.startswith("#"):
-            key, _, words = line.partition(":")
-            lists[key.strip()] = words.split()
+    for line in _lines("yes_no.txt"):
+        key, _, words = line.partition(":")
+        lists[key.strip()] = words.split()
     particles = "|".join(map(re.escape, sorted(lists["particles"], key=len, reverse=True)))
     negators = "".join(map(re.escape, lists["negators"]))
     auxiliaries = "|".join(map(re.escape, lists["auxiliaries"]))

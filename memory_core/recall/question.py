@@ -103,6 +103,17 @@ def analyse(text: str, names: Names, bot_names: Iterable[str] = ()) -> Question:
     )
 
 
+def name_tokens(q: Question, names: Names) -> set[str]:
+    """The index tokens of every spelling of every member the question names (a
+    question about 老三 also searches 张磊)."""
+    return {
+        token
+        for canonical in q.named
+        for spelling in names.spellings(canonical)
+        for token in bigram_tokens(spelling)
+    }
+
+
 def content_terms(text: str) -> frozenset[str]:
     """The terms of a (normalised, names removed) text that say what it is about."""
     for word in language.frame_words():

@@ -22,13 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory_core.storage.message_search import MessageSearch, Window
-from memory_core.tokenize import bigram_tokens
 from memory_core.types import Experience, Quoted
 
 from . import features, language
 from .dense_port import MessageDense, best_first, scores_of
 from .features import Baseline, Seen
-from .question import Names, Question
+from .question import Names, Question, name_tokens
 from .ranking import Points, Said, restates
 from .relevance import RelevanceModel
 
@@ -66,18 +65,12 @@ class RecentSource:
         dense: bool,
     ) -> Found:
         terms = {f for t in q.terms for f in language.word_forms(t)}
-        people = {
-            token
-            for canonical in q.named
-            for spelling in names.spellings(canonical)
-            for token in bigram_tokens(spelling)
-        }
         async with self.repo.db.read() as conn:  # the window and its words, one snapshot
             window = await self.repo.window(scope, self.recent_messages, before_id, conn=conn)
             if window.empty:
                 return Found((), np.zeros((0, len(features.FEATURES))), window)
             matched = await self.repo.word_candidates(
-                scope, terms | people, window, limit=WORDS_LIMIT, conn=conn
+                scope, terms | name_tokens(q, names), window, limit=WORDS_LIMIT, conn=conn
             )
         bm25 = {m.id: rank for rank, (m, _) in enumerate(matched)}
         heard = frozenset(t for _, tokens in matched for t in tokens) & q.terms
@@ -137,22 +130,15 @@ def choose(
         if any(restates(mine, other) for other in said):
             continue
         said.append(mine)
-        parts = model.contributions(found.rows[i])
-        top = sorted(parts.items(), key=lambda kv: -kv[1])[:3]
         out.append(
             Quoted(
                 message=found.messages[i],
                 score=round(float(p[i]), 4),
                 band=band,
-                why=tuple((name, round(v, 3)) for name, v in top),
+                why=model.strongest(found.rows[i]),
             )
         )
     return tuple(out)
-
-
-def any_vector(rows: np.ndarray) -> bool:
-    column = features.FEATURES.index("no_vector")
-    return bool(len(rows) and (rows[:, column] == 0).any())
 
 
 def ids_of(quotes: Sequence[Quoted]) -> list[int]:

@@ -64,6 +64,11 @@ class RelevanceModel:
         parts = (x - self.mean) / self.scale * self.weights
         return {name: float(v) for name, v in zip(self.features, parts, strict=True)}
 
+    def strongest(self, row: npt.NDArray[np.floating], k: int = 3) -> tuple[tuple[str, float], ...]:
+        """The `k` features that raised this row's log-odds most (name, rounded)."""
+        top = sorted(self.contributions(row).items(), key=lambda kv: -kv[1])[:k]
+        return tuple((name, round(v, 3)) for name, v in top)
+
     def _columns(self, rows: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         if self.features == FEATURES:
             return rows

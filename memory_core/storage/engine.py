@@ -104,9 +104,8 @@ class Database:
     @asynccontextmanager
     async def write(self) -> AsyncGenerator[AsyncConnection, None]:
         """The single writer: commits on success, rolls back on any exception."""
-        self._check_open()
         async with self._write_lock:
-            self._check_open()  # closed while this write waited its turn
+            self._check_open()  # also when it closed while this write waited its turn
             begun = False
             try:
                 with translating():
