@@ -192,7 +192,10 @@ class MessageSearch(Repository):
         *,
         conn: AsyncConnection | None = None,
     ) -> None:
-        """The vectors of (experience id, scope) rows, one matrix row each."""
+        """The vectors of (experience id, scope) rows, one matrix row each; a row its
+        chat acknowledged or redacted while it was being embedded is not kept (the
+        acknowledgement and the redaction drop vectors in their own transactions, and
+        this one must not bring one back)."""
         if not rows:
             return
         params = [
@@ -209,6 +212,15 @@ class MessageSearch(Repository):
                 delete(message_vectors).where(v.experience_id.in_([i for i, _ in rows]))
             )
             await c.execute(insert(message_vectors), params)
+            cur = consolidation_cursors.c
+            acked = select(cur.acked_id).where(cur.scope == v.scope).scalar_subquery()
+            await c.execute(
+                delete(message_vectors).where(
+                    v.experience_id.in_([i for i, _ in rows]),
+                    (v.experience_id <= func_coalesce(acked))
+                    | exists().where(redactions.c.experience_id == v.experience_id),
+                )
+            )
 
     async def vectors(
         self,
@@ -232,19 +244,6 @@ class MessageSearch(Repository):
             return ids, np.zeros((0, 0), dtype=np.float32)
         matrix = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
         return ids, matrix
-
-    async def prune_vectors(self, *, conn: AsyncConnection | None = None) -> int:
-        """Vectors of messages their chat has acknowledged since (or redacted) go."""
-        cur = consolidation_cursors.c
-        acked = select(cur.acked_id).where(cur.scope == v.scope).scalar_subquery()
-        async with self.writing(conn) as c:
-            result = await c.execute(
-                delete(message_vectors).where(
-                    (v.experience_id <= func_coalesce(acked))
-                    | exists().where(redactions.c.experience_id == v.experience_id)
-                )
-            )
-            return int(result.rowcount or 0)
 
 
 def func_coalesce(value: Any) -> Any:

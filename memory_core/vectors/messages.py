@@ -2,16 +2,17 @@
 
 Unlike memory vectors (`yuji embed`, a child process), a message must be findable
 by meaning within a minute of arrival, so the bot embeds messages itself: the
-plugin calls `embed_pending()` every few seconds, and each call embeds a bounded
-batch of messages above their chat's acknowledged watermark in a worker thread
+plugin calls `catch_up()` every few seconds, and each `embed_pending()` embeds a
+bounded batch of messages above their chat's acknowledged watermark in a worker thread
 (`asyncio.to_thread`), never on the event loop. The vectors are stored in
 `message_vectors` (so a restart does not embed the backlog again) and kept in memory
 per chat for the questions.
 
 Once a chat's batch is acknowledged its messages are never quoted again (the memory,
 or the decision that nothing was worth remembering, answers for them), so their
-vectors are dropped: in the acknowledgement's own transaction, by `prune()` for
-anything left over, and from memory at the next question. A redacted message's
+vectors are dropped: in the acknowledgement's own transaction (and a vector stored
+for a message acknowledged while it was being embedded is dropped as it is stored),
+and from memory at the next question. A redacted message's
 vector goes in the redaction's transaction. The memory a batch produced has its own
 vector, blended with these messages' words, from `yuji embed`.
 """
@@ -124,9 +125,16 @@ class MessageVectors:
         await self.repo.store_vectors(model, [(r.id, r.scope) for r in rows], matrix)
         return len(rows)
 
-    async def prune(self) -> int:
-        """Drop the stored vectors of messages acknowledged or redacted since."""
-        return await self.repo.prune_vectors()
+    async def catch_up(self, batches: int) -> int:
+        """Embed up to `batches` batches of pending messages (the rest waits for the
+        next call); how many messages."""
+        done = 0
+        for _ in range(batches):
+            embedded = await self.embed_pending()
+            done += embedded
+            if not embedded:
+                break
+        return done
 
     async def message_scores(
         self, scope: str, text: str, after_id: int, before_id: int

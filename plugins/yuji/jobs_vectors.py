@@ -6,7 +6,7 @@ the index was written (consolidation batches and the nightly run are what change
 them) and, if so, starts the embed process. Every `MESSAGES_EVERY_S` the second
 embeds the messages not consolidated yet that have no vector (in a worker thread,
 `core.message_vectors`), so a message is findable by meaning within a minute of
-arrival, and drops the vectors of messages acknowledged since.
+arrival.
 """
 
 from __future__ import annotations
@@ -61,10 +61,7 @@ async def embed_messages() -> None:
     if core is None or core.message_vectors is None:
         return
     try:
-        await core.message_vectors.prune()
-        for _ in range(MESSAGE_BATCHES):
-            if not await core.message_vectors.embed_pending():
-                break
+        await core.message_vectors.catch_up(MESSAGE_BATCHES)
     except Exception as exc:  # the next run tries again; words still find every message
         logger.opt(exception=exc).warning("yuji: embedding recent messages failed")
 

@@ -162,3 +162,20 @@ async def test_message_vectors_are_made_then_dropped_on_acknowledgement(
     ids, _ = await vectors.repo.vectors(SCOPE, "fake", 0)
     assert target not in ids.tolist()
     assert await vectors.message_scores(SCOPE, QUESTION, target, target + 1) is None
+
+
+async def test_a_message_acknowledged_while_it_is_embedded_keeps_no_vector(
+    core: Yuji, clock: FakeClock
+) -> None:
+    vectors = core.message_vectors
+    assert vectors is not None
+    target = await say(core, clock, SAID)
+    await filler(core, clock, 25)
+    pending = await vectors.repo.unembedded("fake", 64)  # read before the ack ...
+    await acknowledge(core, SCOPE, target)
+    matrix = vectors.dense.embedder.embed([r.text for r in pending])
+    await vectors.repo.store_vectors("fake", [(r.id, r.scope) for r in pending], matrix)
+    ids, _ = await vectors.repo.vectors(SCOPE, "fake", 0)  # ... stored after it
+    assert target not in ids.tolist()
+    assert ids.tolist() == [r.id for r in pending if r.id > target]
+    assert await vectors.catch_up(8) == 0  # nothing left to embed, none brought back
