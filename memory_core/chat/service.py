@@ -32,6 +32,7 @@ from memory_core.prompts.chat import (
     PromptQuote,
     build_chat_prompt,
 )
+from memory_core.recall.quotes import QUOTES as MAX_QUOTED
 from memory_core.settings import LiveSettings, Settings
 from memory_core.storage.chat_repo import ChatRepo, InjectedBlock, InjectedItem, InjectedQuote
 from memory_core.types import Experience, Quoted, Recalled, group_scope
@@ -49,7 +50,6 @@ from .wake import WakeReason, WakeSignals, decide_wake, wake_reason
 log = logging.getLogger("yuji.chat")
 
 MAX_INJECTED = 5
-MAX_QUOTED = 3
 TOOL_TURNS = 3
 """Model calls per answer with the memory tool: search, a refused second search, answer."""
 DEADLINE_GRACE_S = 5.0
