@@ -309,13 +309,8 @@ async def train_files(
     its reproduction check (`meta["reproduce"]`, see `check_models`)."""
     from .dataset import load_dataset
 
-    asked: list[Asked] = []
-    embedder = ""
-    for path in files:
-        embedder, found = await collect(load_dataset(path), settings)
-        asked.extend(found)
-    sources = [source_name(p) for p in files]
-    models = [fit(asked, embedder, sources), fit(asked, LEXICAL, sources)]
+    datasets = [load_dataset(p) for p in files]
+    models = await _fit_both(datasets, [source_name(p) for p in files], settings)
     if not check:
         return models
     checks = await check_models(files, settings)
@@ -362,14 +357,21 @@ async def check_models(
     chat in its own temporary database): what `meta["reproduce"]` records."""
     from .dataset import load_dataset
 
+    chats = check_sets([load_dataset(p) for p in files])
+    return await _fit_both(chats, [f"{ds.name}/{ds.scopes[0]}" for ds in chats], settings)
+
+
+async def _fit_both(
+    datasets: Sequence[Dataset], sources: Sequence[str], settings: Settings | None
+) -> list[RelevanceModel]:
+    """The dense model for the configured embedder and the lexical one, on every
+    question of `datasets` (each loaded into its own temporary database)."""
     asked: list[Asked] = []
     embedder = ""
-    chats: list[str] = []
-    for ds in check_sets([load_dataset(p) for p in files]):
+    for ds in datasets:
         embedder, found = await collect(ds, settings)
         asked.extend(found)
-        chats.append(f"{ds.name}/{ds.scopes[0]}")
-    return [fit(asked, embedder, chats), fit(asked, LEXICAL, chats)]
+    return [fit(asked, embedder, sources), fit(asked, LEXICAL, sources)]
 
 
 def reproduction(model: RelevanceModel) -> dict[str, Any]:
