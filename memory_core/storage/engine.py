@@ -52,6 +52,9 @@ YIELD_MAX_S = 2.0
 """Longest a writer waits for another process's waiting writer before it begins."""
 YIELD_POLL_S = 0.01
 WRITE_LOCK = 0x79756A69  # "yuji": the key of the deployment's one writer turn
+PG_WRITE_TURN = "SELECT /* write turn */ "
+PG_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"
+"""How the transaction control statements on PostgreSQL begin (tests leave them out)."""
 
 
 class Database:
@@ -105,7 +108,7 @@ class Database:
                 if self.is_sqlite:
                     await conn.exec_driver_sql("BEGIN")
                 elif self.is_postgres:
-                    await conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                    await conn.exec_driver_sql(PG_SNAPSHOT)
                 try:
                     yield conn
                 finally:
@@ -173,11 +176,12 @@ class Database:
 
     async def _take_write_turn(self, conn: AsyncConnection) -> None:
         try:
+            # One round trip; the timeout then bounds every lock of this transaction.
             await conn.exec_driver_sql(
-                f"SET LOCAL lock_timeout = '{round(self.busy_timeout_s * 1000)}ms'"
+                f"{PG_WRITE_TURN}set_config('lock_timeout', "
+                f"'{round(self.busy_timeout_s * 1000)}ms', true), "
+                f"pg_advisory_xact_lock({WRITE_LOCK})"
             )
-            await conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
-            await conn.exec_driver_sql("SET LOCAL lock_timeout = 0")
         except DBAPIError as exc:
             if error_class(exc) is not StorageBusy:
                 raise

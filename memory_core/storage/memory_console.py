@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.types import Memory, MemoryStatus, MemoryType
 
+from .dialect import utc_hour
 from .memory_sql import forgotten, m, to_memory
 from .repository import Repository
 from .schema import memories, memory_relations
@@ -46,8 +47,8 @@ class MemoryConsole(Repository):
         self, since: datetime, *, conn: AsyncConnection | None = None
     ) -> dict[str, int]:
         """New memories since `since`, per UTC hour ("YYYY-MM-DD HH")."""
-        hour = func.substr(m.created_at, 1, 13).label("hour")
         async with self.reading(conn) as c:
+            hour = utc_hour(c.dialect.name, m.created_at).label("hour")
             rows = await c.execute(
                 select(hour, func.count().label("n")).where(m.created_at >= since).group_by(hour)
             )

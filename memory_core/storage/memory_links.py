@@ -107,9 +107,10 @@ class MemoryLinks(Repository):
         async with self.reading(conn) as c:
             rows = await c.execute(
                 text(
-                    "SELECT 0 AS k, count(*) AS a, NULL AS b FROM memories WHERE scope = :scope"
+                    "SELECT 0 AS k, CAST(count(*) AS TEXT) AS a, NULL AS b FROM memories"
+                    " WHERE scope = :scope"
                     " UNION ALL SELECT 1, subject, NULL FROM"
-                    " (SELECT DISTINCT subject FROM memories WHERE scope = :scope)"
+                    " (SELECT DISTINCT subject FROM memories WHERE scope = :scope) AS s"
                     " UNION ALL SELECT 2, alias, canonical FROM aliases WHERE scope = :scope"
                 ),
                 {"scope": scope},

@@ -153,7 +153,7 @@ class MemorySearch(MemoryReads):
     async def fts_tables(self, *, conn: AsyncConnection | None = None) -> list[str]:
         """The derived full-text tables present (named memory_fts*), for optimisation."""
         if not self.db.is_sqlite:
-            return []
+            return ["memory_fts"] if self.db.is_postgres else []
         async with self.reading(conn) as c:
             rows = await c.exec_driver_sql(
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'memory_fts%' "
@@ -162,11 +162,15 @@ class MemorySearch(MemoryReads):
             return [str(r[0]) for r in rows]
 
     async def optimize_derived(self, *, conn: AsyncConnection | None = None) -> list[str]:
-        """Merge the FTS5 segments of the derived indexes and refresh planner stats."""
+        """Merge the FTS5 segments of the derived indexes (PostgreSQL: refresh what its
+        planner knows of them; autovacuum does the rest) and refresh planner stats."""
         done: list[str] = []
         async with self.writing(conn) as c:
             for name in await self.fts_tables(conn=c):
-                await c.exec_driver_sql(f"INSERT INTO {name}({name}) VALUES ('optimize')")
+                if self.db.is_postgres:
+                    await c.exec_driver_sql(f"ANALYZE {name}, {name}_vocab")
+                else:
+                    await c.exec_driver_sql(f"INSERT INTO {name}({name}) VALUES ('optimize')")
                 done.append(name)
             if self.db.is_sqlite:
                 await c.exec_driver_sql("PRAGMA optimize")

@@ -36,6 +36,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .consolidation_repo import Fragment, fragment_of
+from .dialect import json_with_key
 from .engine import Database
 from .memory_repo import MemoryRepo
 from .repository import Repository, upsert
@@ -152,11 +153,7 @@ class NightlyRepo(Repository):
                         "attempts": n.attempts + 1,
                         "started_at": at,
                         "error": None,
-                        "detail": func.json_set(
-                            func.coalesce(n.detail, literal("{}", Text)),
-                            "$.owner",
-                            literal(owner, Text),
-                        ),
+                        "detail": json_with_key(conn.dialect.name, n.detail, "owner", owner),
                     },
                 )
                 .returning(n.attempts)

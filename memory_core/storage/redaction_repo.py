@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, func, insert, select, text, update
+from sqlalchemy import String, and_, bindparam, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from . import message_index
@@ -76,7 +76,7 @@ class RedactionRepo(Repository):
         async with self.writing(conn) as conn:
             found = (
                 await conn.execute(
-                    _OPEN_REQUEST,
+                    _OPEN_REQUEST[conn.dialect.name],
                     {
                         "scope": scope,
                         "user_id": user_id,
@@ -333,26 +333,42 @@ class RedactionRepo(Repository):
         return result.rowcount == 1
 
 
-_OPEN_REQUEST = (
-    text(
-        """
-INSERT INTO forget_requests (scope, user_id, requested_by, names, state, created_at)
-SELECT :scope, :user_id, :requested_by,
-       (SELECT json_group_array(value) FROM (
+_NAMES = {
+    "sqlite": """(SELECT json_group_array(value) FROM (
             SELECT value FROM json_each(:names)
             UNION
             SELECT n.value FROM forget_requests AS f, json_each(f.names) AS n
              WHERE f.scope = :scope AND f.user_id = :user_id
-            ORDER BY 1)),
+            ORDER BY 1))""",
+    "postgresql": """(SELECT CAST(coalesce(json_agg(u.value ORDER BY u.value), '[]') AS text) FROM (
+            SELECT a.value FROM json_array_elements_text(CAST(:names AS json)) AS a(value)
+            UNION
+            SELECT n.value FROM forget_requests AS f,
+                   json_array_elements_text(CAST(f.names AS json)) AS n(value)
+             WHERE f.scope = :scope AND f.user_id = :user_id) AS u)""",
+}
+_OPEN_REQUEST = {
+    dialect: text(
+        f"""
+INSERT INTO forget_requests (scope, user_id, requested_by, names, state, created_at)
+SELECT :scope, :user_id, :requested_by,
+       {names},
        'running', :at
 WHERE true
 ON CONFLICT (scope, user_id) WHERE state = 'running' DO UPDATE SET names = excluded.names
 RETURNING id, scope, user_id, names, state, report, created_at, finished_at
 """
     )
-    .bindparams(bindparam("names", type_=JSONText), bindparam("at", type_=UTCDateTime))
+    .bindparams(
+        bindparam("names", type_=JSONText),
+        bindparam("at", type_=UTCDateTime),
+        bindparam("scope", type_=String),
+        bindparam("user_id", type_=String),
+        bindparam("requested_by", type_=String),
+    )
     .columns(names=JSONText, report=JSONText, created_at=UTCDateTime, finished_at=UTCDateTime)
-)
+    for dialect, names in _NAMES.items()
+}
 """A person's running request, created or widened: its names are the union of `names`
 and every earlier request's of the person (the running one's among them)."""
 

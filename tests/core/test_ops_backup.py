@@ -26,6 +26,10 @@ from memory_core.storage import ops_repo
 from memory_core.storage.schema import TRUTH_TABLES
 from tests.core.ops_helpers import add_experiences, scramble_pages
 
+pytestmark = pytest.mark.sqlite_only(
+    "backups of a SQLite file (PostgreSQL's are pg_dump's: test_pg_backup.py)"
+)
+
 BATCH = 7
 """Rows per write transaction in the concurrent-writer test."""
 

@@ -20,6 +20,8 @@ from memory_core.storage import ops_repo
 from memory_core.storage.schema import TRUTH_TABLES, experiences
 from tests.core.ops_helpers import add_experiences, scramble_pages
 
+pytestmark = pytest.mark.sqlite_only("restores a SQLite file (PostgreSQL's: test_pg_backup.py)")
+
 
 async def texts(core: Yuji) -> list[str]:
     async with core.db.read() as conn:

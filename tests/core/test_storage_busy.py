@@ -26,6 +26,8 @@ import asyncio, sys, time
 from pathlib import Path
 from memory_core.storage.engine import Database
 
+pytestmark = pytest.mark.sqlite_only("SQLite's file locks and busy timeout")
+
 async def main(path: str) -> None:
     db = Database(f"sqlite+aiosqlite:///{path}")
     stop, ready = Path(path + ".stop"), Path(path + ".ready")

@@ -17,7 +17,7 @@ from memory_core import EvidenceRef, NewExperience, Yuji
 from memory_core.errors import ConstraintViolation
 from memory_core.storage.archive_repo import ArchiveRepo
 from memory_core.storage.consolidation_repo import ConsolidationRepo, Cut
-from memory_core.storage.engine import Database
+from memory_core.storage.engine import PG_SNAPSHOT, PG_WRITE_TURN, Database
 from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.storage.nightly_repo import NightlyRepo
 from memory_core.storage.pack_repo import PackRepo
@@ -44,7 +44,8 @@ def statements(db: Database) -> Iterator[list[str]]:
 
     def record(*args: Any) -> None:
         sql = str(args[2]).strip()
-        if not sql.upper().startswith(("BEGIN", "COMMIT", "ROLLBACK", "PRAGMA")):
+        control = ("BEGIN", "COMMIT", "ROLLBACK", "PRAGMA", PG_WRITE_TURN.upper(), PG_SNAPSHOT)
+        if not sql.upper().startswith(control):
             seen.append(sql)
 
     event.listen(db.engine.sync_engine, "before_cursor_execute", record)

@@ -94,6 +94,7 @@ async def test_each_model_has_its_own_index(core: Yuji) -> None:
     assert VectorIndex.load(model_folder(core.settings.vectors_dir, "one"), "two") is None
 
 
+@pytest.mark.sqlite_only("on PostgreSQL the vectors live in the database")
 async def test_the_index_lives_outside_the_database(core: Yuji) -> None:
     await add_memory(core.db, G1, "小明", "小明学吉他")
     report = await sync_index(core.memory_repo, FakeEmbedder(), core.settings.vectors_dir)
