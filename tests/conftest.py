@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings as hypothesis_settings
 
 from memory_core import Settings, Yuji
+from tests import backends
 
 hypothesis_settings.register_profile("suite", deadline=None)
 hypothesis_settings.load_profile("suite")
@@ -52,6 +54,105 @@ def _rank(item: pytest.Item) -> int:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=_rank)  # stable: the rest keep their order
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--backends",
+        default=",".join(backends.BACKENDS),
+        help="comma-separated databases the storage tests run on (tests/backends.py): "
+        + ", ".join(backends.BACKENDS),
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "sqlite_only(reason): the test is about SQLite itself (its file, its locks)"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" not in metafunc.fixturenames:
+        return
+    chosen = [b for b in str(metafunc.config.getoption("backends")).split(",") if b]
+    unknown = set(chosen) - set(backends.BACKENDS)
+    if unknown:
+        raise pytest.UsageError(f"--backends: unknown {sorted(unknown)}")
+    if metafunc.definition.get_closest_marker("sqlite_only") is not None:
+        chosen = [b for b in chosen if b == "sqlite"]
+    metafunc.parametrize("backend", chosen, indirect=True)
+
+
+@pytest.fixture
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+class Servers:
+    """The PostgreSQL servers of this worker, each started on first use, with a
+    database migrated to head that every test's database is copied from."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.started: dict[str, backends.Server] = {}
+        self.failed: dict[str, str] = {}
+
+    async def server(self, name: str) -> backends.Server:
+        if name in self.failed:
+            backends.unavailable(name, self.failed[name])
+        if name not in self.started:
+            start = backends.start_pg18 if name == "pg18" else backends.start_pg15
+            try:
+                server = start(self.root)
+                await backends.admin(server, f"CREATE DATABASE {backends.HEAD}")
+                core = await Yuji.open(
+                    Settings(
+                        data_dir=self.root / f"{name}-head",
+                        database_url=server.url(backends.HEAD),
+                        vector_mode="off",
+                    )
+                )
+                await core.close()
+            except Exception as exc:  # noqa: BLE001 - said in one line, or fails in CI
+                self.failed[name] = f"{type(exc).__name__}: {exc}".splitlines()[0]
+                backends.unavailable(name, self.failed[name])
+                raise
+            self.started[name] = server
+        return self.started[name]
+
+    async def fresh(self, name: str) -> tuple[backends.Server, str]:
+        server = await self.server(name)
+        database = backends.database_name()
+        await backends.admin(
+            server, f"CREATE DATABASE {database} TEMPLATE {backends.HEAD}"
+        )
+        return server, database
+
+    def stop(self) -> None:
+        for server in self.started.values():
+            backends.stop(server)
+
+
+@pytest.fixture(scope="session")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+    started = Servers(tmp_path_factory.mktemp("servers"))
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+async def database_url(
+    backend: str, servers: Servers, head_database: Path, tmp_path: Path
+) -> AsyncIterator[str]:
+    """A database at the head revision on `backend`, for this test alone: a copy of the
+    worker's head SQLite file, or a fresh PostgreSQL database dropped afterwards."""
+    if backend == "sqlite":
+        data_dir = copy_head_database(head_database, tmp_path / "data")
+        yield f"sqlite+aiosqlite:///{Settings(data_dir=data_dir).database_path}"
+        return
+    server, database = await servers.fresh(backend)
+    yield server.url(database)
+    await backends.admin(server, f"DROP DATABASE {database} WITH (FORCE)")
 
 
 @pytest.fixture(scope="session")

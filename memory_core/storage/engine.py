@@ -1,4 +1,5 @@
-"""The database handle: one SQLite file in WAL mode, one writer at a time.
+"""The database handle: one SQLite file in WAL mode, or a PostgreSQL database; one
+writer at a time either way.
 
 Reads run concurrently on pooled connections; every write goes through `write()`,
 which serialises writers in this process with an asyncio lock and opens the
@@ -17,6 +18,14 @@ failure of SQLite is translated into the error tree (`failures.py`): a write the
 no room for is rolled back and raised as `StorageFull`; `on_full` is told once when
 writes start failing so, `on_writable` once when one succeeds again (the core wires
 both to its alerts).
+
+On PostgreSQL the same single-writer model holds across every process of the
+deployment: a write transaction's first statement takes one transaction-level
+advisory lock (`WRITE_LOCK`), which PostgreSQL releases at commit, at rollback and
+when the holder's connection dies. So every read-then-write of the repositories,
+written for SQLite's one writer, stays correct with several bot processes on one
+server, and no process can be left holding it. Reads run in REPEATABLE READ, the
+one snapshot a SQLite read transaction gives.
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ BUSY_TIMEOUT_S = 30.0
 YIELD_MAX_S = 2.0
 """Longest a writer waits for another process's waiting writer before it begins."""
 YIELD_POLL_S = 0.01
+WRITE_LOCK = 0x79756A69  # "yuji": the key of the deployment's one writer turn
 
 
 class Database:
@@ -56,15 +66,13 @@ class Database:
         self.url = url
         self.busy_timeout_s = busy_timeout_s
         self.is_sqlite = url.startswith("sqlite")
+        self.is_postgres = url.startswith("postgresql")
         if self.is_sqlite:
             path = self.sqlite_path
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
         self._marks = _Marks(self.sqlite_path) if self.sqlite_path is not None else None
-        self.engine: AsyncEngine = create_async_engine(
-            url,
-            connect_args={"timeout": busy_timeout_s} if self.is_sqlite else {},
-        )
+        self.engine: AsyncEngine = create_async_engine(url, **_engine_options(url, busy_timeout_s))
         if self.is_sqlite:
             busy_ms = round(busy_timeout_s * 1000)
 
@@ -96,6 +104,8 @@ class Database:
             async with self.engine.connect() as conn:
                 if self.is_sqlite:
                     await conn.exec_driver_sql("BEGIN")
+                elif self.is_postgres:
+                    await conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 try:
                     yield conn
                 finally:
@@ -112,6 +122,8 @@ class Database:
                     async with self.engine.connect() as conn:
                         if self.is_sqlite:
                             await self._begin_immediate(conn)
+                        elif self.is_postgres:
+                            await self._take_write_turn(conn)
                         begun = True
                         try:
                             yield conn
@@ -159,6 +171,21 @@ class Database:
                 "(YUJI_DB_BUSY_TIMEOUT_S); nothing was written, try again"
             ) from None
 
+    async def _take_write_turn(self, conn: AsyncConnection) -> None:
+        try:
+            await conn.exec_driver_sql(
+                f"SET LOCAL lock_timeout = '{round(self.busy_timeout_s * 1000)}ms'"
+            )
+            await conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
+            await conn.exec_driver_sql("SET LOCAL lock_timeout = 0")
+        except DBAPIError as exc:
+            if error_class(exc) is not StorageBusy:
+                raise
+            raise StorageBusy(
+                f"another process held the database's write turn for {self.busy_timeout_s:g} s "
+                "(YUJI_DB_BUSY_TIMEOUT_S); nothing was written, try again"
+            ) from None
+
     async def dispose(self) -> None:
         """Close every pooled connection; later reads and writes raise StorageClosed
         (after `dispose` the engine would open a fresh pool that nobody closes)."""
@@ -170,6 +197,16 @@ class Database:
             raise StorageClosed(
                 "the database is closed (shutting down); nothing was read or written"
             )
+
+
+def _engine_options(url: str, busy_timeout_s: float) -> dict[str, Any]:
+    if url.startswith("sqlite"):
+        return {"connect_args": {"timeout": busy_timeout_s}}
+    if url.startswith("postgresql"):
+        # A server restart or a dropped socket must cost one failed statement, not a
+        # pool of dead connections handed out one after another.
+        return {"pool_pre_ping": True}
+    return {}
 
 
 def _sqlite_on_connect(dbapi_connection: Any, busy_ms: int) -> None:

@@ -1,11 +1,11 @@
-"""SQLite's errors translated into the error tree, in this one place.
+"""The database's errors translated into the error tree, in this one place.
 
-Decided by SQLite's (extended) result code, never by the message text: a trigger's
-`RAISE(ABORT, ...)` (every trigger of the schema guards the append-only tables) is
-`AppendOnlyViolation`, any other constraint `ConstraintViolation`, a held lock
-`StorageBusy`, a full disk `StorageFull`, and a file that cannot be read or written
-`StorageError`. Anything else (a bad statement, a missing table) is a bug, not a
-storage failure, and is left as it is.
+Decided by SQLite's (extended) result code or PostgreSQL's SQLSTATE, never by the
+message text: a trigger guarding an append-only table (SQLite's `RAISE(ABORT, ...)`,
+PostgreSQL's `APPEND_ONLY_SQLSTATE`) is `AppendOnlyViolation`, any other constraint
+`ConstraintViolation`, a held lock `StorageBusy`, a full disk `StorageFull`, and a
+file or server that cannot be read or written `StorageError`. Anything else (a bad
+statement, a missing table) is a bug, not a storage failure, and is left as it is.
 """
 
 from __future__ import annotations
@@ -38,6 +38,32 @@ _BY_PRIMARY_CODE: dict[int, type[StorageError]] = {
 }
 
 
+APPEND_ONLY_SQLSTATE = "YJ001"
+"""The SQLSTATE the PostgreSQL append-only triggers raise (migration 0016)."""
+_BY_SQLSTATE: dict[str, type[StorageError]] = {
+    APPEND_ONLY_SQLSTATE: AppendOnlyViolation,
+    "55P03": StorageBusy,  # lock_not_available (lock_timeout)
+    "40001": StorageBusy,  # serialization_failure
+    "40P01": StorageBusy,  # deadlock_detected
+    "57014": StorageBusy,  # query_canceled (statement_timeout)
+    "53100": StorageFull,  # disk_full
+}
+_BY_SQLSTATE_CLASS: dict[str, type[StorageError]] = {
+    "23": ConstraintViolation,  # integrity constraint violation
+    "08": StorageError,  # connection exception
+    "53": StorageError,  # insufficient resources
+    "57": StorageError,  # operator intervention (a server shutting down)
+    "58": StorageError,  # system error (I/O)
+    "XX": StorageError,  # internal error (a corrupt page)
+}
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    inner = exc.orig if isinstance(exc, DBAPIError) else exc
+    state = getattr(inner, "sqlstate", None)
+    return state if isinstance(state, str) and len(state) == 5 else None
+
+
 def sqlite_error(exc: BaseException) -> sqlite3.Error | None:
     """The driver's `sqlite3.Error` behind `exc` (SQLAlchemy wraps it), if there is one."""
     inner = exc.orig if isinstance(exc, DBAPIError) else exc
@@ -48,7 +74,10 @@ def error_class(exc: BaseException) -> type[StorageError] | None:
     """The class of the tree that `exc` is, or None when it is no storage failure."""
     error = sqlite_error(exc)
     if error is None:
-        return None
+        state = _sqlstate(exc)
+        if state is None:
+            return None
+        return _BY_SQLSTATE.get(state) or _BY_SQLSTATE_CLASS.get(state[:2])
     code = error.sqlite_errorcode
     if code == _SQLITE_CONSTRAINT_TRIGGER:
         return AppendOnlyViolation
@@ -62,7 +91,9 @@ def translated(exc: BaseException, doing: str | None = None) -> StorageError | N
     cls = error_class(exc)
     if cls is None:
         return None
-    error = sqlite_error(exc)
+    error: BaseException = sqlite_error(exc) or (
+        exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    )
     return cls(f"{doing}: {error}" if doing else str(error))
 
 

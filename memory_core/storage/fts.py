@@ -52,11 +52,3 @@ def column_tokens(column: str) -> frozenset[str]:
     """The plain tokens of one stored column value, as a set (memoised: recall reads
     the same memories' columns question after question)."""
     return frozenset(unkeyed_tokens(column))
-
-
-def match_any(scope: str, bi: Iterable[str]) -> str | None:
-    """An FTS5 MATCH expression for rows holding any of the given tokens, or None."""
-    terms = sorted(set(keyed(scope, bi)))
-    if not terms:
-        return None
-    return "bi : (" + " OR ".join(f'"{t}"' for t in terms) + ")"

@@ -16,6 +16,7 @@ from memory_core.types import Memory
 from . import fts
 from . import memory_sql as sql
 from .engine import Database
+from .fulltext import match_params
 from .memory_reads import MemoryReads
 from .memory_sql import m, to_memory
 
@@ -72,7 +73,8 @@ class MemorySearch(MemoryReads):
                 )
                 count += len(rows)
                 last_id = rows[-1].id
-            await c.execute(text("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')"))
+            if c.dialect.name == "sqlite":
+                await c.execute(text("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')"))
         return count
 
     async def document_frequencies(
@@ -101,12 +103,12 @@ class MemorySearch(MemoryReads):
     ) -> list[tuple[Memory, frozenset[str]]]:
         """The `limit` best (bm25) memories visible now holding any of these bigram
         tokens, each with the bigram tokens it holds."""
-        match = fts.match_any(scope, bi=tokens)
-        if match is None:
-            return []
-        query = sql.candidates_with_columns(sql.visible(scope, now), limit)
         async with self.reading(conn) as c:
-            rows = await c.execute(query, {"match": match})
+            match = match_params(c.dialect.name, scope, tokens)
+            if match is None:
+                return []
+            query = sql.candidates_with_columns(sql.visible(scope, now), limit, c.dialect.name)
+            rows = await c.execute(query, match)
             return [(to_memory(row), fts.column_tokens(row.bi)) for row in rows]
 
     async def word_candidates(
@@ -123,29 +125,29 @@ class MemorySearch(MemoryReads):
         of these bigram tokens (`with_past`: also the ones whose validity ended). Its
         statement is built once per (with_past, limit) and reused question after
         question."""
-        match = fts.match_any(scope, bi=tokens)
-        if match is None:
-            return []
-        key = (with_past, limit)
-        query = self._word_statements.get(key)
-        if query is None:
-            query = sql.candidates(sql.visible_bound(with_past), limit)
-            self._word_statements[key] = query
         async with self.reading(conn) as c:
-            rows = await c.execute(query, {"match": match, **sql.visible_params(scope, now)})
+            match = match_params(c.dialect.name, scope, tokens)
+            if match is None:
+                return []
+            key = (with_past, limit)
+            query = self._word_statements.get(key)
+            if query is None:
+                query = sql.candidates(sql.visible_bound(with_past), limit, c.dialect.name)
+                self._word_statements[key] = query
+            rows = await c.execute(query, {**match, **sql.visible_params(scope, now)})
             return [to_memory(row) for row in rows]
 
     async def bm25(
         self, scope: str, tokens: Iterable[str], *, limit: int, conn: AsyncConnection | None = None
     ) -> list[Memory]:
-        """Plain FTS5 bm25 top-`limit` of this chat's active memories holding any of
-        these bigram tokens (the evaluation baseline: no validity, no stages)."""
-        match = fts.match_any(scope, bi=tokens)
-        if match is None:
-            return []
-        query = sql.bm25((m.scope == scope) & (m.status == "active"), limit)
+        """Plain bm25 top-`limit` of this chat's active memories holding any of these
+        bigram tokens (the evaluation baseline: no validity, no stages)."""
         async with self.reading(conn) as c:
-            ranked = [row.id for row in await c.execute(query, {"match": match})]
+            match = match_params(c.dialect.name, scope, tokens)
+            if match is None:
+                return []
+            query = sql.bm25((m.scope == scope) & (m.status == "active"), limit, c.dialect.name)
+            ranked = [row.id for row in await c.execute(query, match)]
             return await self.get_many_ordered(scope, ranked, conn=c)
 
     async def fts_tables(self, *, conn: AsyncConnection | None = None) -> list[str]:

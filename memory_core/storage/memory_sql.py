@@ -35,13 +35,14 @@ from sqlalchemy import (
 from memory_core.clock import as_utc
 from memory_core.types import Memory
 
+from .fulltext import pg_ranked
 from .schema import memories, memory_versions
 
 m = memories.c
 
 memory_fts = table("memory_fts", column("rowid"), column("bi"))
-"""The FTS5 virtual table (created in raw SQL by migrations 0001, 0002 and 0013; see
-storage/fts.py)."""
+"""The full-text index (raw SQL: FTS5 on SQLite, migrations 0001, 0002 and 0013; a
+table with a tsvector on PostgreSQL, 0016; see storage/fts.py and fulltext.py)."""
 
 
 FORGET_ACTOR = "forget-person"
@@ -114,13 +115,13 @@ def _rule(
 # --- full-text candidates -------------------------------------------------------------
 
 
-def candidates(visible_: ColumnElement[bool], limit: int) -> Select[Any]:
+def candidates(visible_: ColumnElement[bool], limit: int, dialect: str) -> Select[Any]:
     """The `limit` best (bm25) visible memories whose index row matches `:match`.
 
     The full-text index must drive: a plain join lets SQLite walk the chat's memories
     and run the MATCH once per memory. So the best matches are ranked first in a
     subquery (with room for some that visibility then removes) and joined after."""
-    ranked = _ranked(limit * 4)
+    ranked = _ranked(limit * 4, dialect)
     return (
         select(memories)
         .join_from(ranked, memories, m.id == ranked.c.rid)
@@ -130,18 +131,24 @@ def candidates(visible_: ColumnElement[bool], limit: int) -> Select[Any]:
     )
 
 
-def candidates_with_columns(visible_: ColumnElement[bool], limit: int) -> Select[Any]:
+def candidates_with_columns(
+    visible_: ColumnElement[bool], limit: int, dialect: str
+) -> Select[Any]:
     """Like `candidates`, with each memory's `bi` column.
 
     The column is read by rowid for the kept rows only: selecting it in the ranking
     subquery would read it for every ranked row (3x slower at 10k)."""
     doc = memory_fts.alias("doc")
-    return candidates(visible_, limit).add_columns(doc.c.bi).join(doc, doc.c.rowid == m.id)
+    return (
+        candidates(visible_, limit, dialect)
+        .add_columns(doc.c.bi)
+        .join(doc, doc.c.rowid == m.id)
+    )
 
 
-def bm25(where: ColumnElement[bool], limit: int) -> Any:
-    """Plain FTS5 bm25 ranking of the rows matching `:match`: (id, rank)."""
-    ranked = _ranked(limit * 4)
+def bm25(where: ColumnElement[bool], limit: int, dialect: str) -> Any:
+    """Plain bm25 ranking of the rows matching `:match`: (id, rank)."""
+    ranked = _ranked(limit * 4, dialect)
     return (
         select(m.id, ranked.c.rank)
         .join_from(ranked, memories, m.id == ranked.c.rid)
@@ -151,7 +158,9 @@ def bm25(where: ColumnElement[bool], limit: int) -> Any:
     )
 
 
-def _ranked(limit: int) -> Any:
+def _ranked(limit: int, dialect: str) -> Any:
+    if dialect == "postgresql":
+        return pg_ranked("memory_fts", str(int(limit))).subquery("ranked")
     rank = func.bm25(literal_column("memory_fts"))
     return (
         select(memory_fts.c.rowid.label("rid"), rank.label("rank"))

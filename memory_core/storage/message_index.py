@@ -47,7 +47,7 @@ def index_params(
 
 async def index_messages(conn: AsyncConnection, params: Sequence[dict[str, Any]]) -> None:
     """Add `index_params` rows inside the caller's (the archive writer's) transaction."""
-    if params and conn.dialect.name == "sqlite":
+    if params:
         await conn.execute(_INDEX_ROW, list(params))
 
 
@@ -56,17 +56,15 @@ async def drop_messages(conn: AsyncConnection, ids: Sequence[int]) -> None:
     transaction."""
     for start in range(0, len(ids), _CHUNK):
         chunk = list(ids[start : start + _CHUNK])
-        if conn.dialect.name == "sqlite":
-            marks = ", ".join(str(int(i)) for i in chunk)
-            await conn.execute(text(f"DELETE FROM message_fts WHERE rowid IN ({marks})"))
+        marks = ", ".join(str(int(i)) for i in chunk)
+        await conn.execute(text(f"DELETE FROM message_fts WHERE rowid IN ({marks})"))
         await conn.execute(delete(message_vectors).where(v.experience_id.in_(chunk)))
 
 
 async def drop_acknowledged(conn: AsyncConnection, scope: str, after: int, upto: int) -> None:
     """A batch (after, upto] of `scope` was acknowledged: its messages stop being a
     recall source, so their index rows and vectors go (caller's transaction)."""
-    if conn.dialect.name == "sqlite":
-        await conn.execute(_DROP_RANGE, {"scope": scope, "after": after, "upto": upto})
+    await conn.execute(_DROP_RANGE, {"scope": scope, "after": after, "upto": upto})
     await conn.execute(
         delete(message_vectors).where(
             v.scope == scope, v.experience_id > after, v.experience_id <= upto

@@ -29,16 +29,24 @@ from memory_core.types import Experience
 
 from . import fts
 from .archive_repo import experience_of
+from .fulltext import match_params, pg_ranked_sql
 from .repository import Repository
 from .schema import consolidation_cursors, experiences, message_vectors, redactions
 
 x = experiences.c
 v = message_vectors.c
 _CHUNK = 500
-_MATCH = text(
-    "SELECT rowid AS rid, bi FROM message_fts WHERE message_fts MATCH :match "
-    "AND rowid > :lo AND rowid < :hi ORDER BY bm25(message_fts) LIMIT :limit"
-)
+_MATCH = {
+    "sqlite": text(
+        "SELECT rowid AS rid, bi FROM message_fts WHERE message_fts MATCH :match "
+        "AND rowid > :lo AND rowid < :hi ORDER BY bm25(message_fts) LIMIT :limit"
+    ),
+    "postgresql": text(
+        "SELECT r.rid, f.bi FROM ("
+        + pg_ranked_sql("message_fts", ":limit", " AND f.rowid > :lo AND f.rowid < :hi")
+        + ") AS r JOIN message_fts AS f ON f.rowid = r.rid ORDER BY r.rank, r.rid"
+    ),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,17 +126,17 @@ class MessageSearch(Repository):
     ) -> list[tuple[Experience, frozenset[str]]]:
         """The `limit` best (bm25) quotable messages holding any of these tokens, each
         with the tokens it holds."""
-        match = fts.match_any(scope, tokens)
-        if match is None or window.empty:
+        if window.empty:
             return []
         async with self.reading(conn) as c:
-            if c.dialect.name != "sqlite":
+            match = match_params(c.dialect.name, scope, tokens)
+            if match is None:
                 return []
             columns = {
                 int(r.rid): str(r.bi)
                 for r in await c.execute(
-                    _MATCH,
-                    {"match": match, "lo": window.acked_id, "hi": window.start, "limit": limit},
+                    _MATCH[c.dialect.name],
+                    {**match, "lo": window.acked_id, "hi": window.start, "limit": limit},
                 )
             }
             ranked = list(columns)  # best first

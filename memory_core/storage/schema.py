@@ -173,8 +173,10 @@ memory_evidence = Table(
     Column("role", String(16), nullable=False, server_default="primary"),
     Column("created_at", UTCDateTime, nullable=False),
     CheckConstraint(
-        "(experience_id IS NOT NULL) + (source_memory_id IS NOT NULL)"
-        " + (fragment_id IS NOT NULL) = 1",
+        # CASE, not a boolean sum: PostgreSQL has no `boolean + boolean`.
+        "(CASE WHEN experience_id IS NULL THEN 0 ELSE 1 END)"
+        " + (CASE WHEN source_memory_id IS NULL THEN 0 ELSE 1 END)"
+        " + (CASE WHEN fragment_id IS NULL THEN 0 ELSE 1 END) = 1",
         name="one_target",
     ),
 )

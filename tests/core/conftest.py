@@ -8,7 +8,6 @@ import pytest
 
 from memory_core import FakeClock, Settings, Yuji
 from memory_core.vectors import FakeEmbedder
-from tests.conftest import copy_head_database
 
 from .relevance_models import FAKE_MODEL, LEXICAL_MODEL
 
@@ -19,9 +18,14 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def settings(tmp_path: Path, head_database: Path) -> Settings:
-    """A data folder whose database is already at the head revision (tests/conftest.py)."""
-    return Settings(data_dir=copy_head_database(head_database, tmp_path / "data"))
+def settings(tmp_path: Path, database_url: str, backend: str) -> Settings:
+    """A data folder and a database already at the head revision, on each backend
+    (tests/conftest.py): SQLite's file is in the folder, as the default puts it."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir(exist_ok=True)
+    if backend == "sqlite":
+        return Settings(data_dir=data_dir)
+    return Settings(data_dir=data_dir, database_url=database_url)
 
 
 @pytest.fixture

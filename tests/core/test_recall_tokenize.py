@@ -7,7 +7,7 @@ import sqlite3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_core.storage import fts
+from memory_core.storage import fts, fulltext
 from memory_core.tokenize import bigram_tokens, is_numeric, numbers
 
 
@@ -59,10 +59,11 @@ def test_every_indexed_token_is_one_fts5_token(text: str) -> None:
 
 def test_scope_keys_differ_per_chat() -> None:
     assert fts.scope_key("group:1") != fts.scope_key("group:2")
-    assert fts.match_any("group:1", bi=[]) is None
-    one = fts.match_any("group:1", bi=["吉他"])
-    other = fts.match_any("group:2", bi=["吉他"])
-    assert one is not None
-    assert other is not None
-    assert one.startswith("bi :")
-    assert one != other
+    for dialect in ("sqlite", "postgresql"):
+        assert fulltext.match_params(dialect, "group:1", []) is None
+        one = fulltext.match_params(dialect, "group:1", ["吉他"])
+        other = fulltext.match_params(dialect, "group:2", ["吉他"])
+        assert one is not None
+        assert other is not None
+        assert one != other
+        assert fts.scope_key("group:1") in one["match"]

@@ -32,6 +32,8 @@ APPEND_ONLY = (
 
 
 def _create_append_only_triggers() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return  # PostgreSQL's guards are functions (migration 0016)
     for table in APPEND_ONLY:
         for action in ("UPDATE", "DELETE"):
             op.execute(
@@ -56,11 +58,15 @@ def _create_memory_fts() -> None:
 
 
 def _drop_memory_fts() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return
     op.execute("DROP TABLE IF EXISTS memory_fts_vocab")
     op.execute("DROP TABLE IF EXISTS memory_fts")
 
 
 def _drop_append_only_triggers() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return
     for table in APPEND_ONLY:
         for action in ("update", "delete"):
             op.execute(f"DROP TRIGGER IF EXISTS {table}_no_{action}")
@@ -469,7 +475,11 @@ def upgrade() -> None:
         ),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.CheckConstraint(
-            "(experience_id IS NOT NULL) + (source_memory_id IS NOT NULL) + (fragment_id IS NOT NULL) = 1",
+            # Databases made before PostgreSQL was supported hold the same rule as a
+            # boolean sum, which only SQLite accepts.
+            "(CASE WHEN experience_id IS NULL THEN 0 ELSE 1 END)"
+            " + (CASE WHEN source_memory_id IS NULL THEN 0 ELSE 1 END)"
+            " + (CASE WHEN fragment_id IS NULL THEN 0 ELSE 1 END) = 1",
             name=op.f("ck_memory_evidence_one_target"),
         ),
         sa.ForeignKeyConstraint(
