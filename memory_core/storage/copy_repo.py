@@ -4,9 +4,8 @@ in one transaction with its `copy_progress` row; the rows of every table in eith
 store; the checksums the two stores are compared by; and the id sequences, the one
 place where the two dialects differ.
 
-Only the tables of schema.py are copied. The full-text tables (`memory_fts`,
-`message_fts` and what their engine keeps beside them) are derived and rebuilt on the
-target instead; `copy_progress` is the target's own bookkeeping.
+Only the tables of schema.py are copied. The full-text tables (`DERIVED_PREFIXES`)
+are derived and rebuilt on the target instead; `copy_progress` is the target's own bookkeeping.
 """
 
 from __future__ import annotations
@@ -36,7 +35,9 @@ from .schema import copy_progress, experiences, memories, metadata
 
 COPIED: tuple[Table, ...] = tuple(t for t in metadata.sorted_tables if t is not copy_progress)
 """Every table of the schema, each after the tables its foreign keys point at."""
-DERIVED_PREFIXES = ("memory_fts", "message_fts")
+DERIVED_PREFIXES = ("memory_fts", "message_fts", "fts_totals")
+"""The full-text tables and what each engine keeps beside them (FTS5's shadow tables,
+PostgreSQL's vocabularies and totals; migrations 0001 and 0016): rebuilt, not copied."""
 NOT_ROWS = frozenset({"alembic_version", copy_progress.name})
 """Tables whose rows never make a store "not empty": the schema's revision, and the
 copy's own bookkeeping."""
@@ -85,7 +86,7 @@ async def row_counts(conn: AsyncConnection, *, derived: bool = False) -> dict[st
 
 
 async def read_progress(conn: AsyncConnection) -> list[TableProgress]:
-    """What an earlier copy into this store recorded (nothing before migration 0016)."""
+    """What an earlier copy into this store recorded (nothing before migration 0017)."""
     if not await conn.run_sync(lambda c: inspect(c).has_table(copy_progress.name)):
         return []
     rows = (await conn.execute(select(copy_progress).order_by(p.table_name))).all()

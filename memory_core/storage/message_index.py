@@ -75,8 +75,6 @@ async def drop_acknowledged(conn: AsyncConnection, scope: str, after: int, upto:
 async def rebuild(conn: AsyncConnection, batch: int = 2000) -> int:
     """Index again every message the index should hold, from the archive and the
     watermarks (a store filled by `yuji copy-store`), in the caller's transaction."""
-    if conn.dialect.name != "sqlite":
-        return 0
     await conn.execute(text("DELETE FROM message_fts"))
     count = after = 0
     while True:

@@ -1,5 +1,5 @@
 """A store with rows in every table of the schema, written through the core where it
-has a write path (the demo world, an edit, a forget request) and through the storage
+has a write path (the demo world, more messages, an edit) and through the storage
 layer for the bookkeeping; and the rows of a store, table by table, to compare two."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from sqlalchemy import insert, select, text
 
 from memory_core import NewExperience, Yuji
 from memory_core.cli.demo_world import load_demo
+from memory_core.storage import message_index
 from memory_core.storage.copy_repo import COPIED
 from memory_core.storage.engine import Database
 from memory_core.storage.schema import (
@@ -19,6 +20,7 @@ from memory_core.storage.schema import (
     console_audit,
     consolidation_batches,
     consolidation_cursors,
+    forget_requests,
     fragments,
     image_descriptions,
     import_checkpoints,
@@ -29,6 +31,7 @@ from memory_core.storage.schema import (
     nightly_runs,
     nightly_scopes,
     nightly_settled,
+    redactions,
 )
 
 GROUP = "group:900001"
@@ -36,8 +39,8 @@ QUESTIONS = ("煤球是谁的猫", "大刘住在哪里", "阿珍不吃什么", "
 
 
 async def fill_every_table(core: Yuji, *, extra_messages: int = 60) -> None:
-    """The demo world, more messages, a second version of a memory, a forgotten person,
-    and a row in each bookkeeping table."""
+    """The demo world, more messages, a second version of a memory, and a row in each
+    bookkeeping table (a forget request among them)."""
     await load_demo(core)
     now = core.clock.now()
     await core.archive.append_many(
@@ -53,7 +56,6 @@ async def fill_every_table(core: Yuji, *, extra_messages: int = 60) -> None:
     said = await core.archive.append(
         NewExperience(GROUP, "leaver-1", "30009", "我要退群了", sent_at=now, sender_name="路人")
     )
-    await core.porting.forget_person(GROUP, "30009", requested_by="30009")
     async with core.db.write() as conn:
         await _bookkeeping(conn, core, first.id, said)
 
@@ -101,6 +103,25 @@ async def _bookkeeping(conn: Any, core: Yuji, memory_id: int, experience_id: int
         insert(memory_evidence),
         {"memory_id": memory_id, "fragment_id": fragment, "role": "support", "created_at": now},
     )
+    request = (
+        await conn.execute(
+            insert(forget_requests).returning(forget_requests.c.id),
+            {
+                "scope": GROUP,
+                "user_id": "30009",
+                "requested_by": "30009",
+                "names": ["路人"],
+                "state": "done",
+                "created_at": now,
+                "finished_at": now,
+            },
+        )
+    ).scalar_one()
+    await conn.execute(
+        insert(redactions),
+        {"request_id": request, "scope": GROUP, "experience_id": experience_id, "redacted_at": now},
+    )
+    await message_index.drop_messages(conn, [experience_id])  # as a redaction does
     day = f"{now:%Y-%m-%d}"
     rows: list[tuple[Any, dict[str, Any]]] = [
         (nightly_runs, {"scope": GROUP, "day": day, "step": "diary", "state": "done"}),
@@ -186,10 +207,11 @@ async def derived(db: Database) -> tuple[int, list[int]]:
 
 
 async def dump(db: Database) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of every copied table, in primary-key order."""
+    """Every row of every copied table, in one order on every backend (the engines
+    order text keys by different collations)."""
     found: dict[str, list[tuple[Any, ...]]] = {}
     async with db.read() as conn:
         for table in COPIED:
-            query = select(table).order_by(*table.primary_key.columns)
-            found[table.name] = [tuple(row) for row in (await conn.execute(query)).all()]
+            rows = [tuple(row) for row in (await conn.execute(select(table))).all()]
+            found[table.name] = sorted(rows, key=repr)
     return found

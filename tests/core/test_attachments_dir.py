@@ -12,7 +12,6 @@ import pytest
 from memory_core import FakeClock, NewExperience, Settings, Yuji
 from memory_core.ops.capacity import measure
 from memory_core.settings import settings_from_mapping
-from tests.conftest import copy_head_database
 
 T0 = datetime(2026, 11, 20, 11, 0, tzinfo=UTC)
 PNG = b"\x89PNG shared folder"
@@ -35,17 +34,16 @@ def test_the_variable_names_the_folder() -> None:
 
 @pytest.fixture
 async def two_cores(
-    tmp_path: Path, head_database: Path, clock: FakeClock
+    tmp_path: Path, database_url: str, clock: FakeClock
 ) -> AsyncIterator[tuple[Yuji, Yuji, Path]]:
-    """Two cores on one store, each with its own data folder, one attachment folder."""
-    store = copy_head_database(head_database, tmp_path / "store")
+    """Two cores on one store (each backend), each with its own data folder, one
+    attachment folder."""
     shared = tmp_path / "shared-attachments"
-    url = Settings(data_dir=store).sqlalchemy_url
     cores = [
         await Yuji.open(
             Settings(
                 data_dir=tmp_path / name,
-                database_url=url,
+                database_url=database_url,
                 attachments_dir=str(shared),
                 vector_mode="off",
             ),

@@ -126,22 +126,35 @@ async def test_every_row_of_every_table_arrives_with_its_id(
     assert answers == await recalled(source, clock)
 
 
+async def push_sequence(url: str, position: int) -> None:
+    """The store's experiences sequence past its largest id (rows deleted since)."""
+    db = Database(url)
+    async with db.write() as conn:
+        if conn.dialect.name == "sqlite":
+            statement = "UPDATE sqlite_sequence SET seq = :v WHERE name = 'experiences'"
+        else:
+            statement = "SELECT setval(pg_get_serial_sequence('experiences', 'id'), :v)"
+        await conn.execute(text(statement), {"v": position})
+    await db.dispose()
+
+
+async def next_id(url: str) -> int:
+    """The id the store gives the next message it archives (written, then read back)."""
+    db = Database(url)
+    async with db.write() as conn:
+        await conn.execute(insert(experiences), experience_rows(1, GROUP))
+        newest = (await conn.execute(text("SELECT max(id) FROM experiences"))).scalar_one()
+    await db.dispose()
+    return newest
+
+
 async def test_new_rows_of_the_copy_never_reuse_an_id_the_source_handed_out(
     source: Settings, tmp_path: Path, clock: FakeClock
 ) -> None:
-    db = Database(source.sqlalchemy_url)
-    async with db.write() as conn:  # the source's sequence runs ahead of its largest id
-        await conn.execute(text("UPDATE sqlite_sequence SET seq = 5000 WHERE name = 'experiences'"))
-    await db.dispose()
+    await push_sequence(source.sqlalchemy_url, 5000)
     target = sqlite_url(tmp_path / "target.db")
     await copy_store(source.sqlalchemy_url, target, clock=clock)
-
-    copy = Database(target)
-    async with copy.write() as conn:
-        await conn.execute(insert(experiences), experience_rows(1, GROUP))
-        newest = (await conn.execute(text("SELECT max(id) FROM experiences"))).scalar_one()
-    await copy.dispose()
-    assert newest == 5001
+    assert await next_id(target) == 5001
 
 
 async def test_a_target_holding_rows_is_refused_and_left_as_it_was(
@@ -260,6 +273,7 @@ async def test_the_cli_copies_and_refuses_in_one_line(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("YUJI_DATA_DIR", str(source.data_dir))
+    monkeypatch.setenv("YUJI_DATABASE_URL", source.database_url)
     target = sqlite_url(tmp_path / "copy.db")
     assert await _main(["copy-store", "--to", target]) == 0
     out = capsys.readouterr().out
@@ -278,3 +292,37 @@ async def _main(argv: list[str]) -> int:
     import asyncio
 
     return await asyncio.to_thread(main, argv)
+
+
+async def test_a_round_trip_through_each_backend_changes_nothing(
+    database_url: str, tmp_path: Path, head_database: Path, clock: FakeClock
+) -> None:
+    """SQLite -> the backend under test (an empty store at head) -> a new SQLite file:
+    the same rows, counts, checksums and recall on all three, and the middle store
+    numbers new rows after the source's sequence."""
+    first = Settings(data_dir=copy_head_database(head_database, tmp_path / "first"))
+    core = await _open(first, clock)
+    try:
+        await fill_every_table(core)
+    finally:
+        await core.close()
+    await push_sequence(first.sqlalchemy_url, 5000)
+    last = sqlite_url(tmp_path / "last" / "yuji.db")
+
+    there = await copy_store(first.sqlalchemy_url, database_url, clock=clock)
+    back = await copy_store(database_url, last, clock=clock)
+
+    assert there.ok, "\n".join(report_lines(there))
+    assert back.ok, "\n".join(report_lines(back))
+    assert there.counts == back.counts
+    assert there.checksums == back.checksums
+    rows = await rows_of(first.sqlalchemy_url)
+    assert await rows_of(database_url) == rows
+    assert await rows_of(last) == rows
+    assert await indexes_of(database_url) == await indexes_of(first.sqlalchemy_url)
+    answers = await recalled(first, clock)
+    assert any(answers)
+    assert await recalled(first.with_changes(database_url=database_url), clock) == answers
+    assert await recalled(Settings(data_dir=tmp_path / "last"), clock) == answers
+    assert await next_id(database_url) == 5001
+    assert await next_id(last) == 5001
