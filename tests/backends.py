@@ -85,18 +85,8 @@ def start_pg15(root: Path) -> Server:
     )
     options = f"-k {base} -c listen_addresses='' -c fsync=off -c full_page_writes=off"
     subprocess.run(
-        [
-            *prefix,
-            str(PG15_BIN / "pg_ctl"),
-            "-D",
-            str(data),
-            "-o",
-            options,
-            "-w",
-            "start",
-            "-l",
-            str(base / "log"),
-        ],
+        [*prefix, str(PG15_BIN / "pg_ctl"), "-D", str(data), "-o", options, "-w", "start",
+         "-l", str(base / "log")],
         check=True,
         capture_output=True,
     )

@@ -113,7 +113,7 @@ class Servers:
                     )
                 )
                 await core.close()
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - said in one line, or fails in CI
                 self.failed[name] = f"{type(exc).__name__}: {exc}".splitlines()[0]
                 backends.unavailable(name, self.failed[name])
                 raise
@@ -123,7 +123,9 @@ class Servers:
     async def fresh(self, name: str) -> tuple[backends.Server, str]:
         server = await self.server(name)
         database = backends.database_name()
-        await backends.admin(server, f"CREATE DATABASE {database} TEMPLATE {backends.HEAD}")
+        await backends.admin(
+            server, f"CREATE DATABASE {database} TEMPLATE {backends.HEAD}"
+        )
         return server, database
 
     def stop(self) -> None:
