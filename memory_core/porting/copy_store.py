@@ -61,9 +61,7 @@ async def copy_store(
         raise
     try:
         await migrate.upgrade(source)
-        async with target.read() as conn:
-            recorded = await copy_repo.read_progress(conn)
-            counts = await copy_repo.row_counts(conn)
+        recorded, counts = await copy_repo.looked_at(target)
         refusal = refusal_of(target_name, source_name, recorded, counts, resume=resume)
         if refusal is not None:
             raise ValidationError(refusal)

@@ -29,8 +29,12 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from memory_core.errors import StorageError
+
+from .engine import Database
 from .schema import copy_progress, experiences, memories, metadata
 
 COPIED: tuple[Table, ...] = tuple(t for t in metadata.sorted_tables if t is not copy_progress)
@@ -83,6 +87,25 @@ async def row_counts(conn: AsyncConnection, *, derived: bool = False) -> dict[st
             quoted = conn.dialect.identifier_preparer.quote(name)
             counts[name] = (await conn.execute(text(f"SELECT count(*) FROM {quoted}"))).scalar_one()
     return counts
+
+
+async def looked_at(db: Database) -> tuple[list[TableProgress], dict[str, int]]:
+    """What an earlier copy recorded in the target, and its rows by table: the first
+    time the copy reaches it, so a store that cannot be reached is one line."""
+    try:
+        async with db.read() as conn:
+            return await read_progress(conn), await row_counts(conn)
+    except DBAPIError as exc:
+        if exc.connection_invalidated or _at_connect(exc):
+            raise StorageError(f"cannot open {store_name(db.url)}: {exc.orig}") from None
+        raise
+    except OSError as exc:  # no server at that address
+        raise StorageError(f"cannot open {store_name(db.url)}: {exc.strerror or exc}") from None
+
+
+def _at_connect(exc: DBAPIError) -> bool:
+    # A failure to connect carries no statement: the server said no before any was sent.
+    return exc.statement is None
 
 
 async def read_progress(conn: AsyncConnection) -> list[TableProgress]:

@@ -281,10 +281,16 @@ async def test_the_cli_copies_and_refuses_in_one_line(
     assert "archive (id, text)" in out
 
     assert await _main(["copy-store", "--to", target]) == 2
-    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    err = capsys.readouterr().err.splitlines()
     assert len(err) == 1
     assert err[0].startswith("yuji copy-store: ")
     assert "complete copy" in err[0]
+
+    nowhere = f"postgresql+asyncpg://postgres@/yuji?host={tmp_path / 'no-server'}"
+    assert await _main(["copy-store", "--to", nowhere]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1
+    assert err[0].startswith("yuji copy-store: cannot open postgresql+asyncpg://")
 
 
 async def _main(argv: list[str]) -> int:
