@@ -12,7 +12,7 @@ from sqlalchemy import insert, text
 from memory_core import FakeClock, Settings, Yuji
 from memory_core.cli import main
 from memory_core.errors import ValidationError
-from memory_core.porting.copy_report import report_lines
+from memory_core.porting.copy_report import Compared, CopyReport, report_lines
 from memory_core.porting.copy_store import copy_store, refusal_of
 from memory_core.storage import migrate
 from memory_core.storage.copy_repo import COPIED, TableProgress, store_name
@@ -332,3 +332,25 @@ async def test_a_round_trip_through_each_backend_changes_nothing(
     assert await recalled(Settings(data_dir=tmp_path / "last"), clock) == answers
     assert await next_id(database_url) == 5001
     assert await next_id(last) == 5001
+
+
+def test_a_difference_is_shown_beside_its_table_and_fails_the_copy() -> None:
+    report = CopyReport(
+        source="S",
+        target="T",
+        resumed=False,
+        copied=3,
+        seconds=1.0,
+        indexed=0,
+        counts=(Compared("experiences", "3", "3"), Compared("memories", "2", "1")),
+        checksums=(Compared("archive (id, text)", "ab" * 32, "ab" * 32),),
+    )
+    lines = report_lines(report)
+    assert not report.ok
+    assert next(line.split() for line in lines if "MISMATCH" in line) == [
+        "memories",
+        "2",
+        "1",
+        "MISMATCH",
+    ]
+    assert lines[-1].startswith("MISMATCH")
