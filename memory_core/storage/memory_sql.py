@@ -131,13 +131,19 @@ def candidates(visible_: ColumnElement[bool], limit: int, dialect: str) -> Selec
     )
 
 
-def candidates_with_columns(visible_: ColumnElement[bool], limit: int, dialect: str) -> Select[Any]:
+def candidates_with_columns(
+    visible_: ColumnElement[bool], limit: int, dialect: str
+) -> Select[Any]:
     """Like `candidates`, with each memory's `bi` column.
 
     The column is read by rowid for the kept rows only: selecting it in the ranking
     subquery would read it for every ranked row (3x slower at 10k)."""
     doc = memory_fts.alias("doc")
-    return candidates(visible_, limit, dialect).add_columns(doc.c.bi).join(doc, doc.c.rowid == m.id)
+    return (
+        candidates(visible_, limit, dialect)
+        .add_columns(doc.c.bi)
+        .join(doc, doc.c.rowid == m.id)
+    )
 
 
 def bm25(where: ColumnElement[bool], limit: int, dialect: str) -> Any:
