@@ -89,7 +89,13 @@ class Settings(BaseModel):
     )
 
     data_dir: Path = Path("data")
-    """Folder for yuji.db, attachments/, backups/, vectors/ and logs/."""
+    """Folder for yuji.db, attachments/ (unless YUJI_ATTACHMENTS_DIR), backups/, vectors/
+    and logs/."""
+    attachments_dir: str = ""
+    """Empty = $YUJI_DATA_DIR/attachments; or one folder for images and stickers that
+    the bot processes sharing one store (each with its own data folder) all use. Share
+    it only with processes on the same store: its rows decide which files retention and
+    forgetting delete. On several hosts it must be shared storage (e.g. NFS)."""
     database_url: str = ""
     """Empty = SQLite at $YUJI_DATA_DIR/yuji.db; or an SQLAlchemy async URL."""
     timezone: str = "Asia/Shanghai"
@@ -396,8 +402,9 @@ class Settings(BaseModel):
         return self.database_url or f"sqlite+aiosqlite:///{self.database_path}"
 
     @property
-    def attachments_dir(self) -> Path:
-        return self.data_dir / "attachments"
+    def attachments_path(self) -> Path:
+        """Where attachment files live: `YUJI_ATTACHMENTS_DIR`, else under the data folder."""
+        return Path(self.attachments_dir) if self.attachments_dir else self.data_dir / "attachments"
 
     @property
     def backups_dir(self) -> Path:

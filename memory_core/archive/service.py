@@ -53,7 +53,7 @@ class ArchiveService:
         self.clock = clock
         self.db = db
         self.repo = ArchiveRepo(db)
-        self.store = AttachmentStore(settings.attachments_dir)
+        self.store = AttachmentStore(settings.attachments_path)
         self.writer = GroupCommitWriter(
             self.repo.insert_many,
             max_batch=settings.archive_flush_max,

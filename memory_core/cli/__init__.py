@@ -21,6 +21,7 @@ from memory_core.settings import configured_values, misspelled_settings
 SUBCOMMANDS: tuple[str, ...] = (
     "backup",
     "restore",
+    "copy-store",
     "stats",
     "embed",
     "consolidate",

@@ -25,7 +25,15 @@ class RichBar:
         self._task: TaskID | None = None
 
     def start(self, total: int, done: int) -> None:
+        # Shown from here on only: a command refused before its work began prints its
+        # one line and nothing else (rich draws even an empty bar on stop).
+        if self._task is None:
+            self._progress.start()
         self._task = self._progress.add_task(self._label, total=total or None, completed=done)
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._progress.stop()
 
     def advance_to(self, done: int) -> None:
         if self._task is not None:
@@ -35,12 +43,16 @@ class RichBar:
 @contextmanager
 def progress_bar(label: str, *, unit_bytes: bool) -> Generator[RichBar]:
     columns = (DownloadColumn(), TransferSpeedColumn()) if unit_bytes else (MofNCompleteColumn(),)
-    with RichProgress(
+    progress = RichProgress(
         "[progress.description]{task.description}",
         BarColumn(),
         *columns,
         TimeRemainingColumn(),
         console=Console(stderr=True),
         transient=False,
-    ) as progress:
-        yield RichBar(progress, label)
+    )
+    bar = RichBar(progress, label)
+    try:
+        yield bar
+    finally:
+        bar.stop()

@@ -58,7 +58,7 @@ def measure(settings: Settings, database_path: Path | None = None) -> Sizes:
     )
     return Sizes(
         database=database,
-        attachments=dir_size(settings.attachments_dir),
+        attachments=dir_size(settings.attachments_path),
         backups=dir_size(settings.backups_dir),
     )
 

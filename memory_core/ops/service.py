@@ -193,7 +193,7 @@ class OpsService:
         """Delete attachment files past retention; their rows stay, marked `cleaned`."""
         report = await clean_attachments(
             self._repo,
-            AttachmentStore(self.settings.attachments_dir),
+            AttachmentStore(self.settings.attachments_path),
             now=self.clock.now(),
             retention_days=self.settings.attachment_retention_days,
         )

@@ -91,7 +91,7 @@ class Forgetting:
         self.memories = memories
         self.repo = RedactionRepo(db)
         self.memory_repo = memory_repo
-        self.store = AttachmentStore(settings.attachments_dir)
+        self.store = AttachmentStore(settings.attachments_path)
         self.on_change = on_change
 
     async def forget_person(

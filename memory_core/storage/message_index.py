@@ -18,6 +18,15 @@ x = experiences.c
 v = message_vectors.c
 _INDEX_ROW = text("INSERT INTO message_fts(rowid, bi) VALUES (:id, :bi)")
 _CHUNK = 500
+_BACKLOG = text(
+    "SELECT e.id, e.scope, e.sender_name, e.text FROM experiences e "
+    "LEFT JOIN consolidation_cursors c ON c.scope = e.scope "
+    "WHERE e.id > COALESCE(c.acked_id, 0) AND e.id > :after AND e.is_bot = :bot "
+    "AND NOT EXISTS (SELECT 1 FROM redactions r WHERE r.experience_id = e.id) "
+    "ORDER BY e.id LIMIT :limit"
+)
+"""The messages the index holds: each chat's unacknowledged ones, but the bot's own and
+redacted ones (migration 0015 indexed the same)."""
 _DROP_RANGE = text(
     "DELETE FROM message_fts WHERE rowid IN "
     "(SELECT id FROM experiences WHERE scope = :scope AND id > :after AND id <= :upto)"
@@ -61,3 +70,20 @@ async def drop_acknowledged(conn: AsyncConnection, scope: str, after: int, upto:
             v.scope == scope, v.experience_id > after, v.experience_id <= upto
         )
     )
+
+
+async def rebuild(conn: AsyncConnection, batch: int = 2000) -> int:
+    """Index again every message the index should hold, from the archive and the
+    watermarks (a store filled by `yuji copy-store`), in the caller's transaction."""
+    await conn.execute(text("DELETE FROM message_fts"))
+    count = after = 0
+    while True:
+        rows = (await conn.execute(_BACKLOG, {"after": after, "bot": False, "limit": batch})).all()
+        if not rows:
+            return count
+        await conn.execute(
+            _INDEX_ROW,
+            [{"id": r.id, "bi": fts.document(r.scope, r.sender_name, r.text)} for r in rows],
+        )
+        count += len(rows)
+        after = rows[-1].id

@@ -569,6 +569,23 @@ alert_log = Table(
 )
 Index("ix_alert_log_at", alert_log.c.at)
 
+# --- copying the store ----------------------------------------------------------------
+
+# Kept by `yuji copy-store` in the store it copies *into*: per table, the last primary
+# key copied and the rows so far, written in the same transaction as those rows, so a
+# killed copy resumes where it stopped and the copy can tell its own rows from anyone
+# else's. Bookkeeping of that target only: never copied itself.
+copy_progress = Table(
+    "copy_progress",
+    metadata,
+    Column("table_name", String(64), primary_key=True),
+    Column("source", Text, nullable=False),
+    Column("last_key", JSONText),
+    Column("copied", Integer, nullable=False),
+    Column("done", Boolean, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
 # Truth tables: backups compare their row counts; gc never deletes from them.
 TRUTH_TABLES = (
     "experiences",

@@ -67,9 +67,9 @@ async def test_same_bytes_from_two_messages_are_stored_once_and_linked_twice(
     sha = hashlib.sha256(PNG).hexdigest()
     assert one[0].attachment.sha256 == sha
     assert (one[0].attachment.status, one[0].attachment.size) == ("stored", len(PNG))
-    path = core.settings.attachments_dir / sha[:2] / sha[2:4] / sha
+    path = core.settings.attachments_path / sha[:2] / sha[2:4] / sha
     assert path.read_bytes() == PNG
-    files = [p for p in core.settings.attachments_dir.rglob("*") if p.is_file()]
+    files = [p for p in core.settings.attachments_path.rglob("*") if p.is_file()]
     assert files == [path]
     stats = await core.archive.stats()
     assert stats.counts.attachments == {"stored": 1}

@@ -28,7 +28,7 @@ async def test_capacity_sentinel_alerts_above_a_small_limit_and_deletes_nothing(
     core = await Yuji.open(settings, clock=clock, alert_sink=sink)
     try:
         await add_experiences(core.db, 200)
-        store = AttachmentStore(settings.attachments_dir)
+        store = AttachmentStore(settings.attachments_path)
         store.put(b"\x89PNG" + b"x" * 20_000)
         await core.ops.backup()
         before = files_under(settings.data_dir)
@@ -80,7 +80,7 @@ def test_limit_and_text() -> None:
 async def test_attachments_past_retention_lose_their_file_and_keep_their_row(
     core: Yuji, clock: FakeClock
 ) -> None:
-    store = AttachmentStore(core.settings.attachments_dir)
+    store = AttachmentStore(core.settings.attachments_path)
     old = store.put(b"old image")
     gone = store.put(b"already deleted by hand")
     store.path_for(gone).unlink()

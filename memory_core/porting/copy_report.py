@@ -1,0 +1,62 @@
+"""What `yuji copy-store` found when it compared the two stores, and its table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Compared:
+    """One line of the comparison: a table's rows, or a checksum, on both sides."""
+
+    name: str
+    source: str
+    target: str
+
+    @property
+    def ok(self) -> bool:
+        return self.source == self.target
+
+
+@dataclass(frozen=True, slots=True)
+class CopyReport:
+    source: str
+    target: str
+    resumed: bool
+    """This run continued an earlier one (`--resume`)."""
+    copied: int
+    """Rows this run wrote (an earlier run's are not counted)."""
+    seconds: float
+    indexed: int
+    """Memories and messages put into the target's full-text indexes."""
+    counts: tuple[Compared, ...]
+    checksums: tuple[Compared, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(line.ok for line in (*self.counts, *self.checksums))
+
+
+def report_lines(report: CopyReport) -> list[str]:
+    """The comparison side by side, then one verdict line."""
+    lines = [f"source: {report.source}", f"target: {report.target}", ""]
+    rows = [(c.name, c.source, c.target, "" if c.ok else "MISMATCH") for c in report.counts]
+    rows += [
+        (c.name, c.source[:16], c.target[:16], "" if c.ok else "MISMATCH") for c in report.checksums
+    ]
+    widths = [max(len(r[i]) for r in [("table", "source", "target", ""), *rows]) for i in range(3)]
+    header = ("table", "source", "target", "")
+    for name, source, target, verdict in (header, *rows):
+        line = f"{name:<{widths[0]}}  {source:>{widths[1]}}  {target:>{widths[2]}}  {verdict}"
+        lines.append(line.rstrip())
+    how = "resumed, " if report.resumed else ""
+    rate = report.copied / report.seconds if report.seconds > 0 else 0.0
+    lines += [
+        "",
+        f"copied {report.copied} rows ({how}{report.seconds:.1f} s, {rate:,.0f} rows/s); "
+        f"{report.indexed} rows indexed for full text",
+        "the copy matches the source"
+        if report.ok
+        else "MISMATCH: the copy differs from the source",
+    ]
+    return lines
