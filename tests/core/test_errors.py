@@ -66,7 +66,7 @@ def test_every_error_class_is_named_by_a_test(name: str) -> None:
 
 async def test_a_broken_constraint_is_a_constraint_violation(core: Yuji) -> None:
     with pytest.raises(
-        errors.ConstraintViolation, match="NOT NULL constraint failed|null value in column"
+        errors.ConstraintViolation, match=r"NOT NULL constraint failed|null value in column"
     ):
         async with core.db.write() as conn:
             await conn.execute(text("INSERT INTO experiences (id) VALUES (NULL)"))
@@ -99,7 +99,7 @@ async def test_a_file_that_is_no_database_is_a_storage_error(tmp_path: Path) -> 
 
 
 async def test_a_bad_statement_is_a_bug_and_stays_untranslated(core: Yuji) -> None:
-    with pytest.raises(Exception, match="no such table|does not exist") as raised:
+    with pytest.raises(Exception, match=r"no such table|does not exist") as raised:
         async with core.db.read() as conn:
             await conn.execute(text("SELECT * FROM no_such_table"))
     assert not isinstance(raised.value, errors.YujiError)

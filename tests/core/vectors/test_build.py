@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from memory_core import Yuji
 from memory_core.vectors.build import sync_index
