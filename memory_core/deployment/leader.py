@@ -36,7 +36,7 @@ Hook = Callable[[], Awaitable[None]]
 
 
 def describe(holder: str) -> str:
-    """"pid 12 on host-a" for a holder written as `<batch owner> #<token>`. Pure."""
+    """ "pid 12 on host-a" for a holder written as `<batch owner> #<token>`. Pure."""
     owner = Owner.parse(holder.split(" #", 1)[0])
     return holder if owner is None else owner.describe()
 

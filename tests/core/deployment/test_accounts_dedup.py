@@ -4,6 +4,7 @@ one process."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -22,17 +23,23 @@ async def _ours(core: Yuji) -> None:
 
 
 def _heard(
-    clock: FakeClock, account: str, fingerprint: str, text: str = "今晚吃火锅", **extra: object
+    clock: FakeClock,
+    account: str,
+    fingerprint: str,
+    text: str = "今晚吃火锅",
+    *,
+    sender: str = "555",
+    shift: float = 0,
+    is_bot: bool = False,
 ) -> NewExperience:
     return NewExperience(
         scope=SCOPE,
         fingerprint=fingerprint,
-        sender_id=str(extra.pop("sender", "555")),
+        sender_id=sender,
         text=text,
-        sent_at=clock.now().replace(microsecond=0)
-        + timedelta(seconds=float(str(extra.pop("shift", 0)))),
+        sent_at=clock.now().replace(microsecond=0) + timedelta(seconds=shift),
         account=account,
-        is_bot=bool(extra.pop("is_bot", False)),
+        is_bot=is_bot,
     )
 
 
@@ -102,16 +109,12 @@ async def test_our_other_account_is_the_bot_and_its_send_is_one_row(
     await _ours(core)
     # A's own send (its clock, sub-second) and B hearing it (the server's second).
     sent = _heard(clock, A, "900001", "我在呢", sender=A, is_bot=True)
-    sent = NewExperience(**{**_fields(sent), "sent_at": clock.now().replace(microsecond=400_000)})
+    sent = replace(sent, sent_at=clock.now().replace(microsecond=400_000))
     await core.archive.append(sent)
     await core.archive.append(_heard(clock, B, "333", "我在呢", sender=A, shift=1))
     # B hearing something A said that A's process never archived: still the bot's.
     await core.archive.append(_heard(clock, B, "334", "另一句", sender=A))
     assert await _rows(core) == [("900001", A, "我在呢", True), ("334", B, "另一句", True)]
-
-
-def _fields(exp: NewExperience) -> dict[str, object]:
-    return {name: getattr(exp, name) for name in exp.__dataclass_fields__}
 
 
 async def test_a_single_account_pays_no_dedup(core: Yuji, clock: FakeClock) -> None:
