@@ -66,7 +66,7 @@ async def _start() -> None:
         jobs_vision,
     ):
         jobs.schedule(core.settings)  # with the console's stored overrides
-    deployment.start(core)  # the leader runs the once-only jobs above
+    await deployment.start(core)  # the leader runs the once-only jobs above
     if settings.console_token:
         logger.info(f"yuji console: http://{driver.config.host}:{driver.config.port}/yuji/")
     logger.info(

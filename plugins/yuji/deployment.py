@@ -44,10 +44,13 @@ async def refresh_accounts() -> None:
         logger.opt(exception=exc).warning("yuji: accounts not refreshed")
 
 
-def start(core: Yuji) -> None:
+async def start(core: Yuji) -> None:
+    """Take part in leadership: the first try now (so a lone process leads before its
+    first job tick), then every few seconds."""
     leader = core.deployment.leader
     leader.on_gain.append(jobs_consolidation.on_gain)
     leader.on_lose.append(jobs_consolidation.on_lose)
+    await leader.step()
     leader.start()
     scheduler.add_job(
         refresh_accounts,
