@@ -46,6 +46,7 @@ from .storage.usage_repo import UsageRepo
 from .vectors.dense import Dense
 from .vectors.embedder import Embedder
 from .vectors.messages import MessageVectors
+from .vectors.place import IndexPlace, place_for
 from .vision.service import VisionService
 
 
@@ -83,6 +84,8 @@ class Yuji:
     message_vectors: MessageVectors | None
     """Vectors of recent chat not consolidated yet (`embed_pending`, run by the bot in
     the background); None when YUJI_VECTOR_MODE=off."""
+    vector_place: IndexPlace
+    """Where the memory vector index lives (a folder, or the database on PostgreSQL)."""
     usage: UsageReport
     """Tokens per job (today, 7 days) and the cache-hit share, from one row per call."""
     porting: Porting
@@ -149,7 +152,12 @@ class Yuji:
         storage_alerts = StorageFullAlerts(alerts)
         db.on_full, db.on_writable = storage_alerts.full, storage_alerts.writable
         ops = OpsService(db, settings, clock, alerts)
-        vectors = Dense(settings, embedder=embedder) if settings.vector_mode != "off" else None
+        vector_place = place_for(db, settings.vectors_dir, clock)
+        vectors = (
+            Dense(settings, embedder=embedder, place=vector_place)
+            if settings.vector_mode != "off"
+            else None
+        )
         memory_repo = MemoryRepo(db)
         message_vectors = MessageVectors(db, vectors) if vectors is not None else None
         recall = Recall(
@@ -276,6 +284,7 @@ class Yuji:
             chat_commands=chat_commands,
             vectors=vectors,
             message_vectors=message_vectors,
+            vector_place=vector_place,
             usage=usage,
             porting=porting,
             console=console,

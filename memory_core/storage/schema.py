@@ -506,6 +506,32 @@ message_vectors = Table(
     Column("model", String(200), nullable=False),
     Column("vector", LargeBinary, nullable=False),
 )
+# The memory vector index, on PostgreSQL (SQLite keeps it in a file beside the
+# database, vectors/store.py): one row per memory and model, the float32 vector as
+# bytes, and per model the build that wrote them, so every process of a deployment
+# reads one index and reloads it when `generation` moves.
+memory_vectors = Table(
+    "memory_vectors",
+    metadata,
+    Column("model", String(200), primary_key=True),
+    Column("memory_id", Integer, primary_key=True),
+    Column("version", Integer, nullable=False),
+    Column("scope", String(64), nullable=False),
+    Column("subject", Text, nullable=False),
+    Column("text_sha", String(64), nullable=False),
+    Column("vector", LargeBinary, nullable=False),
+)
+
+vector_builds = Table(
+    "vector_builds",
+    metadata,
+    Column("model", String(200), primary_key=True),
+    Column("generation", Integer, nullable=False),
+    Column("fingerprint", Text, nullable=False),
+    Column("dim", Integer, nullable=False),
+    Column("built_at", UTCDateTime, nullable=False),
+)
+
 Index(
     "ix_message_vectors_scope_experience_id",
     message_vectors.c.scope,

@@ -43,7 +43,7 @@ async def refresh(core: Yuji) -> bool:
     """One tick; True when an embed process ran and succeeded."""
     if core.vectors is None:
         return False
-    if not await needs_embedding(core.memory_repo, core.settings, core.vectors.embedder):
+    if not await needs_embedding(core.memory_repo, core.vector_place, core.vectors.embedder):
         return False
     run = await run_embed_process(core.settings)
     if run.returncode != 0:
