@@ -20,6 +20,7 @@ from .clock import Clock, SystemClock
 from .console.service import ConsoleService
 from .console.tunables import Origin
 from .consolidation.service import ConsolidationService
+from .deployment.service import Deployment
 from .llm.base import LLMClient
 from .llm.models import Models, open_models
 from .llm.usage import UsageReport
@@ -95,6 +96,9 @@ class Yuji:
     """Describes new images once per hash (`run_once`) and shows them (`texts`)."""
     models: Models
     """Each job's model (chat, consolidation, nightly, vision), metered; None = unset."""
+    deployment: Deployment
+    """This process among those sharing the store: leadership (the bot starts it; the
+    CLI never leads), the deployment's accounts, wake claims."""
 
     @classmethod
     async def open(
@@ -222,6 +226,7 @@ class Yuji:
                 usage.status_lines,
             ),
         )
+        deployment = Deployment(db, clock, alerts)
         chat = ChatService(
             settings=live,
             clock=clock,
@@ -233,6 +238,7 @@ class Yuji:
             llm=models.chat,
             blocks=nightly,
             describe=images.texts,
+            deployment=deployment,
         )
         chat_commands = ChatCommands(
             settings=live,
@@ -284,6 +290,7 @@ class Yuji:
             console=console,
             models=models,
             vision=images,
+            deployment=deployment,
         )
         try:
             await console.load_overrides()
@@ -299,6 +306,7 @@ class Yuji:
 
     async def close(self) -> None:
         await self.consolidation.aclose()
+        await self.deployment.aclose()
         await self.models.aclose()
         await self.archive.close()
         await self.alerts.aclose()

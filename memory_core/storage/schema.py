@@ -77,6 +77,7 @@ experiences = Table(
     Column("sent_at", UTCDateTime, nullable=False),
     Column("received_at", UTCDateTime, nullable=False),
     Column("source", String(16), nullable=False),
+    Column("account", String(64)),
     UniqueConstraint("scope", "fingerprint"),
     CheckConstraint(_in("source", SOURCES), name="source"),
     sqlite_autoincrement=True,
@@ -610,6 +611,38 @@ copy_progress = Table(
     Column("copied", Integer, nullable=False),
     Column("done", Boolean, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+)
+
+# --- several processes on one store (docs/design.md#several-processes) -----------------
+
+# Every QQ account a bot process of this store connected: a message one of them sent
+# is the bot's own whichever account heard it.
+bot_accounts = Table(
+    "bot_accounts",
+    metadata,
+    Column("account", String(64), primary_key=True),
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("last_seen", UTCDateTime, nullable=False),
+)
+
+# A nickname wake two accounts heard: the process whose insert lands answers it.
+wake_claims = Table(
+    "wake_claims",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("account", String(64), nullable=False),
+    Column("claimed_at", UTCDateTime, nullable=False),
+)
+Index("ix_wake_claims_claimed_at", wake_claims.c.claimed_at)
+
+# The process that last took the leader's lock (one row per role).
+leadership = Table(
+    "leadership",
+    metadata,
+    Column("role", String(32), primary_key=True),
+    Column("holder", Text, nullable=False),
+    Column("since", UTCDateTime, nullable=False),
 )
 
 # Truth tables: backups compare their row counts; gc never deletes from them.

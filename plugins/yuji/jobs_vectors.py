@@ -33,7 +33,7 @@ ALERT_KEY = "vectors-embed"
 
 
 async def refresh_vectors() -> None:
-    core = runtime.started()
+    core = runtime.leading()
     if core is None:
         return
     await refresh(core)
@@ -57,7 +57,7 @@ async def refresh(core: Yuji) -> bool:
 
 
 async def embed_messages() -> None:
-    core = runtime.started()
+    core = runtime.leading()
     if core is None or core.message_vectors is None:
         return
     try:
