@@ -29,11 +29,11 @@ from memory_core.storage.schema import (
     memory_evidence,
     memory_vectors,
     message_vectors,
-    vector_builds,
     nightly_runs,
     nightly_scopes,
     nightly_settled,
     redactions,
+    vector_builds,
 )
 
 GROUP = "group:900001"
