@@ -46,7 +46,9 @@ def pg_ranked(index: Index, limit: str, where: str = "") -> TextualSelect:
 
 def pg_ranked_sql(index: Index, limit: str, where: str = "") -> str:
     """`pg_ranked`'s statement, as text to wrap. It reads the postings of the
-    question's tokens only (`where` may name `p.rowid`)."""
+    question's tokens only: the condition on `p.term` itself lets the planner read
+    one index range per token (through the join alone it hashes every posting of the
+    index); `where` may name `p.rowid`."""
     tf = "p.tf"
     return f"""WITH s AS (
     SELECT docs::float8 AS n, greatest(tokens::float8 / greatest(docs, 1), 1e-9) AS avgdl
@@ -57,6 +59,6 @@ def pg_ranked_sql(index: Index, limit: str, where: str = "") -> str:
 )
 SELECT p.rowid AS rid,
     -sum(w.idf * {tf} * {K1 + 1} / ({tf} + {K1} * ({1 - B} + {B} * p.length / s.avgdl))) AS rank
-FROM w JOIN {index}_postings AS p ON p.term = w.term CROSS JOIN s
-WHERE true{where}
+FROM {index}_postings AS p JOIN w ON w.term = p.term CROSS JOIN s
+WHERE p.term = ANY(CAST(:terms AS text[])){where}
 GROUP BY p.rowid ORDER BY rank, rid LIMIT {limit}"""
