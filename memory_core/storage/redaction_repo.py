@@ -199,8 +199,9 @@ class RedactionRepo(Repository):
                     for i in ids
                 ],
             )
-            # Freed space is zeroed, so the old text does not linger in the file.
-            await conn.exec_driver_sql("PRAGMA secure_delete = ON")
+            sqlite = conn.dialect.name == "sqlite"
+            if sqlite:  # freed space is zeroed, so the old text does not linger in the file
+                await conn.exec_driver_sql("PRAGMA secure_delete = ON")
             await conn.execute(
                 update(experiences)
                 .where(x.id.in_(ids))
@@ -214,17 +215,25 @@ class RedactionRepo(Repository):
                 .where(injections.c.trigger_experience_id.in_(ids))
                 .values(query=TOMBSTONE)
             )
-            await conn.exec_driver_sql("PRAGMA secure_delete = OFF")
+            if sqlite:
+                await conn.exec_driver_sql("PRAGMA secure_delete = OFF")
         return len(ids)
 
     # Whole-file work: neither runs inside a transaction, so neither takes `conn`.
 
     async def purge_log(self) -> None:
-        """Fold the write-ahead log into the file and truncate it (it held the old pages)."""
-        if self.db.is_sqlite:
-            with translating():
-                async with self.db.engine.connect() as conn:
+        """Fold the write-ahead log into the file and truncate it (it held the old pages).
+
+        PostgreSQL keeps an updated row's old version until VACUUM removes it: the
+        tables a redaction rewrites are vacuumed (their space is then free for reuse,
+        not zeroed; the server's WAL ages out on its own schedule)."""
+        with translating():
+            async with self.db.engine.connect() as conn:
+                if self.db.is_sqlite:
                     await conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+                elif self.db.is_postgres:
+                    auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
+                    await auto.exec_driver_sql(f"VACUUM {', '.join(REWRITTEN)}")
 
     async def vacuum(self) -> None:
         """Rewrite the whole file (a backup copy): no free page keeps old text. Another
@@ -332,6 +341,9 @@ class RedactionRepo(Repository):
             )
         return result.rowcount == 1
 
+
+REWRITTEN = ("experiences", "injections", "fragments", "cards", "message_fts", "memory_fts")
+"""The tables whose rows a forget request rewrites or removes."""
 
 _NAMES = {
     "sqlite": """(SELECT json_group_array(value) FROM (

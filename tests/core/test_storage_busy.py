@@ -21,12 +21,12 @@ from memory_core.errors import StorageBusy
 from memory_core.storage.engine import Database
 from memory_core.storage.redaction_repo import RedactionRepo
 
+pytestmark = pytest.mark.sqlite_only("SQLite's file locks and busy timeout")
+
 BUSY_WRITER = """
 import asyncio, sys, time
 from pathlib import Path
 from memory_core.storage.engine import Database
-
-pytestmark = pytest.mark.sqlite_only("SQLite's file locks and busy timeout")
 
 async def main(path: str) -> None:
     db = Database(f"sqlite+aiosqlite:///{path}")
