@@ -48,7 +48,7 @@ async def create_pg_backup(
     """Dump `url`'s database into `folder` and check the dump. Never raises for a
     failed check or a failed dump: the returned manifest says what went wrong."""
     started = time.monotonic()
-    folder.mkdir(parents=True, exist_ok=True)
+    await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
     name = free_name(folder, backup_name(created_at))
     target = folder / f"{name}{DUMP_SUFFIX}"
     partial = folder / f"{name}{DUMP_SUFFIX}.partial"
@@ -114,7 +114,9 @@ async def verify_dump(
     checks: list[Check] = []
     if sha256 is not None:
         actual = await asyncio.to_thread(sha256_file, path)
-        detail = actual if actual == sha256 else f"mismatch: file {actual}, manifest {sha256 or '-'}"
+        detail = (
+            actual if actual == sha256 else f"mismatch: file {actual}, manifest {sha256 or '-'}"
+        )
         checks.append(Check("sha256", actual == sha256, detail))
     try:
         entries = await asyncio.to_thread(pg_dump.list_entries, tools, path)
@@ -142,7 +144,9 @@ async def verify_dump(
         checks.append(Check("drill", False, "restored, but no schema revision"))
     else:
         checks.append(
-            Check("drill", True, f"restored into a scratch database at revision {revision}, {total}")
+            Check(
+                "drill", True, f"restored into a scratch database at revision {revision}, {total}"
+            )
         )
     return checks, counts, revision
 
@@ -152,8 +156,8 @@ async def verify_pg_backup(
 ) -> tuple[list[Check], BackupManifest | None]:
     """A dump checked again, against its manifest when there is one (backup.verify_backup's
     twin)."""
-    manifest = read_manifest(path)
-    if not path.is_file():
+    manifest = await asyncio.to_thread(read_manifest, path)
+    if not await asyncio.to_thread(path.is_file):
         return [Check("file", False, f"no backup file at {path}")], manifest
     if manifest is None:
         checks, _, _ = await verify_dump(path, url, tools, sha256=None)

@@ -74,7 +74,9 @@ def tool_version(path: Path) -> int:
         raise ConfigError(f"cannot run {path} --version: {exc}") from None
     match = _VERSION.search(done.stdout)
     if match is None:
-        raise ConfigError(f"{path} --version said {done.stdout.strip()!r}, not a PostgreSQL version")
+        raise ConfigError(
+            f"{path} --version said {done.stdout.strip()!r}, not a PostgreSQL version"
+        )
     return int(match.group(1)) * 10000 + int(match.group(2) or 0)
 
 
@@ -128,7 +130,9 @@ def restore(tools: Tools, source: Path, url: str) -> None:
 
 def list_entries(tools: Tools, source: Path) -> int:
     """How many entries the dump's table of contents holds (it reads, or raises)."""
-    done = _run([str(tools.pg_restore), "--list", str(source)], dict(os.environ), "pg_restore --list")
+    done = _run(
+        [str(tools.pg_restore), "--list", str(source)], dict(os.environ), "pg_restore --list"
+    )
     return sum(1 for line in done.splitlines() if line and not line.startswith(";"))
 
 

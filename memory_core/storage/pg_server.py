@@ -36,7 +36,7 @@ class ServerInfo:
 
 
 def label(url: str) -> str:
-    """"host/database" for messages: the socket folder or host name, never a password."""
+    """ "host/database" for messages: the socket folder or host name, never a password."""
     parsed = make_url(url)
     host = parsed.host or str(parsed.query.get("host") or "localhost")
     port = f":{parsed.port}" if parsed.port else ""
@@ -62,7 +62,9 @@ async def connected(url: str, *, autocommit: bool = False) -> AsyncGenerator[Asy
         try:
             conn = await engine.connect()
         except (DBAPIError, OSError) as exc:
-            raise StorageError(f"cannot connect to PostgreSQL at {label(url)}: {_words(exc)}") from None
+            raise StorageError(
+                f"cannot connect to PostgreSQL at {label(url)}: {_words(exc)}"
+            ) from None
         try:
             yield conn
         finally:
@@ -114,7 +116,9 @@ async def check_can_run(conn: AsyncConnection, url: str) -> ServerInfo:
 
 
 async def database_size(conn: AsyncConnection) -> int:
-    return int((await conn.execute(text("SELECT pg_database_size(current_database())"))).scalar_one())
+    return int(
+        (await conn.execute(text("SELECT pg_database_size(current_database())"))).scalar_one()
+    )
 
 
 async def count_rows(conn: AsyncConnection, tables: Sequence[str]) -> dict[str, int]:
@@ -179,7 +183,9 @@ async def drop_database(url: str, name: str) -> None:
         try:
             await conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         except DBAPIError as exc:
-            raise StorageError(f"cannot drop database {name} on {label(url)}: {_words(exc)}") from None
+            raise StorageError(
+                f"cannot drop database {name} on {label(url)}: {_words(exc)}"
+            ) from None
 
 
 @asynccontextmanager

@@ -47,7 +47,13 @@ async def test_backup_dumps_counts_drills_and_drops_its_scratch_database(
         manifest = await core.ops.backup(reason="test")
         assert manifest.ok, manifest.failed_checks
         assert manifest.file.endswith(".dump")
-        assert [c.name for c in manifest.checks] == ["snapshot", "sha256", "integrity", "counts", "drill"]
+        assert [c.name for c in manifest.checks] == [
+            "snapshot",
+            "sha256",
+            "integrity",
+            "counts",
+            "drill",
+        ]
         assert manifest.live_counts["experiences"] == 40
         assert manifest.backup_counts == manifest.live_counts
         assert manifest.schema_revision
@@ -58,7 +64,8 @@ async def test_backup_dumps_counts_drills_and_drops_its_scratch_database(
         assert await _databases(core.db.url, "yuji_drill_") == []
 
         status = await core.ops.status()
-        assert status.last_backup is not None and status.last_backup.ok
+        assert status.last_backup is not None
+        assert status.last_backup.ok
         assert status.sizes.database > 0  # pg_database_size
         assert status.sizes.backups >= manifest.size_bytes
 
@@ -90,9 +97,7 @@ async def test_a_changed_dump_fails_verification(settings: Settings, clock: Fake
     assert await _databases(settings.sqlalchemy_url, "yuji_drill_") == []
 
 
-async def test_restore_into_an_empty_database_only(
-    settings: Settings, clock: FakeClock
-) -> None:
+async def test_restore_into_an_empty_database_only(settings: Settings, clock: FakeClock) -> None:
     core = await Yuji.open(settings, clock=clock, alert_sink=RecordingAlertSink())
     url = core.db.url
     try:
@@ -157,14 +162,19 @@ async def test_retention_mirror_and_schedule_as_on_sqlite(
     core = await Yuji.open(settings, clock=clock, alert_sink=RecordingAlertSink())
     try:
         first = await core.ops.backup_if_due()
-        assert first is not None and first.ok and first.reason == "scheduled"
+        assert first is not None
+        assert first.ok
+        assert first.reason == "scheduled"
         assert await core.ops.backup_if_due() is None  # not due yet
         for _ in range(2):
             clock.advance(timedelta(seconds=settings.backup_interval_s))
             made = await core.ops.backup_if_due()
-            assert made is not None and made.ok and made.mirrored_to == settings.backup_mirror
+            assert made is not None
+            assert made.ok
+            assert made.mirrored_to == settings.backup_mirror
         kept = sorted(p.name for p in settings.backups_dir.glob("*.dump"))
-        assert len(kept) == 2 and first.file not in kept
+        assert len(kept) == 2
+        assert first.file not in kept
         assert sorted(p.name for p in (tmp_path / "mirror").glob("*.dump")) == kept
     finally:
         await core.close()
@@ -182,14 +192,17 @@ def test_the_commands(
     monkeypatch.setenv("YUJI_VECTOR_MODE", "off")
     assert main(["backup", "--json"]) == 0
     made = json.loads(capsys.readouterr().out)
-    assert made["ok"] and made["file"].endswith(".dump")
+    assert made["ok"]
+    assert made["file"].endswith(".dump")
     assert main(["backup", "--verify", "latest"]) == 0
     assert "verified" in capsys.readouterr().out
 
     # The live database is not empty: one line, exit 2.
     assert main(["restore", "latest", "--to", settings.sqlalchemy_url]) == 2
     out = capsys.readouterr().out
-    assert out.startswith("refused: ") and "not empty" in out and out.count("\n") == 1
+    assert out.startswith("refused: ")
+    assert "not empty" in out
+    assert out.count("\n") == 1
     # A dump never goes to a file.
     assert main(["restore", "latest", "--to", str(settings.data_dir / "x.db")]) == 2
     assert "restores into a PostgreSQL URL" in capsys.readouterr().out
