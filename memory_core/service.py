@@ -26,6 +26,8 @@ from .llm.usage import UsageReport
 from .memories.service import Memories
 from .nightly.service import NightlyService
 from .ops.alerts import AlertGate, AlertSink
+from .ops.backend import Backend
+from .ops.backend import describe as describe_backend
 from .ops.capacity import StorageFullAlerts
 from .ops.service import OpsService
 from .ops.telegram import make_alert_sink
@@ -202,6 +204,13 @@ class Yuji:
             after_cards=porting.forgetting.scrub_cards,
         )
         chat_state = ChatRepo(db)
+
+        async def backend() -> Backend:
+            return await describe_backend(db, vectors.vector_store if vectors else None)
+
+        async def backend_lines() -> Mapping[str, str]:
+            return (await backend()).lines()
+
         usage = UsageReport(usage_repo, clock, ZoneInfo(settings.timezone))
         chat_status = ChatStatusSource(
             consolidation,
@@ -210,7 +219,7 @@ class Yuji:
                 consolidation.status_lines,
                 nightly.status_lines,
                 ops.status_lines,
-                vector_mode_line(settings),
+                vector_mode_line(settings, backend_lines),
                 usage.status_lines,
             ),
         )
@@ -250,6 +259,7 @@ class Yuji:
             alerts=alerts,
             chat_state=chat_state,
             origins=dict(origins or {}),
+            backend=backend,
         )
         core = cls(
             live=live,
@@ -287,6 +297,11 @@ class Yuji:
     def settings(self) -> Settings:
         """The settings in effect now: a console change shows here at once."""
         return self.live.current
+
+    async def backend(self) -> Backend:
+        """Which database and which vector store this core runs on."""
+        vectors = self.vectors
+        return await describe_backend(self.db, vectors.vector_store if vectors else None)
 
     async def close(self) -> None:
         await self.consolidation.aclose()
