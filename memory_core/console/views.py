@@ -7,8 +7,8 @@ from datetime import datetime
 from typing import Literal
 
 from memory_core.nightly.types import LastRun
-from memory_core.ops.backend import Backend
 from memory_core.ops.alerts import AlertRecord
+from memory_core.ops.backend import Backend
 from memory_core.ops.status import OpsStatus
 from memory_core.storage.archive_repo import LinkedAttachment
 from memory_core.storage.chat_repo import Injection

@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-
 from sqlalchemy.engine import make_url
 
 from memory_core import Settings, Yuji
