@@ -37,7 +37,7 @@ from .recall.judge import Judge
 from .recall.quotes import RecentSource
 from .recall.relevance import RelevanceModel
 from .settings import LiveSettings, Settings
-from .storage import migrate
+from .storage import migrate, pg_server
 from .storage.alert_repo import AlertRepo
 from .storage.chat_repo import ChatRepo
 from .storage.engine import Database
@@ -119,6 +119,8 @@ class Yuji:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         db = Database(settings.sqlalchemy_url, busy_timeout_s=settings.db_busy_timeout_s)
         try:
+            if db.is_postgres:  # a clear line, not a migration's traceback half-way
+                await pg_server.preflight(db.url, migrate.head_revision())
             await migrate.upgrade(db)
         except BaseException:  # busy, full, a bad file: close what was opened
             await db.dispose()

@@ -85,14 +85,17 @@ async def server_info(conn: AsyncConnection) -> ServerInfo:
     return ServerInfo(version_num=int(row[0]), version=str(row[1]).split(" ")[0])
 
 
-async def check_can_run(conn: AsyncConnection, url: str) -> ServerInfo:
-    """Refuse, in one line, a server too old for yuji or a role that cannot build its
-    schema (before a migration half-runs and fails on its first CREATE)."""
+async def check_can_run(conn: AsyncConnection, url: str, head: str | None) -> ServerInfo:
+    """Refuse, in one line, a server too old for yuji or, when the schema is not at
+    `head` yet, a role that cannot build it (before a migration half-runs and fails
+    on its first CREATE). A store already at head runs with a role that only reads
+    and writes rows."""
     info = await server_info(conn)
-    if info.version_num < MIN_SERVER_VERSION:
-        raise ConfigError(
-            f"PostgreSQL {info.version} at {label(url)} is too old: yuji needs 14 or newer"
-        )
+    old = too_old(info, url)
+    if old is not None:
+        raise ConfigError(old)
+    if head is not None and await schema_revision(conn) == head:
+        return info
     row = (
         await conn.execute(
             text(
@@ -113,6 +116,21 @@ async def check_can_run(conn: AsyncConnection, url: str) -> ServerInfo:
             f"GRANT CREATE ON SCHEMA {schema} TO {user} (or make the role own the database)"
         )
     return info
+
+
+def too_old(info: ServerInfo, url: str) -> str | None:
+    """Pure: the line refusing a server older than yuji supports, or None."""
+    if info.version_num >= MIN_SERVER_VERSION:
+        return None
+    return f"PostgreSQL {info.version} at {label(url)} is too old: yuji needs 14 or newer"
+
+
+async def preflight(url: str, head: str | None) -> ServerInfo:
+    """Before any migration: the server answers, is 14 or newer, and the role may
+    build the schema. Each failure is one line (`StorageError`: unreachable;
+    `ConfigError`: too old, no privilege)."""
+    async with connected(url) as conn:
+        return await check_can_run(conn, url, head)
 
 
 async def database_size(conn: AsyncConnection) -> int:
