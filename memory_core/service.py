@@ -20,6 +20,7 @@ from .clock import Clock, SystemClock
 from .console.service import ConsoleService
 from .console.tunables import Origin
 from .consolidation.service import ConsolidationService
+from .deployment.service import Deployment
 from .llm.base import LLMClient
 from .llm.models import Models, open_models
 from .llm.usage import UsageReport
@@ -47,6 +48,7 @@ from .storage.usage_repo import UsageRepo
 from .vectors.dense import Dense
 from .vectors.embedder import Embedder
 from .vectors.messages import MessageVectors
+from .vectors.place import IndexPlace, place_for
 from .vision.service import VisionService
 
 
@@ -84,6 +86,8 @@ class Yuji:
     message_vectors: MessageVectors | None
     """Vectors of recent chat not consolidated yet (`embed_pending`, run by the bot in
     the background); None when YUJI_VECTOR_MODE=off."""
+    vector_place: IndexPlace
+    """Where the memory vector index lives (a folder, or the database on PostgreSQL)."""
     usage: UsageReport
     """Tokens per job (today, 7 days) and the cache-hit share, from one row per call."""
     porting: Porting
@@ -94,6 +98,9 @@ class Yuji:
     """Describes new images once per hash (`run_once`) and shows them (`texts`)."""
     models: Models
     """Each job's model (chat, consolidation, nightly, vision), metered; None = unset."""
+    deployment: Deployment
+    """This process among those sharing the store: leadership (the bot starts it; the
+    CLI never leads), the deployment's accounts, wake claims."""
 
     @classmethod
     async def open(
@@ -149,7 +156,12 @@ class Yuji:
         storage_alerts = StorageFullAlerts(alerts)
         db.on_full, db.on_writable = storage_alerts.full, storage_alerts.writable
         ops = OpsService(db, settings, clock, alerts)
-        vectors = Dense(settings, embedder=embedder) if settings.vector_mode != "off" else None
+        vector_place = place_for(db, settings.vectors_dir, clock)
+        vectors = (
+            Dense(settings, embedder=embedder, place=vector_place)
+            if settings.vector_mode != "off"
+            else None
+        )
         memory_repo = MemoryRepo(db)
         message_vectors = MessageVectors(db, vectors) if vectors is not None else None
         recall = Recall(
@@ -225,6 +237,7 @@ class Yuji:
                 usage.status_lines,
             ),
         )
+        deployment = Deployment(db, clock, alerts)
         chat = ChatService(
             settings=live,
             clock=clock,
@@ -236,6 +249,7 @@ class Yuji:
             llm=models.chat,
             blocks=nightly,
             describe=images.texts,
+            deployment=deployment,
         )
         chat_commands = ChatCommands(
             settings=live,
@@ -282,11 +296,13 @@ class Yuji:
             chat_commands=chat_commands,
             vectors=vectors,
             message_vectors=message_vectors,
+            vector_place=vector_place,
             usage=usage,
             porting=porting,
             console=console,
             models=models,
             vision=images,
+            deployment=deployment,
         )
         try:
             await console.load_overrides()
@@ -307,6 +323,7 @@ class Yuji:
 
     async def close(self) -> None:
         await self.consolidation.aclose()
+        await self.deployment.aclose()
         await self.models.aclose()
         await self.archive.close()
         await self.alerts.aclose()

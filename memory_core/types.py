@@ -67,6 +67,9 @@ class NewExperience:
     reply_to: str | None = None
     source: Source = "realtime"
     attachments: tuple[AttachmentRef, ...] = ()
+    account: str | None = None
+    """The bot's QQ account that heard (or sent) it; None for imports. Two accounts
+    of one deployment hearing one message archive it once (storage/archive_dedup.py)."""
 
 
 @dataclass(frozen=True, slots=True)

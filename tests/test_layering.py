@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "chat",
                 "console",
                 "consolidation",
+                "deployment",
                 "llm",
                 "memories",
                 "nightly",

@@ -103,3 +103,17 @@ class ContextPort(Protocol):
 
 ImageTexts = Callable[[_Sequence[Experience]], Awaitable[dict[int, str]]]
 """experience id -> text with `[图片：描述]` (`core.vision.texts`), for those with any."""
+
+
+class DeploymentPort(Protocol):
+    """The other bot processes on this store (`memory_core/deployment/`)."""
+
+    async def is_ours(self, sender_id: str) -> bool:
+        """The sender is one of the deployment's accounts (never answered)."""
+        ...
+
+    async def claim(
+        self, scope: str, sender_id: str, sent_at: datetime, text: str, account: str
+    ) -> bool:
+        """True when this process answers a wake several accounts heard."""
+        ...

@@ -43,7 +43,15 @@ from .context import ContextView, gather_context
 from .guard import OutOfCharacterGuard
 from .memory_tool import MemoryTool
 from .persona import load_persona
-from .ports import ArchivePort, BlocksPort, ContextPort, ImageTexts, MemoriesPort, RecallPort
+from .ports import (
+    ArchivePort,
+    BlocksPort,
+    ContextPort,
+    DeploymentPort,
+    ImageTexts,
+    MemoriesPort,
+    RecallPort,
+)
 from .split import split_reply
 from .wake import WakeReason, WakeSignals, decide_wake, wake_reason
 
@@ -56,7 +64,9 @@ DEADLINE_GRACE_S = 5.0
 """Extra seconds over the LLM timeout before the chat path gives up on a call itself."""
 
 Send = Callable[[str], Awaitable[str | None]]
-OutcomeKind = Literal["silent", "muted", "no_model", "reply", "fallback", "failure"]
+OutcomeKind = Literal[
+    "silent", "muted", "no_model", "reply", "fallback", "failure", "answered_elsewhere"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +114,7 @@ class ChatService:
         llm: LLMClient | None,
         blocks: BlocksPort | None = None,
         describe: ImageTexts | None = None,
+        deployment: DeploymentPort | None = None,
     ) -> None:
         self.live = settings
         self.clock = clock
@@ -115,6 +126,7 @@ class ChatService:
         self.llm = llm
         self.blocks = blocks
         self.describe = describe
+        self.deployment = deployment
         self.guard = OutOfCharacterGuard(self.settings.ooc_patterns)
         self.persona = load_persona(self.settings.persona_file)
         self.deadline_grace_s = DEADLINE_GRACE_S
@@ -149,12 +161,21 @@ class ChatService:
         )
         if wake_reason(signals, self.settings.nicknames) is None:
             return ReplyOutcome(kind="silent")  # most messages: no read of the chat's state
+        deployment = self.deployment
+        if deployment is not None and await deployment.is_ours(incoming.sender_id):
+            return ReplyOutcome(kind="silent")  # another of our accounts: bots never chat
         state = await self.repo.state(incoming.scope)
         decision = decide_wake(
             signals, nicknames=self.settings.nicknames, muted_until=state.muted_until, now=now
         )
         if decision.muted:
             return ReplyOutcome(kind="muted", reason=decision.reason)
+        if (
+            deployment is not None
+            and decision.reason == "nickname"
+            and not await self._answers_nickname(deployment, incoming)
+        ):
+            return ReplyOutcome(kind="answered_elsewhere", reason=decision.reason)
         await self.repo.touch(incoming.scope, now, wake_at=now)
         if self.llm is None:
             if not self._warned_no_model:
@@ -162,6 +183,19 @@ class ChatService:
                 self._warned_no_model = True
             return ReplyOutcome(kind="no_model", reason=decision.reason)
         return await self._reply(incoming, decision.reason, self.llm, send, now)
+
+    @staticmethod
+    async def _answers_nickname(deployment: DeploymentPort, incoming: Incoming) -> bool:
+        """A nickname wake several of our accounts may have heard: an account it @s
+        answers it (as its @-wake); else the process whose claim lands first."""
+        if incoming.is_private:
+            return True
+        for mentioned in incoming.mentioned_ids:
+            if mentioned != incoming.self_id and await deployment.is_ours(mentioned):
+                return False
+        return await deployment.claim(
+            incoming.scope, incoming.sender_id, incoming.sent_at, incoming.text, incoming.self_id
+        )
 
     async def backfill(
         self, group_id: int, *, call_api: CallApi, parse: ParseMessage, limit: int | None = None

@@ -19,7 +19,8 @@ from memory_core.vectors.factory import embedder_from_settings
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "embed", help="compute missing or stale memory vectors into data/vectors/"
+        "embed",
+        help="compute missing or stale memory vectors (data/vectors/, or the database on PostgreSQL)",
     )
     parser.add_argument("--rebuild", action="store_true", help="re-embed everything")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -31,7 +32,7 @@ async def run(args: argparse.Namespace) -> int:
     embedder = embedder_from_settings(settings)
     async with opened_core(settings) as core:
         report = await sync_index(
-            core.memory_repo, embedder, settings.vectors_dir, rebuild=args.rebuild
+            core.memory_repo, embedder, core.vector_place, rebuild=args.rebuild
         )
     print(json.dumps(report.as_dict(), ensure_ascii=False) if args.json else render(report))
     return 0

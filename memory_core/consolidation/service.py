@@ -181,6 +181,11 @@ class ConsolidationService:
     async def aclose(self) -> None:
         """Stop the scheduler; batches in flight fail and are delivered again later."""
         self._closed = True
+        await self.stop()
+
+    async def stop(self) -> None:
+        """Stop the scheduler and its batches (this process no longer leads); they are
+        delivered again by whoever runs next, and `start` may run it here again."""
         loop, self._loop = self._loop, None
         if loop is not None:
             loop.cancel()

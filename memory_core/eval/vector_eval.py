@@ -29,13 +29,13 @@ def dense_of(core: Yuji) -> Dense:
     """The core's dense retrieval, or one made for this run when the mode is off."""
     if isinstance(core.vectors, Dense):
         return core.vectors
-    return Dense(core.settings.with_changes(vector_mode="shadow"))
+    return Dense(core.settings.with_changes(vector_mode="shadow"), place=core.vector_place)
 
 
 async def prepare(core: Yuji) -> Dense:
     """Embed the freshly loaded memories (what `yuji embed` would do)."""
     dense = dense_of(core)
-    await sync_index(core.memory_repo, dense.embedder, core.settings.vectors_dir)
+    await sync_index(core.memory_repo, dense.embedder, core.vector_place)
     return dense
 
 

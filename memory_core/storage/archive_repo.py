@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from memory_core.types import Experience, NewExperience, Source
 
 from . import message_index
+from .archive_dedup import heard_once
 from .repository import Repository, upsert
 from .schema import attachments, experience_attachments, experiences
 
@@ -301,10 +302,13 @@ async def _insert_many(
         if key not in unique:
             unique.add(key)
             rows.append(_row(exp, at))
+    # A message two of the deployment's accounts heard is one row (archive_dedup.py).
+    rows, known, alias = await heard_once(conn, rows)
     # The single writer holds the write lock (BEGIN IMMEDIATE), so every row above
     # `before` is one this statement inserted: a range scan, not an IN list.
     before = int(await conn.scalar(select(func.max(experiences.c.id))) or 0)
-    await conn.execute(_insert_ignoring_duplicates(conn.dialect.name), rows)
+    if rows:
+        await conn.execute(_insert_ignoring_duplicates(conn.dialect.name), rows)
     e = experiences.c
     inserted = (
         await conn.execute(
@@ -322,14 +326,18 @@ async def _insert_many(
             for r in inserted
         ),
     )
-    created = {key for key in ids if key in unique}
-    missing = [key for key in unique if key not in ids]
+    created = set(ids)
+    missing = [k for k in ((r["scope"], r["fingerprint"]) for r in rows) if k not in ids]
     if missing:  # duplicates of rows archived earlier (a replay, a backfill)
         ids.update(await _ids_of(conn, missing))
     results: list[Appended] = []
     for key in keys:
-        results.append(Appended(ids[key], key in created))
-        created.discard(key)  # a repeat inside the batch is not "created" again
+        if key in known:
+            results.append(Appended(known[key], False))
+            continue
+        stored = alias.get(key, key)
+        results.append(Appended(ids[stored], stored in created))
+        created.discard(stored)  # a repeat inside the batch is not "created" again
     return results
 
 
@@ -374,6 +382,7 @@ def _row(exp: NewExperience, received_at: datetime) -> dict[str, Any]:
         "sent_at": exp.sent_at,
         "received_at": received_at,
         "source": exp.source,
+        "account": exp.account,
     }
 
 

@@ -43,7 +43,7 @@ _MATCH = {
     ),
     "postgresql": text(
         "SELECT r.rid, f.bi FROM ("
-        + pg_ranked_sql("message_fts", ":limit", " AND f.rowid > :lo AND f.rowid < :hi")
+        + pg_ranked_sql("message_fts", ":limit", " AND p.rowid > :lo AND p.rowid < :hi")
         + ") AS r JOIN message_fts AS f ON f.rowid = r.rid ORDER BY r.rank, r.rid"
     ),
 }

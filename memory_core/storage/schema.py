@@ -77,6 +77,7 @@ experiences = Table(
     Column("sent_at", UTCDateTime, nullable=False),
     Column("received_at", UTCDateTime, nullable=False),
     Column("source", String(16), nullable=False),
+    Column("account", String(64)),
     UniqueConstraint("scope", "fingerprint"),
     CheckConstraint(_in("source", SOURCES), name="source"),
     sqlite_autoincrement=True,
@@ -505,6 +506,32 @@ message_vectors = Table(
     Column("model", String(200), nullable=False),
     Column("vector", LargeBinary, nullable=False),
 )
+# The memory vector index, on PostgreSQL (SQLite keeps it in a file beside the
+# database, vectors/store.py): one row per memory and model, the float32 vector as
+# bytes, and per model the build that wrote them, so every process of a deployment
+# reads one index and reloads it when `generation` moves.
+memory_vectors = Table(
+    "memory_vectors",
+    metadata,
+    Column("model", String(200), primary_key=True),
+    Column("memory_id", Integer, primary_key=True),
+    Column("version", Integer, nullable=False),
+    Column("scope", String(64), nullable=False),
+    Column("subject", Text, nullable=False),
+    Column("text_sha", String(64), nullable=False),
+    Column("vector", LargeBinary, nullable=False),
+)
+
+vector_builds = Table(
+    "vector_builds",
+    metadata,
+    Column("model", String(200), primary_key=True),
+    Column("generation", Integer, nullable=False),
+    Column("fingerprint", Text, nullable=False),
+    Column("dim", Integer, nullable=False),
+    Column("built_at", UTCDateTime, nullable=False),
+)
+
 Index(
     "ix_message_vectors_scope_experience_id",
     message_vectors.c.scope,
@@ -584,6 +611,38 @@ copy_progress = Table(
     Column("copied", Integer, nullable=False),
     Column("done", Boolean, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+)
+
+# --- several processes on one store (docs/design.md#several-processes) -----------------
+
+# Every QQ account a bot process of this store connected: a message one of them sent
+# is the bot's own whichever account heard it.
+bot_accounts = Table(
+    "bot_accounts",
+    metadata,
+    Column("account", String(64), primary_key=True),
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("last_seen", UTCDateTime, nullable=False),
+)
+
+# A nickname wake two accounts heard: the process whose insert lands answers it.
+wake_claims = Table(
+    "wake_claims",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("account", String(64), nullable=False),
+    Column("claimed_at", UTCDateTime, nullable=False),
+)
+Index("ix_wake_claims_claimed_at", wake_claims.c.claimed_at)
+
+# The process that last took the leader's lock (one row per role).
+leadership = Table(
+    "leadership",
+    metadata,
+    Column("role", String(32), primary_key=True),
+    Column("holder", Text, nullable=False),
+    Column("since", UTCDateTime, nullable=False),
 )
 
 # Truth tables: backups compare their row counts; gc never deletes from them.

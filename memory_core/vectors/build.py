@@ -15,6 +15,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -22,7 +23,10 @@ import numpy.typing as npt
 from memory_core.storage.memory_repo import MemoryRepo, MemoryText
 
 from .embedder import Embedder, Matrix, l2_normalise
-from .store import STORED_DTYPE, IndexRow, VectorIndex, model_folder, text_sha
+from .store import STORED_DTYPE, IndexRow, VectorIndex, text_sha
+
+if TYPE_CHECKING:
+    from .place import IndexPlace
 
 EVIDENCE_VIEWS = 2
 """Evidence messages blended into a memory's vector: the words people actually used,
@@ -106,22 +110,18 @@ def plan_index(
 
 
 async def sync_index(
-    repo: MemoryRepo, embedder: Embedder, vectors_dir: Path, *, rebuild: bool = False
+    repo: MemoryRepo, embedder: Embedder, place: IndexPlace, *, rebuild: bool = False
 ) -> EmbedReport:
     """Embed what is missing or stale and write the index (only if it changed)."""
-    folder = model_folder(vectors_dir, embedder.model_id)
     fingerprint = await repo.source_fingerprint()
     memories = await repo.embeddable()
     evidence = await repo.evidence_texts(EVIDENCE_VIEWS)
-    previous = None if rebuild else VectorIndex.load(folder, embedder.model_id)
+    previous = None if rebuild else await place.load(embedder.model_id)
     index, report = plan_index(memories, embedder, previous, evidence)
-    unchanged = (
-        previous is not None and previous.rows == index.rows and (folder / SOURCE_FILE).is_file()
-    )
-    if not unchanged:
-        index.save(folder)
-    write_source(folder, fingerprint)
-    return replace(report, folder=str(folder))
+    built = await place.source(embedder.model_id) is not None
+    unchanged = previous is not None and previous.rows == index.rows and built
+    await place.save(index, fingerprint, changed=not unchanged)
+    return replace(report, folder=place.where(embedder.model_id))
 
 
 def write_source(folder: Path, fingerprint: str) -> None:

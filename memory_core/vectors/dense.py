@@ -1,7 +1,8 @@
 """Dense retrieval for recall (implements `memory_core.recall.dense_port.DenseSearch`).
 
-The bot process only embeds questions: memory vectors come from the index file
-`yuji embed` writes in a separate process, re-read whenever that file changes. The
+The bot process only embeds questions: memory vectors come from the index `yuji
+embed` writes in a separate process (a file, or rows on PostgreSQL: place.py),
+re-read whenever a build replaced it. The
 model loads on the first question, once, off the event loop, and every question is
 embedded off the event loop too. Nothing here raises into recall: a missing index or
 an unloadable model end in None, and recall answers from its other signals.
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 
@@ -22,7 +22,8 @@ from memory_core.settings import Settings, VectorMode
 
 from .embedder import Embedder, Matrix
 from .factory import embedder_from_settings
-from .store import MANIFEST, VectorIndex, model_folder
+from .place import FolderPlace, IndexPlace
+from .store import VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -37,13 +38,15 @@ class Dense:
         *,
         embedder: Embedder | None = None,
         embedder_factory: Callable[[Settings], Embedder] = embedder_from_settings,
+        place: IndexPlace | None = None,
     ) -> None:
         self._settings = settings
+        self.place: IndexPlace = place or FolderPlace(settings.vectors_dir)
         self._mode: VectorMode = settings.vector_mode
         self._embedder = embedder
         self._factory = embedder_factory
         self._index: VectorIndex | None = None
-        self._index_stamp: int | None = None
+        self._index_stamp: object | None = None
         self._failed = False
         self._background: Matrix | None = None
         self._questions: dict[str, tuple[Matrix, float]] = {}
@@ -71,16 +74,15 @@ class Dense:
     def embedder_id(self) -> str:
         return self.embedder.model_id
 
-    def index(self) -> VectorIndex | None:
-        """The current index of this model, re-read when `yuji embed` replaced it."""
-        folder = model_folder(self._settings.vectors_dir, self.embedder.model_id)
-        try:
-            stamp = os.stat(folder / MANIFEST).st_mtime_ns
-        except OSError:
+    async def index(self) -> VectorIndex | None:
+        """The current index of this model, re-read when a build replaced it."""
+        model_id = self.embedder.model_id
+        stamp = await self.place.stamp(model_id)
+        if stamp is None:
             self._index, self._index_stamp = None, None
             return None
         if stamp != self._index_stamp:
-            self._index = VectorIndex.load(folder, self.embedder.model_id)
+            self._index = await self.place.load(model_id)
             self._index_stamp = stamp if self._index is not None else None
         return self._index
 
@@ -107,7 +109,7 @@ class Dense:
         self, scope: str, text: str, candidate_ids: AbstractSet[int]
     ) -> DenseScores | None:
         try:
-            index = self.index()
+            index = await self.index()
             if index is None:
                 return None
             positions = index.select(scope, candidate_ids)

@@ -19,9 +19,8 @@ from dataclasses import dataclass
 from memory_core.settings import Settings
 from memory_core.storage.memory_repo import MemoryRepo
 
-from .build import read_source
 from .embedder import Embedder
-from .store import model_folder
+from .place import IndexPlace
 
 log = logging.getLogger(__name__)
 
@@ -36,10 +35,9 @@ class EmbedRun:
     stderr_tail: str
 
 
-async def needs_embedding(repo: MemoryRepo, settings: Settings, embedder: Embedder) -> bool:
+async def needs_embedding(repo: MemoryRepo, place: IndexPlace, embedder: Embedder) -> bool:
     """True when the memories or aliases changed since the index was last written."""
-    folder = model_folder(settings.vectors_dir, embedder.model_id)
-    built_from = read_source(folder)
+    built_from = await place.source(embedder.model_id)
     return built_from is None or built_from != await repo.source_fingerprint()
 
 

@@ -16,6 +16,7 @@ from . import archive_hooks as archive_hooks  # noqa: E402
 from . import chat as chat  # noqa: E402
 from . import commands as commands  # noqa: E402
 from . import console as console  # noqa: E402
+from . import deployment as deployment  # noqa: E402
 from . import ingest as ingest  # noqa: E402
 from . import jobs_backfill as jobs_backfill  # noqa: E402
 from . import jobs_consolidation as jobs_consolidation  # noqa: E402
@@ -65,6 +66,7 @@ async def _start() -> None:
         jobs_vision,
     ):
         jobs.schedule(core.settings)  # with the console's stored overrides
+    await deployment.start(core)  # the leader runs the once-only jobs above
     if settings.console_token:
         logger.info(f"yuji console: http://{driver.config.host}:{driver.config.port}/yuji/")
     logger.info(

@@ -195,6 +195,7 @@ def message_experience(
         sent_at=event_instant(item.get("time")) or now(),
         source=source,
         attachments=converted.attachments,
+        account=self_id or None,
     )
 
 

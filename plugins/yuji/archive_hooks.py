@@ -97,4 +97,5 @@ def outgoing_experience(
         reply_to=converted.reply_to,
         sent_at=now,
         attachments=converted.attachments,
+        account=str(self_id),
     )

@@ -7,6 +7,9 @@
 - tick (every YUJI_CONSOLIDATION_TICK_S, one instance, coalesced): a safety poll that
   restarts the scheduler if it died and wakes it;
 - watchdog (every minute): fail batches without progress (`core.consolidation.watchdog()`).
+
+All of them run in the deployment's leader only (`runtime.leading()`); gaining
+leadership reconciles and starts the scheduler at once, losing it stops the scheduler.
 """
 
 from __future__ import annotations
@@ -29,17 +32,19 @@ WATCHDOG_JOB_ID = "yuji_consolidation_watchdog"
 RECONCILE_JOB_ID = "yuji_consolidation_reconcile"
 WATCHDOG_INTERVAL_S = 60
 
-_reconciled: set[int] = set()
+_reconciled: set[tuple[int, int]] = set()
 _lock = asyncio.Lock()
 
 
 async def ensure_reconciled(core: Yuji) -> None:
-    """Reconcile once per opened core, before its first batch."""
+    """Reconcile once per opened core and term of leadership, before its first batch
+    (a new leader fails what the one before it left open)."""
     async with _lock:
-        if id(core) in _reconciled:
+        term = (id(core), core.deployment.leader.term)
+        if term in _reconciled:
             return
         report = await core.consolidation.reconcile()
-        _reconciled.add(id(core))
+        _reconciled.add(term)
         if report.failed or report.fixes:
             logger.warning(
                 f"yuji consolidation: start-up reconcile failed {len(report.failed)} open "
@@ -48,7 +53,7 @@ async def ensure_reconciled(core: Yuji) -> None:
 
 
 async def tick() -> None:
-    core = runtime.started()
+    core = runtime.leading()
     if core is None:
         return
     await run_tick(core)
@@ -66,15 +71,26 @@ async def run_tick(core: Yuji) -> str:
     return "scheduler running"
 
 
-async def watchdog() -> None:
+async def on_gain() -> None:
+    """This process became the leader: reconcile and run the scheduler now."""
+    await reconcile()
+
+
+async def on_lose() -> None:
     core = runtime.started()
+    if core is not None:
+        await core.consolidation.stop()
+
+
+async def watchdog() -> None:
+    core = runtime.leading()
     if core is None:
         return
     await core.consolidation.watchdog()
 
 
 async def reconcile() -> None:
-    core = runtime.started()
+    core = runtime.leading()
     if core is None:
         return
     text = await run_tick(core)

@@ -52,7 +52,7 @@ def _log(kind: str, reports: Sequence[StepReport]) -> None:
 
 
 async def night() -> None:
-    core = runtime.started()
+    core = runtime.leading()
     if core is None:
         return
     try:
@@ -62,7 +62,7 @@ async def night() -> None:
 
 
 async def retry() -> None:
-    core = runtime.started()
+    core = runtime.leading()
     if core is None:
         return
     try:

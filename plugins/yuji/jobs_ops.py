@@ -29,7 +29,7 @@ FIRST_DAILY_AFTER = timedelta(minutes=5)
 
 
 async def backup_tick() -> None:
-    core = runtime.started()
+    core = runtime.leading()
     if core is None:
         return
     try:
@@ -39,7 +39,7 @@ async def backup_tick() -> None:
 
 
 async def daily() -> None:
-    core = runtime.started()
+    core = runtime.leading()
     if core is None:
         return
     try:

@@ -33,7 +33,7 @@ ALERT_KEY = "vectors-embed"
 
 
 async def refresh_vectors() -> None:
-    core = runtime.started()
+    core = runtime.leading()
     if core is None:
         return
     await refresh(core)
@@ -43,7 +43,7 @@ async def refresh(core: Yuji) -> bool:
     """One tick; True when an embed process ran and succeeded."""
     if core.vectors is None:
         return False
-    if not await needs_embedding(core.memory_repo, core.settings, core.vectors.embedder):
+    if not await needs_embedding(core.memory_repo, core.vector_place, core.vectors.embedder):
         return False
     run = await run_embed_process(core.settings)
     if run.returncode != 0:
@@ -57,7 +57,7 @@ async def refresh(core: Yuji) -> bool:
 
 
 async def embed_messages() -> None:
-    core = runtime.started()
+    core = runtime.leading()
     if core is None or core.message_vectors is None:
         return
     try:

@@ -20,7 +20,7 @@ JOB_ID = "yuji_vision"
 
 
 async def describe_images() -> None:
-    core = runtime.started()
+    core = runtime.leading()
     if core is None:
         return
     await run_tick(core)

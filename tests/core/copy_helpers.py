@@ -27,7 +27,9 @@ from memory_core.storage.schema import (
     import_keys,
     llm_usage,
     memory_evidence,
+    memory_vectors,
     message_vectors,
+    vector_builds,
     nightly_runs,
     nightly_scopes,
     nightly_settled,
@@ -193,6 +195,22 @@ async def _bookkeeping(conn: Any, core: Yuji, memory_id: int, experience_id: int
             },
         ),
         (alert_log, {"at": now, "key": "backup", "text": "备份失败", "recovered": True}),
+        (
+            memory_vectors,
+            {
+                "model": "fake",
+                "memory_id": memory_id,
+                "version": 1,
+                "scope": GROUP,
+                "subject": "小明",
+                "text_sha": "b" * 64,
+                "vector": b"\x00\x00\x80\x3f" * 4,
+            },
+        ),
+        (
+            vector_builds,
+            {"model": "fake", "generation": 1, "fingerprint": "f", "dim": 4, "built_at": now},
+        ),
     ]
     for table, values in rows:
         await conn.execute(insert(table), values)

@@ -66,4 +66,4 @@ def test_scope_keys_differ_per_chat() -> None:
         assert one is not None
         assert other is not None
         assert one != other
-        assert fts.scope_key("group:1") in one["match"]
+        assert fts.scope_key("group:1") in str(one)

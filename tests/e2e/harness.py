@@ -478,3 +478,22 @@ def query(database: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[
 def count_rows(data_dir: Path, table: str, where: str = "1=1") -> int:
     rows = query(data_dir / "yuji.db", f"SELECT count(*) FROM {table} WHERE {where}")
     return int(rows[0][0]) if rows else 0
+
+
+# --- several bots on one PostgreSQL store ------------------------------------------------
+
+
+def shared_store_env(database_url: str, attachments: Path) -> dict[str, str]:
+    """What every process of one deployment shares (each keeps its own data folder)."""
+    return {"YUJI_DATABASE_URL": database_url, "YUJI_ATTACHMENTS_DIR": str(attachments)}
+
+
+async def pg_query(dsn: str, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+    """Rows of a query on the shared PostgreSQL store (`Server.dsn(database)`)."""
+    import asyncpg
+
+    conn = await asyncpg.connect(dsn)
+    try:
+        return [tuple(r) for r in await conn.fetch(sql, *args)]
+    finally:
+        await conn.close()

@@ -102,6 +102,7 @@ async def yuji_core(
     # tests check the glue, not the shipped weights.
     hand = {"relevance": FAKE_MODEL, "lexical_relevance": LEXICAL_MODEL}
     core = await Yuji.open(yuji_settings, **{**hand, **yuji_open_kwargs})
+    await core.deployment.leader.step()  # a lone bot leads from its start
     runtime.set_core(core)
     try:
         yield core

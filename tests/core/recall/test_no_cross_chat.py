@@ -60,7 +60,7 @@ async def test_recall_returns_only_the_asked_chat(
                     written[0][0], ids[0], ids[-1], "related", reason="t", at=NOW
                 )
             assert core.vectors is not None
-            await sync_index(core.memory_repo, core.vectors.embedder, config.vectors_dir)
+            await sync_index(core.memory_repo, core.vectors.embedder, core.vector_place)
             for retrospective in ("", "以前"):
                 result = await core.recall.recall(asked_in, retrospective + question, now=NOW)
                 assert all(item.memory.scope == asked_in for item in result.items)

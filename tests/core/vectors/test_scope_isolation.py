@@ -74,7 +74,7 @@ async def world(core: Yuji) -> tuple[Dense, dict[str, list[int]]]:
         for content in ("小明从九月开始学吉他", "小明的猫叫团子", "小明芒果过敏", "小明在深圳上班"):
             ids[scope].append(await add_memory(core.db, scope, "小明", content))
     assert core.vectors is not None  # conftest: dense on, FakeEmbedder
-    await sync_index(core.memory_repo, core.vectors.embedder, core.settings.vectors_dir)
+    await sync_index(core.memory_repo, core.vectors.embedder, core.vector_place)
     return core.vectors, ids
 
 

@@ -53,7 +53,7 @@ async def open_with(settings: Settings, mode: str) -> tuple[Yuji, FakeEmbedder, 
         )
         ids.append(out.memory.id)
     assert core.vectors is not None
-    await sync_index(core.memory_repo, core.vectors.embedder, core.settings.vectors_dir)
+    await sync_index(core.memory_repo, core.vectors.embedder, core.vector_place)
     return core, embedder, ids[0]
 
 

@@ -13,12 +13,12 @@ from .helpers import add_alias, add_memory
 
 async def test_needs_embedding_follows_the_truth_tables(core: Yuji) -> None:
     embedder = FakeEmbedder()
-    assert await needs_embedding(core.memory_repo, core.settings, embedder)  # no index yet
+    assert await needs_embedding(core.memory_repo, core.vector_place, embedder)  # no index yet
     await add_memory(core.db, "group:1", "小明", "小明学吉他")
-    await sync_index(core.memory_repo, embedder, core.settings.vectors_dir)
-    assert not await needs_embedding(core.memory_repo, core.settings, embedder)
+    await sync_index(core.memory_repo, embedder, core.vector_place)
+    assert not await needs_embedding(core.memory_repo, core.vector_place, embedder)
     await add_alias(core.db, "group:1", "阿明", "小明")
-    assert await needs_embedding(core.memory_repo, core.settings, embedder)
+    assert await needs_embedding(core.memory_repo, core.vector_place, embedder)
 
 
 def test_the_child_sees_the_same_data_and_model(tmp_path: Path) -> None:

@@ -12,8 +12,10 @@ things from what the server has without extensions, and does nothing on SQLite:
   chat-keyed tokens of storage/fts.py) plus, filled in by a trigger from `bi`, the
   tokens as a `tsvector` with their positions (a GIN index finds the rows holding
   any of a question's tokens; the positions give each token's count for bm25) and
-  the row's token count. `<index>_vocab` keeps each token's document frequency and
-  `fts_totals` each index's row and token counts, both by triggers in the writing
+  the row's token count. `<index>_vocab` keeps each token's document frequency,
+  `<index>_postings` each (token, row)'s count and the row's length (what bm25 reads:
+  a question's few tokens lead straight to their rows, as in FTS5's own index), and
+  `fts_totals` each index's row and token counts, all by triggers in the writing
   transaction, so bm25 and every recall feature read the same numbers FTS5 gives.
 
 Revision ID: 0016
@@ -111,6 +113,8 @@ def _index(name: str) -> list[str]:
         "terms tsvector NOT NULL DEFAULT '', length integer NOT NULL DEFAULT 0)",
         f"CREATE INDEX ix_{name}_terms ON {name} USING gin (terms)",
         f"CREATE TABLE {name}_vocab (term text PRIMARY KEY, doc integer NOT NULL)",
+        f"CREATE TABLE {name}_postings (term text NOT NULL, rowid integer NOT NULL, "
+        "tf integer NOT NULL, length integer NOT NULL, PRIMARY KEY (term, rowid))",
         f"INSERT INTO fts_totals (name, docs, tokens) VALUES ('{name}', 0, 0)",
         f"""CREATE FUNCTION {name}_terms() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -123,12 +127,16 @@ BEGIN
         INSERT INTO {name}_vocab AS v (term, doc)
             SELECT lexeme, 1 FROM unnest(NEW.terms)
             ON CONFLICT (term) DO UPDATE SET doc = v.doc + 1;
+        INSERT INTO {name}_postings (term, rowid, tf, length)
+            SELECT lexeme, NEW.rowid, cardinality(positions), NEW.length FROM unnest(NEW.terms);
         UPDATE fts_totals SET docs = docs + 1, tokens = tokens + NEW.length
             WHERE name = '{name}';
         RETURN NEW;
     END IF;
     UPDATE {name}_vocab AS v SET doc = v.doc - 1
         FROM unnest(OLD.terms) AS u WHERE v.term = u.lexeme;
+    DELETE FROM {name}_postings
+        WHERE term = ANY(tsvector_to_array(OLD.terms)) AND rowid = OLD.rowid;
     DELETE FROM {name}_vocab AS v USING unnest(OLD.terms) AS u
         WHERE v.term = u.lexeme AND v.doc <= 0;
     UPDATE fts_totals SET docs = docs - 1, tokens = tokens - OLD.length
@@ -185,6 +193,7 @@ def downgrade() -> None:
         return
     for name in INDEXES:
         bind.exec_driver_sql(f"DROP TABLE {name}_vocab")
+        bind.exec_driver_sql(f"DROP TABLE {name}_postings")
         bind.exec_driver_sql(f"DROP TABLE {name}")
         bind.exec_driver_sql(f"DROP FUNCTION {name}_terms(), {name}_count()")
     bind.exec_driver_sql("DROP TABLE fts_totals")

@@ -1,0 +1,135 @@
+"""Which process of the deployment runs the once-only work.
+
+The consolidation scheduler, the nightly run, vector builds, retention, backups and
+the watchdog must run once across every bot process on one store: the leader runs
+them, the others skip their ticks. `Leadership.step()` takes the leader's lock when
+it is free (`storage/leader_lock.py`) or checks it still holds it; the bot calls it
+every `interval_s`. Gaining it runs `on_gain` (the consolidation's start-up
+reconcile, which fails what the previous leader left open, so its batch is delivered
+again from `acked`); losing it (the lock's connection died) runs `on_lose`, which
+stops the leader-only loops before another process can take over.
+
+On PostgreSQL a leader that takes over from a process that did not stop cleanly
+(its row is still in `leadership`) sends one alert; the others never do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+from memory_core.clock import Clock
+from memory_core.consolidation.owner import Owner
+from memory_core.ops.alerts import AlertSink
+from memory_core.storage.deployment_repo import DeploymentRepo
+from memory_core.storage.leader_lock import LeaderLock
+
+log = logging.getLogger("yuji.leader")
+
+STEP_S = 3.0
+"""How often a follower tries the lock and the leader checks its connection."""
+TAKEOVER_ALERT_KEY = "leader-takeover"
+
+Hook = Callable[[], Awaitable[None]]
+
+
+def describe(holder: str) -> str:
+    """ "pid 12 on host-a" for a holder written as `<batch owner> #<token>`. Pure."""
+    owner = Owner.parse(holder.split(" #", 1)[0])
+    return holder if owner is None else owner.describe()
+
+
+class Leadership:
+    def __init__(
+        self,
+        lock: LeaderLock,
+        repo: DeploymentRepo,
+        clock: Clock,
+        alerts: AlertSink,
+        *,
+        holder: str,
+        shared: bool,
+    ) -> None:
+        self._lock = lock
+        self._repo = repo
+        self._clock = clock
+        self._alerts = alerts
+        self.holder = holder
+        """This process, as `leadership` names it (the batch owner's form)."""
+        self.shared = shared
+        """Other processes may share the store (PostgreSQL): takeovers are recorded."""
+        self.is_leader = False
+        self.term = 0
+        """Counts the times this process gained leadership (a new term reconciles again)."""
+        self.on_gain: list[Hook] = []
+        self.on_lose: list[Hook] = []
+        self._task: asyncio.Task[None] | None = None
+        self._step_lock = asyncio.Lock()
+
+    async def step(self) -> bool:
+        """Take or keep the lock once; whether this process leads now."""
+        async with self._step_lock:
+            held = await self._lock.hold()
+            if held and not self.is_leader:
+                self.is_leader = True
+                self.term += 1
+                await self._gained()
+            elif not held and self.is_leader:
+                self.is_leader = False
+                log.warning("leadership lost (the lock's connection ended); leader-only work stops")
+                await self._run(self.on_lose)
+            return self.is_leader
+
+    async def _gained(self) -> None:
+        if self.shared:
+            try:
+                previous = await self._repo.take_leadership(self.holder, self._clock.now())
+            except Exception:  # leading matters more than the record of it
+                log.exception("the leadership row could not be written")
+                previous = None
+            if previous is not None:
+                self._alerts.fire(
+                    TAKEOVER_ALERT_KEY,
+                    f"bot process {describe(previous)} stopped leading without a clean stop "
+                    f"(killed, or its database connection died); {describe(self.holder)} "
+                    "took over consolidation, nightly and upkeep",
+                )
+            log.info("leadership taken by %s (previous: %s)", self.holder, previous or "none")
+        await self._run(self.on_gain)
+
+    @staticmethod
+    async def _run(hooks: list[Hook]) -> None:
+        for hook in hooks:
+            try:
+                await hook()
+            except Exception:  # one hook must not keep the others from running
+                log.exception("leadership hook %r failed", hook)
+
+    def start(self, interval_s: float = STEP_S) -> asyncio.Task[None]:
+        """Step every `interval_s` in the background (once)."""
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._loop(interval_s), name="yuji-leadership")
+        return self._task
+
+    async def _loop(self, interval_s: float) -> None:
+        while True:
+            try:
+                await self.step()
+            except Exception:
+                log.exception("leadership step failed")
+            await asyncio.sleep(interval_s)
+
+    async def aclose(self) -> None:
+        """Stop trying; a leader clears its row (a clean stop alerts nobody) and lets go."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self.is_leader and self.shared:
+            with contextlib.suppress(Exception):
+                await self._repo.leave_leadership(self.holder)
+        self.is_leader = False
+        await self._lock.release()

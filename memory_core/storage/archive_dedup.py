@@ -1,0 +1,154 @@
+"""One message heard by two of the deployment's accounts is archived once.
+
+OneBot message ids are per account, so `(scope, fingerprint)` cannot see that
+account A's message 812 and account B's message 90417 are one message. The rule,
+decided inside the archive writer's transaction (writes are serialised across every
+process, so two processes never both insert it):
+
+- a live message (one that names its receiving `account`) is a duplicate when a
+  message with the same chat, sender, `sent_at` and text was already archived from a
+  *different* account of the deployment; the same account hearing two identical
+  messages in the same second keeps both (they are two messages);
+- our own sends carry the sending process's clock, the copy another account hears
+  the server's: for a sender that is one of our accounts `sent_at` may differ by up
+  to `OWN_SKEW_S`;
+- a message id one account already used for a different message (ids of two
+  accounts can collide) is stored as `<id>@<account>`;
+- a sender that is one of the deployment's accounts (`bot_accounts`) makes the
+  message the bot's own (`is_bot`), whichever account heard it.
+
+With one account (the embedded default) only the last point applies: one small read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from .schema import bot_accounts, experiences
+
+OWN_SKEW_S = 5.0
+CHUNK = 900
+
+Key = tuple[str, str]
+
+
+async def heard_once(
+    conn: AsyncConnection, rows: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], dict[Key, int], dict[Key, Key]]:
+    """The rows to insert; the keys that repeat an archived row (key -> its id); and
+    the keys stored under another key (a repeat of a row in this batch, or a
+    fingerprint renamed for a collision)."""
+    ours = frozenset(str(r[0]) for r in await conn.execute(select(bot_accounts.c.account)))
+    for row in rows:
+        if row["sender_id"] in ours:
+            row["is_bot"] = True
+    live = [r for r in rows if r.get("account")]
+    if len(ours) < 2 or not live:
+        return rows, {}, {}
+    archived = await _nearby(conn, live)
+    taken = await _fingerprints(conn, live)
+    keep: list[dict[str, Any]] = []
+    known: dict[Key, int] = {}
+    alias: dict[Key, Key] = {}
+    for row in rows:
+        key: Key = (row["scope"], row["fingerprint"])
+        account = row.get("account")
+        if not account:
+            keep.append(row)
+            continue
+        earlier = _same_message(row, archived) or _same_message(row, keep)
+        if earlier is not None:
+            if "id" in earlier:
+                known[key] = int(earlier["id"])
+            else:
+                alias[key] = (earlier["scope"], earlier["fingerprint"])
+            continue
+        holder = taken.get(key)
+        if holder is not None and holder != account:
+            row = {**row, "fingerprint": f"{row['fingerprint']}@{account}"}
+            alias[key] = (row["scope"], row["fingerprint"])
+        keep.append(row)
+    return keep, known, alias
+
+
+def _same_message(row: dict[str, Any], others: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    for other in others:
+        if (
+            other.get("account")
+            and other["account"] != row["account"]
+            and other["scope"] == row["scope"]
+            and other["sender_id"] == row["sender_id"]
+            and other["text"] == row["text"]
+            and _same_instant(row, other)
+        ):
+            return other
+    return None
+
+
+def _same_instant(row: dict[str, Any], other: dict[str, Any]) -> bool:
+    a, b = row["sent_at"], other["sent_at"]
+    if row["is_bot"] and other["is_bot"]:
+        return abs((a - b).total_seconds()) <= OWN_SKEW_S
+    return a == b
+
+
+async def _nearby(conn: AsyncConnection, live: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Archived rows of other accounts that could be the same as one of `live`."""
+    e = experiences.c
+    found: list[dict[str, Any]] = []
+    skew = timedelta(seconds=OWN_SKEW_S)
+    by_scope: dict[str, list[dict[str, Any]]] = {}
+    for row in live:
+        by_scope.setdefault(row["scope"], []).append(row)
+    for scope, group in by_scope.items():
+        instants: list[datetime] = [r["sent_at"] for r in group]
+        senders = sorted({r["sender_id"] for r in group})
+        for chunk in _chunks(senders):
+            result = await conn.execute(
+                select(
+                    e.id,
+                    e.scope,
+                    e.fingerprint,
+                    e.sender_id,
+                    e.sent_at,
+                    e.text,
+                    e.account,
+                    e.is_bot,
+                ).where(
+                    e.scope == scope,
+                    e.sent_at >= min(instants) - skew,
+                    e.sent_at <= max(instants) + skew,
+                    e.sender_id.in_(chunk),
+                    e.account.is_not(None),
+                )
+            )
+            found += [dict(r._mapping) for r in result]  # pyright: ignore[reportPrivateUsage]
+    return found
+
+
+async def _fingerprints(
+    conn: AsyncConnection, live: Sequence[dict[str, Any]]
+) -> dict[Key, str | None]:
+    """(scope, fingerprint) of `live` already archived -> the account that heard it."""
+    e = experiences.c
+    by_scope: dict[str, list[str]] = {}
+    for row in live:
+        by_scope.setdefault(row["scope"], []).append(row["fingerprint"])
+    taken: dict[Key, str | None] = {}
+    for scope, fingerprints in by_scope.items():
+        for chunk in _chunks(sorted(set(fingerprints))):
+            result = await conn.execute(
+                select(e.fingerprint, e.account).where(e.scope == scope, e.fingerprint.in_(chunk))
+            )
+            for fingerprint, account in result:
+                taken[(scope, str(fingerprint))] = None if account is None else str(account)
+    return taken
+
+
+def _chunks(items: Sequence[str]) -> list[Sequence[str]]:
+    return [items[i : i + CHUNK] for i in range(0, len(items), CHUNK)]

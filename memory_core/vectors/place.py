@@ -1,0 +1,134 @@
+"""Where the memory vector index lives: a folder beside a SQLite database, or the
+database itself on PostgreSQL (every process of a deployment reads the same rows,
+and the one that builds writes them once).
+
+`Dense` asks `stamp()` before it scores (cheap: a file's mtime, or one short read
+at most every `TABLE_CHECK_S`) and reloads the index only when it moved; `yuji embed`
+(build.py) loads the previous index, saves the new one and records what it was built
+from through the same three calls.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from memory_core.clock import Clock
+from memory_core.storage.engine import Database
+from memory_core.storage.vector_repo import VectorRepo, VectorRow
+
+from .store import MANIFEST, STORED_DTYPE, IndexRow, VectorIndex, model_folder
+
+TABLE_CHECK_S = 2.0
+"""How often a reader asks PostgreSQL whether another process rebuilt the index."""
+
+
+class IndexPlace(Protocol):
+    description: str
+
+    async def stamp(self, model_id: str) -> object | None: ...
+    async def load(self, model_id: str) -> VectorIndex | None: ...
+    async def save(self, index: VectorIndex, fingerprint: str, *, changed: bool) -> None: ...
+    async def source(self, model_id: str) -> str | None: ...
+    def where(self, model_id: str) -> str: ...
+
+
+class FolderPlace:
+    """The index file under `data/vectors/<model>/` (store.py), memory-mapped."""
+
+    description = "file index under the data folder (memory-mapped)"
+
+    def __init__(self, vectors_dir: Path) -> None:
+        self.vectors_dir = vectors_dir
+
+    async def stamp(self, model_id: str) -> object | None:
+        try:
+            return (model_folder(self.vectors_dir, model_id) / MANIFEST).stat().st_mtime_ns
+        except OSError:
+            return None
+
+    async def load(self, model_id: str) -> VectorIndex | None:
+        return VectorIndex.load(model_folder(self.vectors_dir, model_id), model_id)
+
+    async def save(self, index: VectorIndex, fingerprint: str, *, changed: bool) -> None:
+        from .build import write_source
+
+        folder = model_folder(self.vectors_dir, index.model_id)
+        if changed:
+            index.save(folder)
+        write_source(folder, fingerprint)
+
+    async def source(self, model_id: str) -> str | None:
+        from .build import read_source
+
+        return read_source(model_folder(self.vectors_dir, model_id))
+
+    def where(self, model_id: str) -> str:
+        return str(model_folder(self.vectors_dir, model_id))
+
+
+class TablePlace:
+    """The rows of `memory_vectors` (PostgreSQL), read whole into the same in-process
+    index, so a question is scored exactly as on SQLite."""
+
+    description = "in the database (bytea rows, scored in process)"
+
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self.repo = VectorRepo(db)
+        self.clock = clock
+        self._checked: dict[str, tuple[float, object | None]] = {}
+
+    async def stamp(self, model_id: str) -> object | None:
+        now = time.monotonic()
+        checked = self._checked.get(model_id)
+        if checked is not None and now - checked[0] < TABLE_CHECK_S:
+            return checked[1]
+        build = await self.repo.build(model_id)
+        stamp = None if build is None else build.generation
+        self._checked[model_id] = (now, stamp)
+        return stamp
+
+    async def load(self, model_id: str) -> VectorIndex | None:
+        build, rows = await self.repo.rows(model_id)
+        if build is None:
+            return None
+        matrix = (
+            np.frombuffer(b"".join(r.vector for r in rows), dtype=STORED_DTYPE).reshape(
+                len(rows), build.dim
+            )
+            if rows
+            else np.zeros((0, build.dim), dtype=STORED_DTYPE)
+        )
+        index_rows = tuple(
+            IndexRow(r.memory_id, r.version, r.scope, r.subject, r.text_sha) for r in rows
+        )
+        return VectorIndex(model_id, build.dim, index_rows, matrix)
+
+    async def save(self, index: VectorIndex, fingerprint: str, *, changed: bool) -> None:
+        if not changed:
+            await self.repo.mark_source(index.model_id, fingerprint)
+            return
+        matrix = np.ascontiguousarray(index.vectors, dtype=STORED_DTYPE)
+        rows = [
+            VectorRow(r.memory_id, r.version, r.scope, r.subject, r.text_sha, matrix[i].tobytes())
+            for i, r in enumerate(index.rows)
+        ]
+        await self.repo.replace(
+            index.model_id, rows, fingerprint=fingerprint, dim=index.dim, at=self.clock.now()
+        )
+        self._checked.pop(index.model_id, None)
+
+    async def source(self, model_id: str) -> str | None:
+        build = await self.repo.build(model_id)
+        return None if build is None else build.fingerprint
+
+    def where(self, model_id: str) -> str:
+        return f"the database (memory_vectors, model {model_id})"
+
+
+def place_for(db: Database, vectors_dir: Path, clock: Clock) -> IndexPlace:
+    """The index's place for this store: in PostgreSQL, else the folder."""
+    return TablePlace(db, clock) if db.is_postgres else FolderPlace(vectors_dir)
