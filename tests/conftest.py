@@ -69,6 +69,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "sqlite_only(reason): the test is about SQLite itself (its file, its locks)"
     )
+    config.addinivalue_line(
+        "markers", "pg_only(reason): the test is about PostgreSQL itself (its tools, its roles)"
+    )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -80,6 +83,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         raise pytest.UsageError(f"--backends: unknown {sorted(unknown)}")
     if metafunc.definition.get_closest_marker("sqlite_only") is not None:
         chosen = [b for b in chosen if b == "sqlite"]
+    if metafunc.definition.get_closest_marker("pg_only") is not None:
+        chosen = [b for b in chosen if b != "sqlite"]
     metafunc.parametrize("backend", chosen, indirect=True)
 
 

@@ -72,10 +72,13 @@ class ChatStatusSource:
         )
 
 
-def vector_mode_line(settings: Settings) -> ExtraStatus:
-    """The one `/status` line no other area reports: dense retrieval's mode (on | shadow | off)."""
+def vector_mode_line(
+    settings: Settings, backend: Callable[[], Awaitable[Mapping[str, str]]]
+) -> ExtraStatus:
+    """The `/status` lines no other area reports: dense retrieval's mode (on | shadow |
+    off), and which database and vector store run (`backend`)."""
 
     async def lines(scope: str) -> Mapping[str, str]:
-        return {"向量模式": settings.vector_mode}
+        return {"向量模式": settings.vector_mode, **await backend()}
 
     return lines

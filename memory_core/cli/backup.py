@@ -1,9 +1,10 @@
 """`yuji backup [--list | --verify BACKUP | --redact] [--json]`: verified backups from the shell.
 
-With no option it makes one backup now (the online backup API, so the bot may keep
-running) with every check of the scheduled one, prunes by retention, and alerts on
+With no option it makes one backup now (SQLite's online backup API, or `pg_dump` of
+a PostgreSQL store, so the bot may keep running) with every check of the scheduled one, prunes by retention, and alerts on
 failure like the bot does. `--list` shows the backups and their checks; `--verify`
-runs the checks again on an existing backup (a path, a name, or `latest`); `--redact`
+runs the checks again on an existing backup (a path, a name, or `latest`; a dump is
+restored into a scratch database on the configured server); `--redact`
 rewrites every backup without the people forgotten since (porting/backup_redact.py).
 Exit status 1 when the backup (or the verification) failed.
 """
@@ -22,6 +23,7 @@ from memory_core.ops.backup import verify_backup
 from memory_core.ops.capacity import human_bytes
 from memory_core.ops.manifest import BackupManifest, Check, list_manifests
 from memory_core.ops.orphans import Orphan, find_orphans
+from memory_core.ops.pg_backup import is_dump, tools_for, verify_pg_backup
 from memory_core.ops.restore import find_backup
 
 
@@ -59,7 +61,11 @@ async def run(args: argparse.Namespace) -> int:
         except NotFound as exc:
             print(exc)
             return 1
-        checks, _ = await asyncio.to_thread(verify_backup, path)
+        if is_dump(path):
+            tools = await tools_for(settings.sqlalchemy_url, settings.pg_dump)
+            checks, _ = await verify_pg_backup(path, settings.sqlalchemy_url, tools)
+        else:
+            checks, _ = await asyncio.to_thread(verify_backup, path)
         ok = all(c.ok for c in checks)
         if args.json:
             print(json.dumps({"file": str(path), "ok": ok, "checks": [asdict(c) for c in checks]}))

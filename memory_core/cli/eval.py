@@ -1,9 +1,11 @@
 """`yuji eval DATASET [--json] [--distractors N] [--clones N] [--baselines]
-[--vector on|shadow|off] [--calibrate --out FILE]`.
+[--vector on|shadow|off] [--database URL] [--calibrate --out FILE]`.
 
 Loads a recall dataset (docs/eval-format.md) into a fresh temporary database through the
 public write path and asks every query through the public recall path; prints hit@5
-per tier, false recall, leakage, stale and latency. Never touches the real database.
+per tier, false recall, leakage, stale and latency. Never touches the real database:
+the run's database is a temporary SQLite file, or with `--database URL` a fresh
+database made on that PostgreSQL server and dropped afterwards.
 """
 
 from __future__ import annotations
@@ -45,6 +47,13 @@ def register(subparsers: Any) -> None:
         help="dense retrieval for the run (vectors are embedded after loading)",
     )
     parser.add_argument(
+        "--database",
+        default="",
+        metavar="URL",
+        help="run on this PostgreSQL server (postgresql+asyncpg://...), in a fresh database "
+        "created for the run and dropped afterwards",
+    )
+    parser.add_argument(
         "--calibrate",
         action="store_true",
         help="fit relevance weights and threshold on this dataset for the configured "
@@ -65,6 +74,7 @@ async def run(args: argparse.Namespace) -> int:
         clones=args.clones,
         baselines=args.baselines,
         vector=args.vector,
+        database=args.database,
     )
     result = await run_eval(dataset, options)
     if args.json:
@@ -95,7 +105,8 @@ def render(name: str, result: dict[str, Any]) -> str:
     head = f"{'tier':<26}{'n':>5}  {'yuji':>7}  {'sure':>7}  {'stale':>5}" + "".join(
         f"  {b:>10}" for b in baselines
     )
-    lines = [f"dataset: {name}", head]
+    database = result.get("load", {}).get("database")
+    lines = [f"dataset: {name}" + (f" on {database}" if database else ""), head]
     for tier, row in result["tiers"].items():
         kind = "answered" if tier in UNANSWERABLE else "hit@5"
         cells = f"  {row['rate']:>7.3f}  {row['sure_rate']:>7.3f}  {row['stale']:>5}" + "".join(

@@ -1,16 +1,20 @@
-"""`yuji restore BACKUP --to PATH [--json]`: restore a backup into a NEW database file.
+"""`yuji restore BACKUP --to PATH|URL [--json]`: restore a backup into a NEW database.
 
 BACKUP is a path, a backup name in `data/backups/`, or `latest`. The backup is
 verified first (SHA-256 against its manifest, integrity, row counts, the drill); then
-it is written to PATH, which must not exist and must not be the live database, and
-that file is checked again. To switch to it: stop the bot, move PATH to
-`$YUJI_DATA_DIR/yuji.db` (delete the old `-wal`/`-shm`), start the bot.
-Exit status: 0 restored, 1 the backup failed verification, 2 refused.
+it is written to the target and that is checked again. A SQLite backup (`.db`) goes
+to PATH, which must not exist and must not be the live database; to switch to it:
+stop the bot, move PATH to `$YUJI_DATA_DIR/yuji.db` (delete the old `-wal`/`-shm`),
+start the bot. A PostgreSQL dump (`.dump`) goes to URL, an existing EMPTY database
+(`postgresql+asyncpg://...`; its drill runs on that server); to switch: point
+YUJI_DATABASE_URL at it. Exit status: 0 restored, 1 the backup failed verification,
+2 refused.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -18,6 +22,7 @@ from typing import Any
 from memory_core.cli.backup import render_checks
 from memory_core.cli.common import load_settings
 from memory_core.errors import NotFound, ValidationError
+from memory_core.ops.pg_backup import is_dump, restore_pg_backup, tools_for
 from memory_core.ops.restore import (
     RestoreReport,
     find_backup,
@@ -31,16 +36,32 @@ def register(subparsers: Any) -> None:
         "restore", help="verify a backup and restore it into a new database file"
     )
     parser.add_argument("backup", metavar="BACKUP", help="a backup file, its name, or 'latest'")
-    parser.add_argument("--to", required=True, type=Path, metavar="PATH", help="the new file")
+    parser.add_argument(
+        "--to",
+        required=True,
+        metavar="PATH|URL",
+        help="the new file (a .db backup) or an empty PostgreSQL database (a .dump)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+async def run(args: argparse.Namespace) -> int:
     settings = load_settings()
+    to: str = args.to
     try:
         backup = find_backup(args.backup, settings.backups_dir)
-        report = restore_backup(backup, args.to, live_database=live_database_path(settings))
+        if is_dump(backup) != to.startswith("postgresql"):
+            raise ValidationError(
+                f"{backup.name} restores into "
+                + ("a PostgreSQL URL" if is_dump(backup) else "a new SQLite file, not a URL")
+            )
+        if is_dump(backup):
+            tools = await tools_for(to, settings.pg_dump)
+            report = await restore_pg_backup(backup, to, tools)
+        else:
+            live = live_database_path(settings)
+            report = await asyncio.to_thread(restore_backup, backup, Path(to), live_database=live)
     except (NotFound, ValidationError) as exc:
         print(f"refused: {exc}")
         return 2
@@ -65,7 +86,11 @@ def as_dict(report: RestoreReport) -> dict[str, Any]:
 def render(report: RestoreReport) -> str:
     if report.ok:
         head = f"restored {report.backup} -> {report.target} ({sum(report.counts.values())} truth rows)"
-        tail = "stop the bot, move it to $YUJI_DATA_DIR/yuji.db (remove yuji.db-wal/-shm), start"
+        tail = (
+            "point YUJI_DATABASE_URL at that database and start the bot"
+            if is_dump(report.backup)
+            else "stop the bot, move it to $YUJI_DATA_DIR/yuji.db (remove yuji.db-wal/-shm), start"
+        )
         return f"{head}\n{render_checks(report.checks)}\nto use it: {tail}"
     state = "restored file FAILED its checks" if report.written else "not restored"
     return f"{state}: {report.backup}\n{render_checks(report.checks)}"

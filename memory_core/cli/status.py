@@ -1,5 +1,5 @@
-"""`yuji status [--json]`: per chat, how far consolidation is behind, whether it is
-muted and when the persona last replied.
+"""`yuji status [--json]`: which database and vector store run, then per chat how far
+consolidation is behind, whether it is muted and when the persona last replied.
 
 Each chat known to the archive or to `chat_state` is listed. Other areas add their
 own fields two ways: the labelled `/status` lines they give `core.chat_status` (per
@@ -40,7 +40,17 @@ async def _consolidation(core: Yuji) -> Mapping[str, Any]:
     return chats
 
 
-SECTIONS: dict[str, Section] = {"llm_usage": _llm_usage, "consolidation": _consolidation}
+async def _backend(core: Yuji) -> Mapping[str, Any]:
+    """Which database and which vector store run."""
+    backend = await core.backend()
+    return {"database": backend.database, "vectors": backend.vectors}
+
+
+SECTIONS: dict[str, Section] = {
+    "backend": _backend,
+    "llm_usage": _llm_usage,
+    "consolidation": _consolidation,
+}
 """Top-level JSON keys beside "scopes", filled by other areas (nightly, backups)."""
 
 
@@ -90,9 +100,13 @@ async def collect(core: Yuji) -> dict[str, Any]:
 
 def render(data: Mapping[str, Any]) -> str:
     rows: list[dict[str, Any]] = data["scopes"]
-    if not rows:
-        return "no chats yet"
     lines: list[str] = []
+    backend = data.get("backend")
+    if backend is not None:
+        lines.append(f"database: {backend['database']}")
+        lines.append(f"vectors: {backend['vectors']}")
+    if not rows:
+        return "\n".join([*lines, "no chats yet"])
     for row in rows:
         batch = row["last_batch"]
         last_batch = f"{batch['state']} at {batch['at']}" if batch else "none"
@@ -102,7 +116,7 @@ def render(data: Mapping[str, Any]) -> str:
             f"muted {muted}, last reply {row['last_reply_at'] or 'never'}"
         )
     for key, value in data.items():
-        if key not in ("now", "scopes"):
+        if key not in ("now", "scopes", "backend"):
             lines.append(f"{key}: {json.dumps(value, ensure_ascii=False)}")
     return "\n".join(lines)
 

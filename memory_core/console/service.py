@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from typing import Literal
@@ -23,6 +23,7 @@ from memory_core.memories.service import FORGET_ACTOR, Memories
 from memory_core.nightly.service import NightlyService, last_run_of
 from memory_core.nightly.types import LastRun
 from memory_core.ops.alerts import AlertGate
+from memory_core.ops.backend import Backend
 from memory_core.ops.service import OpsService
 from memory_core.prompts.nightly import CARD_LABELS
 from memory_core.recall.engine import Recall
@@ -82,6 +83,8 @@ class ConsoleService:
     alerts: AlertGate
     chat_state: ChatRepo
     origins: dict[str, tunables.Origin] = field(default_factory=dict[str, tunables.Origin])
+    backend: Callable[[], Awaitable[Backend]] | None = None
+    """Which database and vector store run (the overview says so)."""
     """Where each setting came from (default, `.env`, the environment), as configured."""
 
     def __post_init__(self) -> None:
@@ -154,6 +157,7 @@ class ConsoleService:
             alerts=tuple(await self.alerts.history(now - timedelta(days=ALERT_DAYS))),
             chart=(await self._activity())[1],
             online=online,
+            backend=await self.backend() if self.backend is not None else None,
         )
 
     # --- memories --------------------------------------------------------------------

@@ -8,6 +8,7 @@ from typing import Literal
 
 from memory_core.nightly.types import LastRun
 from memory_core.ops.alerts import AlertRecord
+from memory_core.ops.backend import Backend
 from memory_core.ops.status import OpsStatus
 from memory_core.storage.archive_repo import LinkedAttachment
 from memory_core.storage.chat_repo import Injection
@@ -58,6 +59,8 @@ class Overview:
     chart: DayChart
     online: bool | None
     """Whether the QQ account is online; None when no client is connected."""
+    backend: Backend | None = None
+    """Which database and vector store run."""
 
 
 @dataclass(frozen=True, slots=True)

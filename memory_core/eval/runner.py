@@ -1,17 +1,26 @@
 """Run a dataset end to end: a fresh temporary database, the public write path to
-load it, the public recall path (and optionally the bm25 baseline) to ask it."""
+load it, the public recall path (and optionally the bm25 baseline) to ask it.
+
+The database is a temporary SQLite file, or (`EvalOptions.database`) a fresh
+database `yuji_eval_<random>` made on a PostgreSQL server and dropped afterwards,
+also when the run fails, so recall can be compared per backend."""
 
 from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memory_core.clock import FakeClock
+from memory_core.errors import ConfigError
 from memory_core.service import Yuji
 from memory_core.settings import Settings, VectorMode
+from memory_core.storage import pg_server
+from memory_core.storage.backend_info import database_line
 
 from . import loader, vector_eval
 from .dataset import DataQuery, Dataset
@@ -28,50 +37,77 @@ class EvalOptions:
     limit: int = 5
     vector: VectorMode = "on"
     """Mode of dense retrieval for the run (the index is built after loading)."""
+    database: str = ""
+    """Empty: a temporary SQLite file; or a PostgreSQL URL naming the server to run on
+    (its database part, if any, is replaced by a fresh one)."""
 
 
 async def run_eval(ds: Dataset, options: EvalOptions = EvalOptions()) -> dict[str, Any]:
     """The report of `yuji eval --json` (see metrics.report), plus `baselines` and
     `load` (how the dataset went in)."""
     with tempfile.TemporaryDirectory(prefix="yuji-eval-") as tmp:
-        clock = FakeClock(ds.now)
-        settings = Settings(
-            data_dir=Path(tmp), vector_mode=options.vector, recall_limit=options.limit
+        async with _fresh_store(options.database) as url:
+            settings = Settings(
+                data_dir=Path(tmp),
+                database_url=url,
+                vector_mode=options.vector,
+                recall_limit=options.limit,
+            )
+            return await _run(ds, options, settings)
+
+
+@asynccontextmanager
+async def _fresh_store(server: str) -> AsyncGenerator[str]:
+    """ "" (SQLite in the temporary folder), or a new database on `server`."""
+    if not server:
+        yield ""
+        return
+    if not server.startswith("postgresql"):
+        raise ConfigError(
+            f"--database takes a PostgreSQL URL (postgresql+asyncpg://...), not {server.split(':', 1)[0]}; "
+            "without it the run uses a temporary SQLite file"
         )
-        core = await Yuji.open(settings, clock=clock)
-        try:
-            loaded = await loader.load(core, clock, ds)
-            if options.distractors:
-                await loader.add_distractors(core, clock, ds, loaded, options.distractors)
-            if options.clones:
-                await loader.add_clones(core, clock, ds, loaded, options.clones)
-            clock.set(ds.now)
-            if core.vectors is not None:
-                await vector_eval.prepare(core)
-            if core.message_vectors is not None:  # what the bot does in the background
-                while await core.message_vectors.embed_pending():
-                    pass
-            for q in ds.queries[:5]:  # warm caches before timing
-                await core.recall.recall(q.scope, q.text, now=ds.now)
-            answers = [await _ask(core, loaded, q, ds) for q in ds.queries]
-            result = report(answers)
-            result["baselines"] = {}
-            if options.baselines:
-                bm25 = [await _ask_bm25(core, loaded, q, ds, options.limit) for q in ds.queries]
-                result["baselines"]["bm25"] = report(bm25)
-                result["baselines"].update(
-                    await vector_eval.baselines(core, loaded, ds, options.limit)
-                )
-                for baseline in result["baselines"].values():
-                    baseline.pop("queries", None)  # one list of queries: yuji's
-            result["load"] = {
-                "memories": len(loaded.ids),
-                "generated": loaded.generated,
-                "supersede_degraded": loaded.degraded,
-            }
-            return result
-        finally:
-            await core.close()
+    # The URL names the server; its database may not exist: make ours from `postgres`.
+    admin = pg_server.with_database(server, "postgres")
+    async with pg_server.scratch_database(admin, "eval") as url:
+        yield url
+
+
+async def _run(ds: Dataset, options: EvalOptions, settings: Settings) -> dict[str, Any]:
+    clock = FakeClock(ds.now)
+    core = await Yuji.open(settings, clock=clock)
+    try:
+        loaded = await loader.load(core, clock, ds)
+        if options.distractors:
+            await loader.add_distractors(core, clock, ds, loaded, options.distractors)
+        if options.clones:
+            await loader.add_clones(core, clock, ds, loaded, options.clones)
+        clock.set(ds.now)
+        if core.vectors is not None:
+            await vector_eval.prepare(core)
+        if core.message_vectors is not None:  # what the bot does in the background
+            while await core.message_vectors.embed_pending():
+                pass
+        for q in ds.queries[:5]:  # warm caches before timing
+            await core.recall.recall(q.scope, q.text, now=ds.now)
+        answers = [await _ask(core, loaded, q, ds) for q in ds.queries]
+        result = report(answers)
+        result["baselines"] = {}
+        if options.baselines:
+            bm25 = [await _ask_bm25(core, loaded, q, ds, options.limit) for q in ds.queries]
+            result["baselines"]["bm25"] = report(bm25)
+            result["baselines"].update(await vector_eval.baselines(core, loaded, ds, options.limit))
+            for baseline in result["baselines"].values():
+                baseline.pop("queries", None)  # one list of queries: yuji's
+        result["load"] = {
+            "database": await database_line(core.db),
+            "memories": len(loaded.ids),
+            "generated": loaded.generated,
+            "supersede_degraded": loaded.degraded,
+        }
+        return result
+    finally:
+        await core.close()
 
 
 async def _ask(core: Yuji, loaded: loader.Loaded, q: DataQuery, ds: Dataset) -> Answer:

@@ -50,7 +50,7 @@ def create_backup(
     check or a failed snapshot: the returned manifest says what went wrong."""
     started = time.monotonic()
     folder.mkdir(parents=True, exist_ok=True)
-    name = _free_name(folder, backup_name(created_at))
+    name = free_name(folder, backup_name(created_at))
     target = folder / f"{name}.db"
     partial = folder / f"{name}.db.partial"
     live_bytes = _database_bytes(source)
@@ -197,9 +197,15 @@ def count_shortfalls(
     return problems
 
 
-def _free_name(folder: Path, name: str) -> str:
+BACKUP_SUFFIXES = (".db", ".dump")
+"""A SQLite file backup, a PostgreSQL dump (pg_backup.py)."""
+
+
+def free_name(folder: Path, name: str) -> str:
+    """`name`, or `name-2`, `name-3`...: the first no file of any backup kind uses."""
+    suffixes = (".json", *BACKUP_SUFFIXES, *(f"{s}.partial" for s in BACKUP_SUFFIXES))
     candidate, n = name, 1
-    while any((folder / f"{candidate}{s}").exists() for s in (".db", ".json", ".db.partial")):
+    while any((folder / f"{candidate}{s}").exists() for s in suffixes):
         n += 1
         candidate = f"{name}-{n}"
     return candidate

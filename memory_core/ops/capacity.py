@@ -39,7 +39,7 @@ def storage_full_text(detail: str) -> str:
 @dataclass(frozen=True, slots=True)
 class Sizes:
     database: int
-    """The SQLite file with its -wal and -shm."""
+    """The SQLite file with its -wal and -shm, or `pg_database_size` on PostgreSQL."""
     attachments: int
     backups: int
 

@@ -38,7 +38,8 @@ class Check:
 @dataclass(frozen=True, slots=True)
 class BackupManifest:
     file: str
-    """The backup's file name, in the same folder as the manifest."""
+    """The backup's file name, in the same folder as the manifest: `<name>.db` (SQLite)
+    or `<name>.dump` (PostgreSQL's custom format)."""
     created_at: datetime
     """The instant of the snapshot."""
     finished_at: datetime
@@ -57,7 +58,7 @@ class BackupManifest:
 
     @property
     def name(self) -> str:
-        return self.file.removesuffix(".db")
+        return self.file.removesuffix(".db").removesuffix(".dump")
 
     @property
     def failed_checks(self) -> tuple[Check, ...]:

@@ -1,6 +1,7 @@
 """Files a killed backup leaves behind, and sweeping them.
 
-A backup writes `<name>.db.partial`, renames it to `<name>.db`, checks it (the drill
+A backup writes `<name>.db.partial` (`.dump.partial` on PostgreSQL), renames it to
+`<name>.db` (`.dump`), checks it (the drill
 copies it into a `.drill-*` folder beside it) and writes `<name>.json` last, through a
 `.part-*` temporary file. A process killed on the way leaves some of these and no
 manifest, so retention (which deletes only what a manifest names) never sees them.
@@ -87,9 +88,9 @@ def _is_orphan(path: Path) -> bool:
         return True
     if not name.startswith(PREFIX):
         return False
-    if name.endswith(".db.partial"):
+    if name.endswith((".db.partial", ".dump.partial")):
         return True
-    return name.endswith(".db") and not path.with_suffix(".json").exists()
+    return name.endswith((".db", ".dump")) and not path.with_suffix(".json").exists()
 
 
 def _size_and_mtime(path: Path) -> tuple[int, float]:

@@ -23,7 +23,8 @@ from .manifest import Check, list_manifests
 @dataclass(frozen=True, slots=True)
 class RestoreReport:
     backup: Path
-    target: Path
+    target: Path | str
+    """A new SQLite file, or the PostgreSQL database (host/name) a dump went into."""
     checks: tuple[Check, ...]
     """The backup's checks, then the restored file's."""
     written: bool
@@ -42,7 +43,7 @@ def find_backup(spec: str, folder: Path) -> Path:
         if not verified:
             raise NotFound(f"no verified backup in {folder}")
         return folder / verified[-1].file
-    for candidate in (Path(spec), folder / spec, folder / f"{spec}.db"):
+    for candidate in (Path(spec), folder / spec, folder / f"{spec}.db", folder / f"{spec}.dump"):
         if candidate.is_file():
             return candidate
     raise NotFound(f"no backup {spec!r} (looked in {folder})")

@@ -1,7 +1,9 @@
 """`core.ops`: verified backups, retention, the capacity sentinel and attachment cleanup.
 
-Everything blocking (the online backup, hashing, walking folders) runs in a worker
-thread; one lock keeps two backups of this process from overlapping. Failures are
+A SQLite store is backed up with the online backup API (backup.py), a PostgreSQL one
+with `pg_dump` (pg_backup.py); both end in the same folder, manifest, retention and
+mirror. Everything blocking (the online backup, pg_dump, hashing, walking folders)
+runs in a worker thread; one lock keeps two backups of this process from overlapping. Failures are
 reported through `core.alerts` (key `backup`, `backup.mirror`, `capacity`) and the
 next success sends the recovery.
 """
@@ -19,8 +21,9 @@ from memory_core.archive.store import AttachmentStore
 from memory_core.clock import Clock
 from memory_core.errors import ConfigError
 from memory_core.settings import Settings
-from memory_core.storage import ops_repo
+from memory_core.storage import ops_repo, pg_server
 from memory_core.storage.engine import Database
+from memory_core.storage.pg_dump import Tools
 
 from .alerts import AlertSink
 from .attachment_retention import CleanReport, clean_attachments
@@ -35,6 +38,7 @@ from .capacity import (
 )
 from .manifest import BackupManifest, list_manifests, write_manifest
 from .orphans import sweep_orphans
+from .pg_backup import create_pg_backup, tools_for
 from .pruning import mirror, prune
 from .retention import RetentionPolicy
 from .status import BackupStatus, OpsStatus, status_lines
@@ -98,14 +102,27 @@ class OpsService:
     async def backup(self, *, reason: str = "manual") -> BackupManifest:
         """Make one verified backup now; alerts on failure, recovers on success."""
         source = self.db.sqlite_path
-        if source is None:
-            raise ConfigError("backups need the SQLite database; back up PostgreSQL with pg_dump")
+        tools = await self._pg_tools() if self.db.is_postgres else None
+        if source is None and tools is None:
+            raise ConfigError("backups need a database file or PostgreSQL (not :memory:)")
         async with self._lock:
             created_at = self.clock.now()
             try:
-                manifest, mirrored = await asyncio.to_thread(
-                    self._backup_blocking, source, created_at, reason
-                )
+                if tools is not None:
+                    made = await create_pg_backup(
+                        self.db.url,
+                        self.folder,
+                        tools,
+                        created_at=created_at,
+                        reason=reason,
+                        now=self.clock.now,
+                    )
+                    manifest, mirrored = await asyncio.to_thread(self._keep, made)
+                else:
+                    assert source is not None
+                    manifest, mirrored = await asyncio.to_thread(
+                        self._backup_blocking, source, created_at, reason
+                    )
             except Exception as exc:  # disk full writing the manifest, and the like
                 log.exception("backup failed unexpectedly")
                 self.alerts.fire(BACKUP_ALERT_KEY, f"备份出错：{type(exc).__name__}: {exc}")
@@ -113,9 +130,20 @@ class OpsService:
         self._report(manifest, mirrored)
         return manifest
 
+    async def pg_tools(self) -> Tools:
+        """pg_dump and pg_restore for this server (a ConfigError line if unusable)."""
+        return await tools_for(self.db.url, self.settings.pg_dump)
+
+    async def _pg_tools(self) -> Tools:
+        try:
+            return await self.pg_tools()
+        except ConfigError as exc:  # no backups until the operator acts: say so
+            self.alerts.fire(BACKUP_ALERT_KEY, f"备份做不了：{exc}")
+            raise
+
     async def backup_if_due(self) -> BackupManifest | None:
         """The scheduled entry: back up when the interval has passed since the last try."""
-        if self.db.sqlite_path is None:
+        if self.db.sqlite_path is None and not self.db.is_postgres:
             return None
         history = await self.backups()
         last = history[-1] if history else None
@@ -138,6 +166,10 @@ class OpsService:
             now=self.clock.now,
             snapshot=self._snapshot,
         )
+        return self._keep(manifest)
+
+    def _keep(self, manifest: BackupManifest) -> tuple[BackupManifest, bool | None]:
+        """Mirror a new backup, write its manifest, apply retention, sweep orphans."""
         mirrored: bool | None = None
         mirror_dir = self.mirror_dir
         if manifest.ok and mirror_dir is not None:
@@ -176,7 +208,11 @@ class OpsService:
     # --- capacity and attachments ----------------------------------------------------
 
     async def sizes(self) -> Sizes:
-        return await asyncio.to_thread(measure, self.settings, self.db.sqlite_path)
+        sizes = await asyncio.to_thread(measure, self.settings, self.db.sqlite_path)
+        if self.db.is_postgres:
+            async with self.db.read() as conn:
+                sizes = replace(sizes, database=await pg_server.database_size(conn))
+        return sizes
 
     async def check_capacity(self) -> CapacityReport:
         """Measure; above the limit an alert (nothing is deleted), below it a recovery."""

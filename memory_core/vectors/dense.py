@@ -55,6 +55,12 @@ class Dense:
     def mode(self) -> VectorMode:
         return self._mode
 
+    @property
+    def vector_store(self) -> str:
+        """Where the vectors live, as `yuji status` says it. The one place that names
+        the store: a store inside the database (pgvector, bytea) says so here."""
+        return f"file index under {self._settings.vectors_dir}"
+
     def set_mode(self, mode: VectorMode) -> None:
         self._mode = mode
 

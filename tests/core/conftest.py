@@ -8,6 +8,7 @@ import pytest
 
 from memory_core import FakeClock, Settings, Yuji
 from memory_core.vectors import FakeEmbedder
+from tests import backends
 
 from .relevance_models import FAKE_MODEL, LEXICAL_MODEL
 
@@ -20,12 +21,14 @@ def clock() -> FakeClock:
 @pytest.fixture
 def settings(tmp_path: Path, database_url: str, backend: str) -> Settings:
     """A data folder and a database already at the head revision, on each backend
-    (tests/conftest.py): SQLite's file is in the folder, as the default puts it."""
+    (tests/conftest.py): SQLite's file is in the folder, as the default puts it; on
+    PostgreSQL backups use the server's own pg_dump (PATH may hold an older one)."""
     data_dir = tmp_path / "data"
     data_dir.mkdir(exist_ok=True)
     if backend == "sqlite":
         return Settings(data_dir=data_dir)
-    return Settings(data_dir=data_dir, database_url=database_url)
+    pg_dump = str(backends.client_bin(backend) / "pg_dump")
+    return Settings(data_dir=data_dir, database_url=database_url, pg_dump=pg_dump)
 
 
 @pytest.fixture

@@ -265,3 +265,49 @@ def test_a_message_quoted_fourth_is_no_hit() -> None:
         q1, (), (), 1.0, quotes=("e2",), quote_bands=("sure",), quote_scopes=("group:8",)
     )
     assert report([foreign])["leakage"] == 1
+
+
+@pytest.mark.pg_only("a run in a fresh database on a PostgreSQL server")
+async def test_eval_runs_in_a_fresh_database_on_the_server_and_drops_it(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sqlalchemy.engine import make_url
+
+    from memory_core.storage import pg_server
+
+    async def made() -> list[str]:
+        async with pg_server.connected(database_url) as conn:
+            rows = await conn.execute(
+                text("SELECT datname FROM pg_database WHERE datname LIKE 'yuji_eval_%'")
+            )
+            return [r[0] for r in rows]
+
+    before = await made()
+    ds = load_dataset(FIXTURE)
+    on_sqlite = await run_eval(ds, EvalOptions(vector="off"))
+    # The URL's database part names the server only: the run gets a database of its own.
+    server = make_url(database_url).set(database="no_such_database")
+    on_pg = await run_eval(
+        ds, EvalOptions(vector="off", database=server.render_as_string(hide_password=False))
+    )
+    assert on_pg["load"]["database"].startswith("PostgreSQL ")
+    assert "/yuji_eval_" in on_pg["load"]["database"]
+    assert on_sqlite["load"]["database"].startswith("SQLite ")
+    assert {t: r["rate"] for t, r in on_pg["tiers"].items()} == {
+        t: r["rate"] for t, r in on_sqlite["tiers"].items()
+    }
+    assert await made() == before  # dropped
+
+    # A run that fails half-way drops its database too.
+    async def boom(*_: object, **__: object) -> None:
+        raise RuntimeError("load failed")
+
+    monkeypatch.setattr(loader, "load", boom)
+    with pytest.raises(RuntimeError, match="load failed"):
+        await run_eval(ds, EvalOptions(vector="off", database=database_url))
+    assert await made() == before
+
+
+def test_eval_database_must_be_postgresql(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", str(FIXTURE), "--database", "sqlite+aiosqlite:///x.db"]) == 2
+    assert "--database takes a PostgreSQL URL" in capsys.readouterr().err

@@ -282,14 +282,17 @@ def test_manifest_round_trips_through_json(clock: FakeClock) -> None:
     assert "页损坏" in manifest.to_json()
 
 
-async def test_backups_refuse_a_non_sqlite_database(clock: FakeClock, tmp_path: Path) -> None:
+async def test_backups_refuse_a_database_that_is_neither_a_file_nor_postgresql(
+    clock: FakeClock, tmp_path: Path
+) -> None:
     from memory_core.errors import ConfigError
 
     core = await Yuji.open(Settings(data_dir=tmp_path / "d"), clock=clock)
     try:
         ops = OpsService(core.db, core.settings, clock, core.alerts)
-        ops.db = type("NotSqlite", (), {"sqlite_path": None})()  # type: ignore[assignment]
-        with pytest.raises(ConfigError):
+        # An in-memory SQLite database, say: nothing to copy, no pg_dump to run.
+        ops.db = type("NoFile", (), {"sqlite_path": None, "is_postgres": False})()  # type: ignore[assignment]
+        with pytest.raises(ConfigError, match="backups need a database file or PostgreSQL"):
             await ops.backup()
         assert await ops.backup_if_due() is None
     finally:

@@ -1,11 +1,12 @@
-"""`/backup` (superuser): make a verified backup now and say how it went."""
+"""`/backup` (superuser): make a verified backup now (SQLite file or pg_dump) and say how
+it went."""
 
 from __future__ import annotations
 
 from nonebot import on_command
 from nonebot.adapters.onebot.v11 import Bot, MessageEvent
 
-from memory_core import SUPERUSER_ONLY, NotPermitted, backup_reply
+from memory_core import SUPERUSER_ONLY, ConfigError, NotPermitted, backup_reply
 
 from .. import runtime  # noqa: TID252 - the plugin's module name depends on how NoneBot loads it
 from ._common import COMMAND_PRIORITY, answer, is_superuser
@@ -19,9 +20,10 @@ async def _backup(bot: Bot, event: MessageEvent) -> None:
         if not await is_superuser(bot, event):
             raise NotPermitted(SUPERUSER_ONLY)
         core = runtime.core()
-        if core.db.sqlite_path is None:
-            return "数据库不是 SQLite：请用数据库自己的工具备份（如 pg_dump）。"
-        manifest = await core.ops.backup(reason="command")
+        try:
+            manifest = await core.ops.backup(reason="command")
+        except ConfigError as exc:  # e.g. no pg_dump as new as the server: theirs to fix
+            return f"备份做不了：{exc}"
         return backup_reply(manifest, core.ops.zone)
 
     await answer(backup, action)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import make_url
 
 from memory_core import Settings, Yuji
 from memory_core.cli import main
@@ -74,7 +75,7 @@ async def test_status_of_an_empty_database(
     data_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert await asyncio.to_thread(main, ["status"]) == 0
-    assert capsys.readouterr().out.strip() == "no chats yet"
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "no chats yet"
 
 
 async def test_status_json_shows_each_chats_backlog_and_lag_under_consolidation(
@@ -90,3 +91,30 @@ async def test_status_json_shows_each_chats_backlog_and_lag_under_consolidation(
     assert 0 <= chats["group:2"]["lag_s"] < 600
     rows = {row["scope"]: row for row in data["scopes"]}
     assert rows["group:1"]["lines"]["整理积压"].startswith("3 条 / 6 字，最早一条等了")
+
+
+def test_status_says_which_database_and_vector_store_run(
+    settings: Settings,
+    backend: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(settings.data_dir)  # no stray .env
+    monkeypatch.setenv("YUJI_DATA_DIR", str(settings.data_dir))
+    if backend != "sqlite":
+        monkeypatch.setenv("YUJI_DATABASE_URL", settings.sqlalchemy_url)
+    assert main(["status", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)["backend"]
+    if backend == "sqlite":
+        assert data["database"] == f"SQLite {settings.database_path.resolve()}"
+    else:
+        major = "18" if backend == "pg18" else "15"
+        assert data["database"].startswith(f"PostgreSQL {major}.")
+        url = make_url(settings.sqlalchemy_url)
+        assert data["database"].endswith(f"{url.query['host']}/{url.database})")
+    assert data["vectors"] == f"file index under {settings.vectors_dir}"
+
+    assert main(["status"]) == 0
+    first, second = capsys.readouterr().out.splitlines()[:2]
+    assert first == f"database: {data['database']}"
+    assert second == f"vectors: {data['vectors']}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,13 +15,14 @@ from memory_core import EvidenceRef, FakeClock, NewExperience, Yuji
 from memory_core.cli import main
 from memory_core.errors import AppendOnlyViolation
 from memory_core.ops.backup import verify_backup
+from memory_core.ops.pg_backup import tools_for, verify_pg_backup
 from memory_core.porting.forget import Forgetting
-from memory_core.storage import redaction_repo
+from memory_core.storage import pg_dump, pg_server, redaction_repo
 from memory_core.storage.chat_repo import InjectedItem
 from memory_core.storage.consolidation_repo import ConsolidationRepo, Cut
 from memory_core.storage.nightly_repo import NightlyRepo
 from memory_core.storage.redaction_repo import TOMBSTONE
-from memory_core.storage.schema import forget_requests, redactions
+from memory_core.storage.schema import experiences, forget_requests, redactions
 
 T0 = datetime(2026, 11, 20, 11, 0, tzinfo=UTC)
 HERE, THERE = "group:1", "group:2"
@@ -241,25 +243,72 @@ def _holds(path: Path, said: str) -> bool:
     )
 
 
+async def _backup_holds(core: Yuji, backup: Path, said: str) -> bool:
+    """SQLite's backup holds the words in its bytes; a dump (compressed) is restored
+    into a scratch database and searched."""
+    if not backup.name.endswith(".dump"):
+        return _holds(backup, said)
+    url = core.db.url
+    tools = await tools_for(url, core.settings.pg_dump)
+    async with pg_server.scratch_database(url, "test") as scratch:
+        await asyncio.to_thread(pg_dump.restore, tools, backup, scratch)
+        async with pg_server.connected(scratch) as conn:
+            found = await conn.execute(
+                select(func.count()).where(experiences.c.text.contains(said))
+            )
+            return bool(found.scalar_one())
+
+
 async def test_old_backups_are_named_and_redact_rewrites_them(core: Yuji) -> None:
     await _chat(core)
     said = "我养了一只猫叫煤球"  # 小明's own words (no memory quotes them verbatim)
     made = await core.ops.backup(reason="test")
     assert made.ok
     backup = core.settings.backups_dir / made.file
-    assert _holds(backup, said)
+    assert await _backup_holds(core, backup, said)
 
     report = await core.porting.forget_person(HERE, "42", requested_by="42")
     assert report.backups == (str(backup),)
-    assert not _holds(core.settings.database_path, said)  # live file and its log
+    if core.db.is_sqlite:
+        assert not _holds(core.settings.database_path, said)  # live file and its log
 
     results = await core.porting.redact_backups()
     assert [(r.path, r.ok) for r in results] == [(backup, True)]
-    assert not _holds(backup, said)
-    checks, manifest = verify_backup(backup)
+    assert not await _backup_holds(core, backup, said)
+    if backup.name.endswith(".dump"):
+        checks, manifest = await verify_pg_backup(
+            backup, core.db.url, await tools_for(core.db.url, core.settings.pg_dump)
+        )
+    else:
+        checks, manifest = verify_backup(backup)
     assert all(c.ok for c in checks), checks
     assert manifest is not None
     assert "redacted" in [c.name for c in manifest.checks]
+
+
+@pytest.mark.sqlite_only("a dump beside a SQLite store: no server to rewrite it on")
+async def test_a_dump_without_a_server_to_rewrite_it_on_is_named_unchanged(core: Yuji) -> None:
+    await _chat(core)
+    await core.porting.forget_person(HERE, "42", requested_by="42")
+    folder = core.settings.backups_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    dump = folder / "yuji-20261120T120000Z.dump"
+    dump.write_bytes(b"PGDMP old")
+    (folder / "yuji-20261120T120000Z.json").write_text(
+        json.dumps(
+            {
+                "file": dump.name,
+                "created_at": T0.isoformat(),
+                "finished_at": T0.isoformat(),
+                "ok": True,
+                "checks": [],
+            }
+        )
+    )
+    results = await core.porting.redact_backups()
+    assert [(r.path, r.ok) for r in results] == [(dump, False)]
+    assert "left unchanged, still holds them" in results[0].detail
+    assert dump.read_bytes() == b"PGDMP old"
 
 
 async def test_the_console_shows_nothing_of_them_and_cannot_bring_them_back(core: Yuji) -> None:
