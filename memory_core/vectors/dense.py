@@ -57,9 +57,8 @@ class Dense:
 
     @property
     def vector_store(self) -> str:
-        """Where the vectors live, as `yuji status` says it. The one place that names
-        the store: a store inside the database (pgvector, bytea) says so here."""
-        return f"file index under {self._settings.vectors_dir}"
+        """Where the vectors live, as `yuji status` says it (place.py names them)."""
+        return self.place.description
 
     def set_mode(self, mode: VectorMode) -> None:
         self._mode = mode

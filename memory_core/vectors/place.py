@@ -39,10 +39,9 @@ class IndexPlace(Protocol):
 class FolderPlace:
     """The index file under `data/vectors/<model>/` (store.py), memory-mapped."""
 
-    description = "file index under the data folder (memory-mapped)"
-
     def __init__(self, vectors_dir: Path) -> None:
         self.vectors_dir = vectors_dir
+        self.description = f"file index under {vectors_dir}"
 
     async def stamp(self, model_id: str) -> object | None:
         try:
@@ -74,7 +73,7 @@ class TablePlace:
     """The rows of `memory_vectors` (PostgreSQL), read whole into the same in-process
     index, so a question is scored exactly as on SQLite."""
 
-    description = "in the database (bytea rows, scored in process)"
+    description = "in the database (memory_vectors, bytea; scored in process)"
 
     def __init__(self, db: Database, clock: Clock) -> None:
         self.repo = VectorRepo(db)
