@@ -99,7 +99,7 @@ async def main(args: argparse.Namespace, data: dict[str, Any]) -> None:
         try:
             await load(core, data)
             t = time.perf_counter()
-            report = await sync_index(core.memory_repo, embedder, settings.vectors_dir)
+            report = await sync_index(core.memory_repo, embedder, core.vector_place)
             spent = time.perf_counter() - t
             print(
                 f"yuji embed: {report.embedded} memories in {spent:.2f} s "

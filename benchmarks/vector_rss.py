@@ -54,7 +54,7 @@ async def main():
     core = await Yuji.open(settings)
     await load(core, data)
     builder = E5Embedder()
-    await sync_index(core.memory_repo, builder, settings.vectors_dir)
+    await sync_index(core.memory_repo, builder, core.vector_place)
     del builder
     import gc; gc.collect()
     out["rss_core_open_mb"] = rss("VmRSS")

@@ -37,8 +37,13 @@ from memory_core.errors import StorageError
 from .engine import Database
 from .schema import copy_progress, experiences, memories, metadata
 
-COPIED: tuple[Table, ...] = tuple(t for t in metadata.sorted_tables if t is not copy_progress)
-"""Every table of the schema, each after the tables its foreign keys point at."""
+RUNTIME = frozenset({"leadership", "wake_claims", "bot_accounts"})
+"""The running processes' own state (who leads, which wakes were claimed, which
+accounts are online): the source deployment's, never the copy's."""
+COPIED: tuple[Table, ...] = tuple(
+    t for t in metadata.sorted_tables if t is not copy_progress and t.name not in RUNTIME
+)
+"""Every table of the schema but those, each after the tables its foreign keys point at."""
 DERIVED_PREFIXES = ("memory_fts", "message_fts", "fts_totals")
 """The full-text tables and what each engine keeps beside them (FTS5's shadow tables,
 PostgreSQL's vocabularies and totals; migrations 0001 and 0016): rebuilt, not copied."""

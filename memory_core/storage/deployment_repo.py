@@ -62,7 +62,9 @@ class DeploymentRepo(Repository):
         prune_before: datetime,
         conn: AsyncConnection | None = None,
     ) -> bool:
-        """True for the first claim of `key`, False for every later one (any process)."""
+        """True for the first claim of `key`, and for a later one by the same account
+        (that account heard the same words twice: two messages, as the archive's dedup
+        rule says); False for another account's."""
         w = wake_claims.c
         async with self.writing(conn) as conn:
             result = await conn.execute(
@@ -72,6 +74,9 @@ class DeploymentRepo(Repository):
                 .returning(w.key)
             )
             won = result.first() is not None
+            if not won:
+                holder = await conn.scalar(select(w.account).where(w.key == key))
+                won = holder == account
             await conn.execute(delete(wake_claims).where(w.claimed_at < prune_before))
             return won
 

