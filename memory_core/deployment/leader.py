@@ -35,6 +35,10 @@ TAKEOVER_ALERT_KEY = "leader-takeover"
 Hook = Callable[[], Awaitable[None]]
 
 
+STOP_WAIT_S = 10.0
+"""How long a closing process waits for a leadership step under way."""
+
+
 def describe(holder: str) -> str:
     """ "pid 12 on host-a" for a holder written as `<batch owner> #<token>`. Pure."""
     owner = Owner.parse(holder.split(" #", 1)[0])
@@ -67,6 +71,7 @@ class Leadership:
         self.on_lose: list[Hook] = []
         self._task: asyncio.Task[None] | None = None
         self._step_lock = asyncio.Lock()
+        self._stopping = asyncio.Event()
 
     async def step(self) -> bool:
         """Take or keep the lock once; whether this process leads now."""
@@ -114,18 +119,28 @@ class Leadership:
         return self._task
 
     async def _loop(self, interval_s: float) -> None:
-        while True:
+        while not self._stopping.is_set():
             try:
                 await self.step()
             except Exception:
                 log.exception("leadership step failed")
-            await asyncio.sleep(interval_s)
+            # Not a sleep to be cancelled: a step cancelled half-way through opening a
+            # connection (aiosqlite's thread, asyncpg's handshake) leaves it unclosed.
+            waiter = asyncio.ensure_future(self._stopping.wait())
+            try:
+                await asyncio.wait({waiter}, timeout=interval_s)
+            finally:
+                waiter.cancel()
 
     async def aclose(self) -> None:
-        """Stop trying; a leader clears its row (a clean stop alerts nobody) and lets go."""
+        """Stop trying (the step under way finishes first); a leader clears its row (a
+        clean stop alerts nobody) and lets go."""
+        self._stopping.set()
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
+            done, _ = await asyncio.wait({task}, timeout=STOP_WAIT_S)
+            if not done:
+                task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         if self.is_leader and self.shared:
