@@ -7,7 +7,8 @@
 The memories are written once per backend through the public write path (same
 generator, same seed: the same ids everywhere); with `--vector on` they are embedded
 once, on SQLite, and that index is loaded into each PostgreSQL store's vector table
-(embedding runs at tens of memories a second here). The PostgreSQL servers are started
+(embedding runs at tens of memories a second here). After the load each store's
+planner statistics are refreshed, as yuji does after a copy, a restore or an import. The PostgreSQL servers are started
 for the run in temporary folders (tests/backends.py) and stopped after it. Reported
 per backend: p50 / p95 of `core.recall.recall` with the question's embedding inside
 each call, and of the plain bm25 top-5 on the same index.
@@ -44,6 +45,7 @@ async def measure(
     try:
         started = time.perf_counter()
         contents = await fill(core, size)
+        await core.db.refresh_statistics()  # as after any bulk load
         load_s = time.perf_counter() - started
         if settings.vector_mode != "off":
             if index is None:

@@ -197,8 +197,11 @@ async def restore_pg_backup(backup: Path, target_url: str, tools: Tools) -> Rest
         return RestoreReport(backup, target, tuple(checks), written=False, counts={})
     counts: dict[str, int] = {}
     try:
-        async with pg_server.connected(target_url) as conn:
+        async with pg_server.connected(target_url, autocommit=True) as conn:
             counts = await pg_server.count_rows(conn, TRUTH_TABLES)
+            # pg_restore leaves the planner statistics out: gather them now, not when
+            # autovacuum gets round to it (a fresh store's first questions would pay).
+            await conn.exec_driver_sql("ANALYZE")
         expected = manifest.backup_counts if manifest is not None else {}
         missing = count_shortfalls(counts, at_least={}, exactly=expected)
         checks.append(Check("restored counts", not missing, "; ".join(missing) or "match"))

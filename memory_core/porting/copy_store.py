@@ -196,6 +196,7 @@ async def _finish(source: Database, target: Database) -> int:
         await copy_repo.advance_sequences(conn, positions)
         indexed = await MemoryRepo(target).rebuild_index(conn=conn)
         indexed += await message_index.rebuild(conn)
+    await target.refresh_statistics()
     return indexed
 
 

@@ -190,6 +190,17 @@ class Database:
                 "(YUJI_DB_BUSY_TIMEOUT_S); nothing was written, try again"
             ) from None
 
+    async def refresh_statistics(self) -> None:
+        """Tell the planner what a bulk load (a copy, a restore, an evaluation's
+        dataset) just wrote. PostgreSQL plans from statistics that autovacuum gathers
+        only a while later: until then a freshly filled store is planned as an empty one
+        (a 10k-memory chat's word stage took 10 ms instead of 1.5)."""
+        async with self.write() as conn:
+            if self.is_postgres:
+                await conn.exec_driver_sql("ANALYZE")
+            elif self.is_sqlite:
+                await conn.exec_driver_sql("PRAGMA optimize")
+
     async def dispose(self) -> None:
         """Close every pooled connection; later reads and writes raise StorageClosed
         (after `dispose` the engine would open a fresh pool that nobody closes)."""
