@@ -11,10 +11,11 @@ FTS5 leaves in no stated order, go to the lower rowid on PostgreSQL.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from sqlalchemy import Float, Integer, column, text
+from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.selectable import TextualSelect
 
 from . import fts
@@ -23,6 +24,23 @@ Index = Literal["memory_fts", "message_fts"]
 K1 = 1.2
 B = 0.75
 IDF_FLOOR = 1e-6
+
+
+async def add_rows(conn: AsyncConnection, index: Index, rows: Sequence[dict[str, Any]]) -> None:
+    """Index rows ({"id", "bi"}) in the caller's transaction. On PostgreSQL one
+    statement for all of them: the triggers that count tokens run once per statement."""
+    if not rows:
+        return
+    if conn.dialect.name == "postgresql":
+        await conn.execute(
+            text(
+                f"INSERT INTO {index} (rowid, bi) SELECT * FROM "
+                "unnest(CAST(:ids AS integer[]), CAST(:bis AS text[]))"
+            ),
+            {"ids": [int(r["id"]) for r in rows], "bis": [str(r["bi"]) for r in rows]},
+        )
+    else:
+        await conn.execute(text(f"INSERT INTO {index}(rowid, bi) VALUES (:id, :bi)"), list(rows))
 
 
 def match_params(dialect: str, scope: str, tokens: Iterable[str]) -> dict[str, Any] | None:

@@ -16,12 +16,11 @@ from memory_core.types import Memory
 from . import fts
 from . import memory_sql as sql
 from .engine import Database
-from .fulltext import match_params
+from .fulltext import add_rows, match_params
 from .memory_reads import MemoryReads
 from .memory_sql import m, to_memory
 
 _CHUNK = 500
-_INDEX_ROW = text("INSERT INTO memory_fts(rowid, bi) VALUES (:id, :bi)")
 
 
 class MemorySearch(MemoryReads):
@@ -41,14 +40,16 @@ class MemorySearch(MemoryReads):
         if not params:
             return
         async with self.writing(conn) as c:
-            await c.execute(_INDEX_ROW, params)
+            await add_rows(c, "memory_fts", params)
 
     async def reindex(self, memory: Memory, *, conn: AsyncConnection | None = None) -> None:
         """(Re)index one memory under its id."""
         async with self.writing(conn) as c:
             await c.execute(text("DELETE FROM memory_fts WHERE rowid = :id"), {"id": memory.id})
-            await c.execute(
-                _INDEX_ROW, _index_params(memory.id, memory.scope, memory.subject, memory.content)
+            await add_rows(
+                c,
+                "memory_fts",
+                [_index_params(memory.id, memory.scope, memory.subject, memory.content)],
             )
 
     async def rebuild_index(self, batch: int = 2000, *, conn: AsyncConnection | None = None) -> int:
@@ -68,8 +69,10 @@ class MemorySearch(MemoryReads):
                 ).all()
                 if not rows:
                     break
-                await c.execute(
-                    _INDEX_ROW, [_index_params(r.id, r.scope, r.subject, r.content) for r in rows]
+                await add_rows(
+                    c,
+                    "memory_fts",
+                    [_index_params(r.id, r.scope, r.subject, r.content) for r in rows],
                 )
                 count += len(rows)
                 last_id = rows[-1].id

@@ -12,11 +12,11 @@ from sqlalchemy import delete, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from . import fts
+from .fulltext import add_rows
 from .schema import experiences, message_vectors
 
 x = experiences.c
 v = message_vectors.c
-_INDEX_ROW = text("INSERT INTO message_fts(rowid, bi) VALUES (:id, :bi)")
 _CHUNK = 500
 _BACKLOG = text(
     "SELECT e.id, e.scope, e.sender_name, e.text FROM experiences e "
@@ -47,8 +47,7 @@ def index_params(
 
 async def index_messages(conn: AsyncConnection, params: Sequence[dict[str, Any]]) -> None:
     """Add `index_params` rows inside the caller's (the archive writer's) transaction."""
-    if params:
-        await conn.execute(_INDEX_ROW, list(params))
+    await add_rows(conn, "message_fts", params)
 
 
 async def drop_messages(conn: AsyncConnection, ids: Sequence[int]) -> None:
@@ -81,8 +80,9 @@ async def rebuild(conn: AsyncConnection, batch: int = 2000) -> int:
         rows = (await conn.execute(_BACKLOG, {"after": after, "bot": False, "limit": batch})).all()
         if not rows:
             return count
-        await conn.execute(
-            _INDEX_ROW,
+        await add_rows(
+            conn,
+            "message_fts",
             [{"id": r.id, "bi": fts.document(r.scope, r.sender_name, r.text)} for r in rows],
         )
         count += len(rows)

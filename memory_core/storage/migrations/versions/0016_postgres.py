@@ -121,32 +121,43 @@ BEGIN
     SELECT t.terms, t.length INTO NEW.terms, NEW.length FROM yuji_fts_terms(NEW.bi) AS t;
     RETURN NEW;
 END $$""",
-        f"""CREATE FUNCTION {name}_count() RETURNS trigger LANGUAGE plpgsql AS $$
+        # Statement-level, over the statement's transition table: a batch of rows
+        # counts its tokens once, and `fts_totals` (one row per index) is updated
+        # once per statement, not once per row.
+        f"""CREATE FUNCTION {name}_added() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'INSERT' THEN
-        INSERT INTO {name}_vocab AS v (term, doc)
-            SELECT lexeme, 1 FROM unnest(NEW.terms)
-            ON CONFLICT (term) DO UPDATE SET doc = v.doc + 1;
-        INSERT INTO {name}_postings (term, rowid, tf, length)
-            SELECT lexeme, NEW.rowid, cardinality(positions), NEW.length FROM unnest(NEW.terms);
-        UPDATE fts_totals SET docs = docs + 1, tokens = tokens + NEW.length
-            WHERE name = '{name}';
-        RETURN NEW;
-    END IF;
-    UPDATE {name}_vocab AS v SET doc = v.doc - 1
-        FROM unnest(OLD.terms) AS u WHERE v.term = u.lexeme;
-    DELETE FROM {name}_postings
-        WHERE term = ANY(tsvector_to_array(OLD.terms)) AND rowid = OLD.rowid;
-    DELETE FROM {name}_vocab AS v USING unnest(OLD.terms) AS u
-        WHERE v.term = u.lexeme AND v.doc <= 0;
-    UPDATE fts_totals SET docs = docs - 1, tokens = tokens - OLD.length
+    INSERT INTO {name}_vocab AS v (term, doc)
+        SELECT u.lexeme, count(*) FROM added AS a, unnest(a.terms) AS u GROUP BY u.lexeme
+        ON CONFLICT (term) DO UPDATE SET doc = v.doc + excluded.doc;
+    INSERT INTO {name}_postings (term, rowid, tf, length)
+        SELECT u.lexeme, a.rowid, cardinality(u.positions), a.length
+        FROM added AS a, unnest(a.terms) AS u;
+    UPDATE fts_totals SET docs = docs + t.n, tokens = tokens + t.len
+        FROM (SELECT count(*) AS n, coalesce(sum(length), 0) AS len FROM added) AS t
         WHERE name = '{name}';
-    RETURN OLD;
+    RETURN NULL;
+END $$""",
+        f"""CREATE FUNCTION {name}_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE {name}_vocab AS v SET doc = v.doc - g.n
+        FROM (SELECT u.lexeme, count(*) AS n FROM removed AS r, unnest(r.terms) AS u
+              GROUP BY u.lexeme) AS g
+        WHERE v.term = g.lexeme;
+    DELETE FROM {name}_vocab AS v WHERE v.doc <= 0 AND v.term IN (
+        SELECT u.lexeme FROM removed AS r, unnest(r.terms) AS u);
+    DELETE FROM {name}_postings AS p USING removed AS r, unnest(r.terms) AS u
+        WHERE p.term = u.lexeme AND p.rowid = r.rowid;
+    UPDATE fts_totals SET docs = docs - t.n, tokens = tokens - t.len
+        FROM (SELECT count(*) AS n, coalesce(sum(length), 0) AS len FROM removed) AS t
+        WHERE name = '{name}';
+    RETURN NULL;
 END $$""",
         f"CREATE TRIGGER {name}_terms BEFORE INSERT OR UPDATE OF bi ON {name} "
         f"FOR EACH ROW EXECUTE FUNCTION {name}_terms()",
-        f"CREATE TRIGGER {name}_count AFTER INSERT OR DELETE ON {name} "
-        f"FOR EACH ROW EXECUTE FUNCTION {name}_count()",
+        f"CREATE TRIGGER {name}_added AFTER INSERT ON {name} REFERENCING NEW TABLE AS added "
+        f"FOR EACH STATEMENT EXECUTE FUNCTION {name}_added()",
+        f"CREATE TRIGGER {name}_removed AFTER DELETE ON {name} "
+        f"REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION {name}_removed()",
     ]
 
 
@@ -183,8 +194,14 @@ def upgrade() -> None:
         for r in bind.execute(_BACKLOG)
     ]
     for name, rows in (("memory_fts", memories), ("message_fts", messages)):
-        if rows:
-            bind.execute(sa.text(f"INSERT INTO {name} (rowid, bi) VALUES (:id, :bi)"), rows)
+        if rows:  # one statement: the counting triggers run once over all of them
+            bind.execute(
+                sa.text(
+                    f"INSERT INTO {name} (rowid, bi) SELECT * FROM "
+                    "unnest(CAST(:ids AS integer[]), CAST(:bis AS text[]))"
+                ),
+                {"ids": [r["id"] for r in rows], "bis": [r["bi"] for r in rows]},
+            )
 
 
 def downgrade() -> None:
@@ -195,7 +212,7 @@ def downgrade() -> None:
         bind.exec_driver_sql(f"DROP TABLE {name}_vocab")
         bind.exec_driver_sql(f"DROP TABLE {name}_postings")
         bind.exec_driver_sql(f"DROP TABLE {name}")
-        bind.exec_driver_sql(f"DROP FUNCTION {name}_terms(), {name}_count()")
+        bind.exec_driver_sql(f"DROP FUNCTION {name}_terms(), {name}_added(), {name}_removed()")
     bind.exec_driver_sql("DROP TABLE fts_totals")
     bind.exec_driver_sql("DROP FUNCTION yuji_fts_terms(text)")
     for table in (*APPEND_ONLY, "experiences"):
