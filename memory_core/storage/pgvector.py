@@ -100,12 +100,14 @@ async def fill(
 
 class PgvectorRepo(Repository):
     async def large_scopes(self, model: str, above: int) -> frozenset[str]:
-        """The chats holding more than `above` vectors of the model."""
+        """The chats holding more than `above` vectors of the model, each with its
+        pgvector copy (a chat with a row still waiting for one is scored in process,
+        exactly, until a build fills it: `fill`)."""
         async with self.reading(None) as c:
             result = await c.execute(
                 text(
-                    "SELECT scope FROM memory_vectors WHERE model = :model"
-                    " GROUP BY scope HAVING count(*) > :above"
+                    "SELECT scope FROM memory_vectors WHERE model = :model GROUP BY scope"
+                    " HAVING count(*) > :above AND count(embedding) = count(*)"
                 ),
                 {"model": model, "above": above},
             )

@@ -4,15 +4,22 @@ which one runs, the column and HNSW index a build leaves, and a chat above
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from sqlalchemy import text
 
 from memory_core import FakeClock, Settings, Yuji
-from memory_core.storage.pgvector import PgvectorRepo, literal, nearest_sql
+from memory_core.storage import migrate
+from memory_core.storage.engine import Database
+from memory_core.storage.pgvector import PgvectorRepo, has_embedding, literal, nearest_sql
 from memory_core.vectors.build import sync_index
 from memory_core.vectors.fake import FakeEmbedder
 from memory_core.vectors.pgvector_place import PgvectorPlace
+from memory_core.vectors.place import TablePlace, place_for
+from tests import backends
+from tests.conftest import Servers
 from tests.core.relevance_models import FAKE_MODEL, LEXICAL_MODEL
 
 from .helpers import add_memory
@@ -71,7 +78,10 @@ async def test_a_build_fills_the_column_and_its_hnsw_index(core: Yuji, backend: 
     # Rows without their pgvector copy (a copied store) get it on the next build.
     async with core.db.write() as conn:
         await conn.exec_driver_sql("UPDATE memory_vectors SET embedding = NULL")
+    # Until then that chat is never left to the database, however large.
+    assert await PgvectorRepo(core.db).large_scopes("fake", 0) == frozenset()
     await sync_index(core.memory_repo, embedder, core.vector_place)
+    assert await PgvectorRepo(core.db).large_scopes("fake", 0) == {G1}
     async with core.db.read() as conn:
         missing = await conn.exec_driver_sql(
             "SELECT count(*) FROM memory_vectors WHERE embedding IS NULL"
@@ -83,6 +93,33 @@ async def test_a_build_fills_the_column_and_its_hnsw_index(core: Yuji, backend: 
         "ix_memory_vectors_hnsw_16",
         "ix_memory_vectors_hnsw_32",
     ]
+
+
+@pytest.mark.pg_only("a role of the server")
+async def test_a_role_that_may_not_create_the_extension_gets_the_bytea_rows(
+    backend: str, servers: Servers, clock: FakeClock, tmp_path: Path
+) -> None:
+    """pgvector is installed but not trusted: an ordinary role migrates to head all the
+    same (the savepoint), without the column, and runs the bytea path."""
+    if backend != "pg18":
+        pytest.skip("only pg18 has pgvector to refuse")
+    server = await servers.server(backend)
+    name = backends.database_name()
+    role = f"r_{name}"
+    await backends.admin(server, f"CREATE ROLE {role} LOGIN")
+    await backends.admin(server, f"CREATE DATABASE {name} OWNER {role}")
+    db = Database(f"postgresql+asyncpg://{role}@/{name}?host={server.socket_dir}")
+    try:
+        await migrate.upgrade(db)
+        assert await migrate.current_revision(db) == migrate.head_revision()
+        place = await place_for(db, tmp_path, clock)
+        assert type(place) is TablePlace
+        async with db.read() as conn:
+            assert not await has_embedding(conn)
+    finally:
+        await db.dispose()
+        await backends.admin(server, f"DROP DATABASE {name} WITH (FORCE)")
+        await backends.admin(server, f"DROP ROLE {role}")
 
 
 async def small_and_large_chats(core: Yuji) -> tuple[list[int], list[int]]:
