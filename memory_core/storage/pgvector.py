@@ -61,6 +61,19 @@ async def has_embedding(conn: AsyncConnection) -> bool:
     return found.first() is not None
 
 
+async def searchable(conn: AsyncConnection) -> bool:
+    """The column is there and pgvector is 0.8 or newer: its iterative index scan is
+    what keeps one chat's search from coming back short (`PgvectorRepo.nearest`)."""
+    if not await has_embedding(conn):
+        return False
+    found = await conn.execute(text("SELECT extversion FROM pg_extension WHERE extname = 'vector'"))
+    version = found.scalar()
+    if version is None:
+        return False
+    parts = [int(p) for p in str(version).split(".")[:2] if p.isdigit()]
+    return tuple(parts) >= (0, 8)
+
+
 async def fill(
     conn: AsyncConnection, model: str, vectors: Sequence[tuple[int, bytes]], dim: int
 ) -> None:

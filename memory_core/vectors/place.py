@@ -19,7 +19,7 @@ import numpy as np
 
 from memory_core.clock import Clock
 from memory_core.storage.engine import Database
-from memory_core.storage.pgvector import has_embedding
+from memory_core.storage.pgvector import searchable
 from memory_core.storage.vector_repo import Build, VectorRepo, VectorRow
 
 from .store import MANIFEST, STORED_DTYPE, IndexRow, VectorIndex, model_folder
@@ -147,11 +147,12 @@ def as_index(model_id: str, build: Build | None, rows: Sequence[VectorRow]) -> V
 
 async def place_for(db: Database, vectors_dir: Path, clock: Clock) -> IndexPlace:
     """The index's place for this store: pgvector where migration 0020 could add its
-    column, else the bytea rows on PostgreSQL, else the folder beside SQLite."""
+    column (and the extension is 0.8 or newer), else the bytea rows on PostgreSQL,
+    else the folder beside SQLite."""
     if not db.is_postgres:
         return FolderPlace(vectors_dir)
     from .pgvector_place import PgvectorPlace
 
     async with db.read() as conn:
-        has_pgvector = await has_embedding(conn)
+        has_pgvector = await searchable(conn)
     return PgvectorPlace(db, clock) if has_pgvector else TablePlace(db, clock)

@@ -93,6 +93,14 @@ async def test_a_build_fills_the_column_and_its_hnsw_index(core: Yuji, backend: 
         "ix_memory_vectors_hnsw_16",
         "ix_memory_vectors_hnsw_32",
     ]
+    # Down past 0020 and up again: the column and its indexes go, then the column is
+    # back, empty, and the next build fills it.
+    await migrate.downgrade(core.db, "0019")
+    assert "embedding" not in await columns(core)
+    assert await PgvectorRepo(core.db).indexes() == []
+    await migrate.upgrade(core.db)
+    assert "embedding" in await columns(core)
+    assert await PgvectorRepo(core.db).large_scopes("fake", 0) == frozenset()
 
 
 @pytest.mark.pg_only("a role of the server")
