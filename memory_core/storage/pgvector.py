@@ -24,6 +24,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from .repository import Repository
 
 _CHUNK = 500
+ANALYZE_AFTER = 1000
+"""Rows written by one build above which the table's statistics are refreshed."""
 
 
 def literal(vector: bytes | np.ndarray) -> str:
@@ -101,6 +103,10 @@ async def fill(
                 for memory_id, vector in rows[start : start + _CHUNK]
             ],
         )
+    if len(rows) >= ANALYZE_AFTER:
+        # Fresh statistics, or the planner, guessing one row per chat, scans the chat
+        # instead of walking the HNSW index (autovacuum would only catch up later).
+        await conn.execute(text("ANALYZE memory_vectors"))
     d = int(dim)
     await conn.execute(
         text(

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import text
 
 from memory_core import FakeClock, Settings, Yuji
-from memory_core.storage import migrate
+from memory_core.storage import migrate, pgvector
 from memory_core.storage.engine import Database
 from memory_core.storage.pgvector import PgvectorRepo, has_embedding, literal, nearest_sql
 from memory_core.vectors.build import sync_index
@@ -40,7 +40,10 @@ async def columns(core: Yuji) -> set[str]:
 
 
 @pytest.mark.pg_only("pgvector or bytea is a PostgreSQL question")
-async def test_a_build_fills_the_column_and_its_hnsw_index(core: Yuji, backend: str) -> None:
+async def test_a_build_fills_the_column_and_its_hnsw_index(
+    core: Yuji, backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pgvector, "ANALYZE_AFTER", 1)  # the statistics refresh runs too
     await add_memory(core.db, G1, "小明", "小明从九月开始学吉他")
     await add_memory(core.db, G1, "老周", "老周儿子出生了")
     embedder = FakeEmbedder()
