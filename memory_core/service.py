@@ -156,7 +156,7 @@ class Yuji:
         storage_alerts = StorageFullAlerts(alerts)
         db.on_full, db.on_writable = storage_alerts.full, storage_alerts.writable
         ops = OpsService(db, settings, clock, alerts)
-        vector_place = place_for(db, settings.vectors_dir, clock)
+        vector_place = await place_for(db, settings.vectors_dir, clock)
         vectors = (
             Dense(settings, embedder=embedder, place=vector_place)
             if settings.vector_mode != "off"

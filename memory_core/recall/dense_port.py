@@ -34,6 +34,10 @@ class DenseScores:
     background: float | None = None
     """The question's mean cosine with a fixed background of ordinary memories
     (`background_texts`), or None when it could not be computed."""
+    complete: bool = True
+    """Every allowed id with a vector is here. False: only the nearest ones (a chat
+    searched by an approximate index in the database); `DenseSearch.cosines` gives
+    the cosine of any other."""
 
 
 def background_texts() -> tuple[str, ...]:
@@ -61,6 +65,11 @@ class DenseSearch(Protocol):
     async def scores(
         self, scope: str, text: str, candidate_ids: AbstractSet[int]
     ) -> DenseScores | None: ...
+
+    async def cosines(self, scope: str, text: str, ids: Sequence[int]) -> dict[int, float]:
+        """The question's cosine with each of these memories of `scope` that has a
+        vector (what an incomplete `DenseScores` left out); {} on any failure."""
+        ...
 
 
 @runtime_checkable

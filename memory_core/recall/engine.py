@@ -320,7 +320,11 @@ class Recall:
         if scores is not None:
             # A word or link candidate far down the dense ranking still has a cosine: in
             # a large chat most of them lie below the dense top, and none is "unembedded".
-            cosine = {**cosine, **_cosines_of(scores, [m.id for m in kept if m.id not in cosine])}
+            missing = [m.id for m in kept if m.id not in cosine]
+            if scores.complete:
+                cosine = {**cosine, **_cosines_of(scores, missing)}
+            elif self.dense is not None and missing:
+                cosine = {**cosine, **await self.dense.cosines(scope, q.embed_text, missing)}
         seen = tuple(
             Seen(
                 subject=mem.subject,

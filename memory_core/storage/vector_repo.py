@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from . import pgvector
 from .repository import Repository, upsert
 from .schema import memory_vectors, vector_builds
 
@@ -45,16 +46,22 @@ class VectorRepo(Repository):
         return None if row is None else Build(int(row[0]), str(row[1]), int(row[2]))
 
     async def rows(
-        self, model: str, *, conn: AsyncConnection | None = None
+        self,
+        model: str,
+        *,
+        leave_out: Collection[str] = (),
+        conn: AsyncConnection | None = None,
     ) -> tuple[Build | None, list[VectorRow]]:
-        """The model's build and its rows by (scope, memory id), in one snapshot."""
+        """The model's build and its rows by (scope, memory id), in one snapshot;
+        without the chats in `leave_out` (those pgvector searches in the database)."""
         async with self.reading(conn) as c:
             found = await self.build(model, conn=c)
-            result = await c.execute(
-                select(v.memory_id, v.version, v.scope, v.subject, v.text_sha, v.vector)
-                .where(v.model == model)
-                .order_by(v.scope, v.memory_id)
+            query = select(v.memory_id, v.version, v.scope, v.subject, v.text_sha, v.vector).where(
+                v.model == model
             )
+            if leave_out:
+                query = query.where(v.scope.not_in(list(leave_out)))
+            result = await c.execute(query.order_by(v.scope, v.memory_id))
             return found, [VectorRow(*r) for r in result]
 
     async def replace(
@@ -84,11 +91,8 @@ class VectorRepo(Repository):
                         v.model == model, v.memory_id.in_(gone[start : start + _CHUNK])
                     )
                 )
-            changed = [
-                {**asdict(r), "model": model}
-                for r in rows
-                if (r.memory_id, r.version, r.text_sha) not in held
-            ]
+            fresh = [r for r in rows if (r.memory_id, r.version, r.text_sha) not in held]
+            changed = [{**asdict(r), "model": model} for r in fresh]
             for start in range(0, len(changed), _CHUNK):
                 chunk = changed[start : start + _CHUNK]
                 statement = upsert(c, memory_vectors).values(chunk)
@@ -101,6 +105,8 @@ class VectorRepo(Repository):
                         },
                     )
                 )
+            if await pgvector.has_embedding(c):
+                await pgvector.fill(c, model, [(r.memory_id, r.vector) for r in fresh], dim)
             previous = await self.build(model, conn=c)
             generation = 1 if previous is None else previous.generation + 1
             values = {
@@ -118,8 +124,13 @@ class VectorRepo(Repository):
     async def mark_source(
         self, model: str, fingerprint: str, *, conn: AsyncConnection | None = None
     ) -> None:
-        """The index is unchanged and current for `fingerprint`."""
+        """The index is unchanged and current for `fingerprint`. Rows that came without
+        pgvector's copy (`copy-store`, a server that got the extension later) get it
+        here, so the HNSW search of a large chat never misses them."""
         async with self.writing(conn) as c:
             await c.execute(
                 update(vector_builds).where(b.model == model).values(fingerprint=fingerprint)
             )
+            found = await self.build(model, conn=c)
+            if found is not None and await pgvector.has_embedding(c):
+                await pgvector.fill(c, model, [], found.dim)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 
 import numpy as np
@@ -22,6 +22,7 @@ from memory_core.settings import Settings, VectorMode
 
 from .embedder import Embedder, Matrix
 from .factory import embedder_from_settings
+from .pgvector_place import PgvectorPlace
 from .place import FolderPlace, IndexPlace
 from .store import VectorIndex
 
@@ -81,7 +82,7 @@ class Dense:
             self._index, self._index_stamp = None, None
             return None
         if stamp != self._index_stamp:
-            self._index = await self.place.load(model_id)
+            self._index = await self.place.scored(model_id)
             self._index_stamp = stamp if self._index is not None else None
         return self._index
 
@@ -111,13 +112,45 @@ class Dense:
             index = await self.index()
             if index is None:
                 return None
+            place = self.place
+            if isinstance(place, PgvectorPlace) and place.is_large(index.model_id, scope):
+                query, background = await self.question(text)
+                allowed = frozenset(candidate_ids)
+                ids, sims = await place.nearest(index.model_id, scope, query, allowed)
+                if not len(ids):
+                    return None
+                return DenseScores(ids, sims, background, complete=False)
             positions = index.select(scope, candidate_ids)
             if not len(positions):
                 return None
             query, background = await self.question(text)
             return DenseScores(index.ids_at(positions), index.scores(positions, query), background)
         except Exception:
-            if not self._failed:  # once: a broken model would otherwise log every question
-                log.exception("dense retrieval failed; recall goes on without it")
-                self._failed = True
+            self._failure()
             return None
+
+    async def cosines(self, scope: str, text: str, ids: Sequence[int]) -> dict[int, float]:
+        try:
+            index = await self.index()
+            if index is None or not ids:
+                return {}
+            query, _ = await self.question(text)
+            place = self.place
+            if isinstance(place, PgvectorPlace) and place.is_large(index.model_id, scope):
+                return await place.cosines(index.model_id, scope, query, ids)
+            positions = index.select(scope, ids)
+            return dict(
+                zip(
+                    index.ids_at(positions).tolist(),
+                    index.scores(positions, query).tolist(),
+                    strict=True,
+                )
+            )
+        except Exception:
+            self._failure()
+            return {}
+
+    def _failure(self) -> None:
+        if not self._failed:  # once: a broken model would otherwise log every question
+            log.exception("dense retrieval failed; recall goes on without it")
+            self._failed = True

@@ -11,6 +11,7 @@ from through the same three calls.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -18,7 +19,8 @@ import numpy as np
 
 from memory_core.clock import Clock
 from memory_core.storage.engine import Database
-from memory_core.storage.vector_repo import VectorRepo, VectorRow
+from memory_core.storage.pgvector import searchable
+from memory_core.storage.vector_repo import Build, VectorRepo, VectorRow
 
 from .store import MANIFEST, STORED_DTYPE, IndexRow, VectorIndex, model_folder
 
@@ -31,6 +33,11 @@ class IndexPlace(Protocol):
 
     async def stamp(self, model_id: str) -> object | None: ...
     async def load(self, model_id: str) -> VectorIndex | None: ...
+    async def scored(self, model_id: str) -> VectorIndex | None:
+        """What recall scores in process: all of `load`, except on pgvector
+        (pgvector_place.py), where a chat too large for that is searched in the database."""
+        ...
+
     async def save(self, index: VectorIndex, fingerprint: str, *, changed: bool) -> None: ...
     async def source(self, model_id: str) -> str | None: ...
     def where(self, model_id: str) -> str: ...
@@ -51,6 +58,9 @@ class FolderPlace:
 
     async def load(self, model_id: str) -> VectorIndex | None:
         return VectorIndex.load(model_folder(self.vectors_dir, model_id), model_id)
+
+    async def scored(self, model_id: str) -> VectorIndex | None:
+        return await self.load(model_id)
 
     async def save(self, index: VectorIndex, fingerprint: str, *, changed: bool) -> None:
         from .build import write_source
@@ -91,20 +101,10 @@ class TablePlace:
         return stamp
 
     async def load(self, model_id: str) -> VectorIndex | None:
-        build, rows = await self.repo.rows(model_id)
-        if build is None:
-            return None
-        matrix = (
-            np.frombuffer(b"".join(r.vector for r in rows), dtype=STORED_DTYPE).reshape(
-                len(rows), build.dim
-            )
-            if rows
-            else np.zeros((0, build.dim), dtype=STORED_DTYPE)
-        )
-        index_rows = tuple(
-            IndexRow(r.memory_id, r.version, r.scope, r.subject, r.text_sha) for r in rows
-        )
-        return VectorIndex(model_id, build.dim, index_rows, matrix)
+        return as_index(model_id, *await self.repo.rows(model_id))
+
+    async def scored(self, model_id: str) -> VectorIndex | None:
+        return await self.load(model_id)
 
     async def save(self, index: VectorIndex, fingerprint: str, *, changed: bool) -> None:
         if not changed:
@@ -128,6 +128,31 @@ class TablePlace:
         return f"the database (memory_vectors, model {model_id})"
 
 
-def place_for(db: Database, vectors_dir: Path, clock: Clock) -> IndexPlace:
-    """The index's place for this store: in PostgreSQL, else the folder."""
-    return TablePlace(db, clock) if db.is_postgres else FolderPlace(vectors_dir)
+def as_index(model_id: str, build: Build | None, rows: Sequence[VectorRow]) -> VectorIndex | None:
+    """The rows of one build as the in-process index (None: never built)."""
+    if build is None:
+        return None
+    matrix = (
+        np.frombuffer(b"".join(r.vector for r in rows), dtype=STORED_DTYPE).reshape(
+            len(rows), build.dim
+        )
+        if rows
+        else np.zeros((0, build.dim), dtype=STORED_DTYPE)
+    )
+    index_rows = tuple(
+        IndexRow(r.memory_id, r.version, r.scope, r.subject, r.text_sha) for r in rows
+    )
+    return VectorIndex(model_id, build.dim, index_rows, matrix)
+
+
+async def place_for(db: Database, vectors_dir: Path, clock: Clock) -> IndexPlace:
+    """The index's place for this store: pgvector where migration 0020 could add its
+    column (and the extension is 0.8 or newer), else the bytea rows on PostgreSQL,
+    else the folder beside SQLite."""
+    if not db.is_postgres:
+        return FolderPlace(vectors_dir)
+    from .pgvector_place import PgvectorPlace
+
+    async with db.read() as conn:
+        has_pgvector = await searchable(conn)
+    return PgvectorPlace(db, clock) if has_pgvector else TablePlace(db, clock)

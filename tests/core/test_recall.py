@@ -7,6 +7,7 @@ so these tests pin the pipeline's invariants, not the shipped weights."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from datetime import timedelta
 from pathlib import Path
@@ -130,16 +131,19 @@ class FakeDense:
     def __init__(self, mode: VectorMode, cosines: dict[int, float]) -> None:
         self.mode: VectorMode = mode
         self.embedder_id = "fake"
-        self.cosines = cosines
+        self.fixed = cosines
         self.asked: list[AbstractSet[int]] = []
 
     async def scores(self, scope: str, text: str, candidate_ids: AbstractSet[int]) -> DenseScores:
         self.asked.append(candidate_ids)
-        ids = sorted(self.cosines)
+        ids = sorted(self.fixed)
         return DenseScores(
             np.array(ids, dtype=np.int64),
-            np.array([self.cosines[i] for i in ids], dtype=np.float32),
+            np.array([self.fixed[i] for i in ids], dtype=np.float32),
         )
+
+    async def cosines(self, scope: str, text: str, ids: Sequence[int]) -> dict[int, float]:
+        return {i: self.fixed[i] for i in ids if i in self.fixed}
 
 
 def dense_recall(core: Yuji, fake: FakeDense) -> Recall:

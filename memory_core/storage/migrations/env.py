@@ -18,8 +18,13 @@ config = context.config
 def _include_object(
     _obj: object, name: str | None, type_: str, _reflected: bool, _compare_to: object
 ) -> bool:
-    # Derived full-text tables are created by raw SQL in migrations, not by metadata.
-    return not (type_ == "table" and name is not None and name.startswith("memory_fts"))
+    # Derived full-text tables are created by raw SQL in migrations, not by metadata;
+    # so are pgvector's column and its HNSW indexes (0020, storage/pgvector.py).
+    if type_ == "table" and name is not None and name.startswith("memory_fts"):
+        return False
+    if type_ == "column" and name == "embedding":
+        return False
+    return not (type_ == "index" and name is not None and name.startswith("ix_memory_vectors_hnsw"))
 
 
 def _run(connection: Connection) -> None:

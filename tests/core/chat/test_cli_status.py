@@ -114,8 +114,10 @@ def test_status_says_which_database_and_vector_store_run(
         assert data["database"].endswith(f"{url.query['host']}/{url.database})")
     if backend == "sqlite":
         assert data["vectors"] == f"file index under {settings.vectors_dir}"
+    elif backend == "pg18":  # pgvector is there: the HNSW index serves large chats
+        assert data["vectors"].startswith("in the database (memory_vectors, pgvector HNSW")
     else:
-        assert data["vectors"].startswith("in the database (memory_vectors")
+        assert data["vectors"] == "in the database (memory_vectors, bytea; scored in process)"
 
     assert main(["status"]) == 0
     first, second = capsys.readouterr().out.splitlines()[:2]
