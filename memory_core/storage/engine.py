@@ -51,6 +51,8 @@ BUSY_TIMEOUT_S = 30.0
 YIELD_MAX_S = 2.0
 """Longest a writer waits for another process's waiting writer before it begins."""
 YIELD_POLL_S = 0.01
+DRAIN_S = 5.0
+"""Longest `dispose` waits for the reads and writes under way."""
 WRITE_LOCK = 0x79756A69  # "yuji": the key of the deployment's one writer turn
 PG_WRITE_TURN = "SELECT /* write turn */ "
 PG_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"
@@ -85,6 +87,9 @@ class Database:
             event.listen(self.engine.sync_engine, "connect", on_connect)
         self._write_lock = asyncio.Lock()
         self._closed = False
+        self._active = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
         self.on_full = on_full
         self.on_writable = on_writable
         self.full = False
@@ -103,7 +108,7 @@ class Database:
     async def read(self) -> AsyncGenerator[AsyncConnection, None]:
         """A read transaction: one consistent snapshot for every statement in it."""
         self._check_open()
-        with translating():
+        with self._in_use(), translating():
             async with self.engine.connect() as conn:
                 if self.is_sqlite:
                     await conn.exec_driver_sql("BEGIN")
@@ -121,7 +126,7 @@ class Database:
             self._check_open()  # also when it closed while this write waited its turn
             begun = False
             try:
-                with translating():
+                with self._in_use(), translating():
                     async with self.engine.connect() as conn:
                         if self.is_sqlite:
                             await self._begin_immediate(conn)
@@ -203,9 +208,28 @@ class Database:
 
     async def dispose(self) -> None:
         """Close every pooled connection; later reads and writes raise StorageClosed
-        (after `dispose` the engine would open a fresh pool that nobody closes)."""
+        (after `dispose` the engine would open a fresh pool that nobody closes).
+
+        A read or write under way (a background job finishing during shutdown) ends
+        first, for up to `DRAIN_S`: the pool closes only the connections checked in,
+        and one handed back after it was disposed is left to the garbage collector,
+        unclosed."""
         self._closed = True
+        if self._active:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._idle.wait(), DRAIN_S)
         await self.engine.dispose()
+
+    @contextlib.contextmanager
+    def _in_use(self) -> Generator[None]:
+        self._active += 1
+        self._idle.clear()
+        try:
+            yield
+        finally:
+            self._active -= 1
+            if not self._active:
+                self._idle.set()
 
     def _check_open(self) -> None:
         if self._closed:

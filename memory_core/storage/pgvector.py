@@ -118,11 +118,13 @@ async def fill(
 
 
 class PgvectorRepo(Repository):
-    async def large_scopes(self, model: str, above: int) -> frozenset[str]:
+    async def large_scopes(
+        self, model: str, above: int, *, conn: AsyncConnection | None = None
+    ) -> frozenset[str]:
         """The chats holding more than `above` vectors of the model, each with its
         pgvector copy (a chat with a row still waiting for one is scored in process,
         exactly, until a build fills it: `fill`)."""
-        async with self.reading(None) as c:
+        async with self.reading(conn) as c:
             result = await c.execute(
                 text(
                     "SELECT scope FROM memory_vectors WHERE model = :model GROUP BY scope"
@@ -133,13 +135,20 @@ class PgvectorRepo(Repository):
             return frozenset(str(r[0]) for r in result)
 
     async def nearest(
-        self, model: str, scope: str, dim: int, query: np.ndarray, k: int
+        self,
+        model: str,
+        scope: str,
+        dim: int,
+        query: np.ndarray,
+        k: int,
+        *,
+        conn: AsyncConnection | None = None,
     ) -> list[tuple[int, float]]:
         """The HNSW index's `k` nearest of one chat (approximate), with their cosines.
         Iterative scan: the index walks on until `k` rows of this model and chat pass
         the filter, instead of stopping at `ef_search` rows of any chat."""
         d = int(dim)
-        async with self.reading(None) as c:
+        async with self.reading(conn) as c:
             await c.execute(
                 text(
                     "SELECT set_config('hnsw.ef_search', :ef, true),"
@@ -153,12 +162,18 @@ class PgvectorRepo(Repository):
             return [(int(r[0]), float(r[1])) for r in result]
 
     async def cosines(
-        self, model: str, scope: str, query: np.ndarray, ids: Sequence[int]
+        self,
+        model: str,
+        scope: str,
+        query: np.ndarray,
+        ids: Sequence[int],
+        *,
+        conn: AsyncConnection | None = None,
     ) -> list[tuple[int, float]]:
         """The exact cosine of each of these memories of this chat that has a vector."""
         if not ids:
             return []
-        async with self.reading(None) as c:
+        async with self.reading(conn) as c:
             result = await c.execute(
                 text(
                     "SELECT memory_id, 1 - (embedding <=> CAST(:q AS vector))"
@@ -169,9 +184,9 @@ class PgvectorRepo(Repository):
             )
             return [(int(r[0]), float(r[1])) for r in result]
 
-    async def indexes(self) -> list[str]:
+    async def indexes(self, *, conn: AsyncConnection | None = None) -> list[str]:
         """The names of the HNSW indexes (status, tests)."""
-        async with self.reading(None) as c:
+        async with self.reading(conn) as c:
             result = await c.execute(
                 text(
                     "SELECT indexname FROM pg_indexes WHERE tablename = 'memory_vectors'"
