@@ -57,7 +57,15 @@ async def test_recent_chat_is_quoted_until_acknowledged_and_never_after_forget_m
     tmp_path: Path, openai_server: FakeOpenAIServer
 ) -> None:
     openai_server.handler = lambda _body: Reply.text("咕噜，记得")
-    env = {**ENV, "YUJI_VECTOR_MODE": "off", **openai_server.env()}
+    env = {
+        **ENV,
+        "YUJI_VECTOR_MODE": "off",
+        # No chat is ever eligible: the leader's scheduler starts at once, and a batch of
+        # its own would race the acknowledgement this test makes by hand.
+        "YUJI_ELIGIBLE_MIN_PENDING": "1000000",
+        "YUJI_ELIGIBLE_MAX_WAIT_S": "86400",
+        **openai_server.env(),
+    }
     async with running_bot(tmp_path, env=env) as bot, bot.peer() as peer:
         chat = Chat(peer, GROUP)
         two_hours_ago = int(time.time()) - 7200
