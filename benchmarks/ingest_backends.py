@@ -146,8 +146,8 @@ async def run(
         "archived": f"{len(watch.seen)}/{share * processes}" + ("" if complete else " (timeout)"),
         "send_s": round(sent, 1),
         "msg_s": round(len(watch.seen) / max(last - started, 1e-9)),
-        "p50_ms": round(percentile(delays, 50)),
-        "p99_ms": round(percentile(delays, 99)),
+        "p50_ms": round(percentile(delays, 0.50)),
+        "p99_ms": round(percentile(delays, 0.99)),
     }
 
 
