@@ -72,6 +72,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "pg_only(reason): the test is about PostgreSQL itself (its tools, its roles)"
     )
+    config.addinivalue_line(
+        "markers",
+        "only_on(*backends, reason=...): the test needs what only these backends have "
+        "(pgvector: pg18); it is not run, rather than skipped, on the others",
+    )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -85,6 +90,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         chosen = [b for b in chosen if b == "sqlite"]
     if metafunc.definition.get_closest_marker("pg_only") is not None:
         chosen = [b for b in chosen if b != "sqlite"]
+    only = metafunc.definition.get_closest_marker("only_on")
+    if only is not None:
+        chosen = [b for b in chosen if b in only.args]
     metafunc.parametrize("backend", chosen, indirect=True)
 
 

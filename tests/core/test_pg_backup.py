@@ -124,11 +124,10 @@ async def test_restore_into_an_empty_database_only(settings: Settings, clock: Fa
         await restored.close()
 
 
+@pytest.mark.only_on("pg18", reason="needs a server newer than PostgreSQL 15's client tools")
 async def test_tools_older_than_the_server_are_one_line(
-    settings: Settings, clock: FakeClock, backend: str
+    settings: Settings, clock: FakeClock
 ) -> None:
-    if backend != "pg18":
-        pytest.skip("needs a server newer than PostgreSQL 15's client tools")
     sink = RecordingAlertSink()
     old = settings.with_changes(pg_dump=str(backends.PG15_BIN / "pg_dump"))
     core = await Yuji.open(old, clock=clock, alert_sink=sink)

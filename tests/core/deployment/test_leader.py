@@ -52,18 +52,16 @@ async def _leads_soon(core: Yuji) -> bool:
     return False
 
 
-async def test_one_sqlite_core_leads(core: Yuji, backend: str) -> None:
-    if backend != "sqlite":
-        pytest.skip("the PostgreSQL cases below")
+@pytest.mark.sqlite_only("PostgreSQL's cases are below")
+async def test_one_sqlite_core_leads(core: Yuji) -> None:
     assert await core.deployment.leader.step()
     assert core.deployment.leader.term == 1
 
 
+@pytest.mark.pg_only("one process per SQLite file: it always leads")
 async def test_exactly_one_leads_and_a_dead_leader_hands_over(
-    pair: tuple[Yuji, Yuji, RecordingAlertSink, RecordingAlertSink], backend: str
+    pair: tuple[Yuji, Yuji, RecordingAlertSink, RecordingAlertSink],
 ) -> None:
-    if backend == "sqlite":
-        pytest.skip("one process per SQLite file: it always leads")
     first, second, first_sink, second_sink = pair
     lost: list[str] = []
 
@@ -87,11 +85,10 @@ async def test_exactly_one_leads_and_a_dead_leader_hands_over(
     assert not await first.deployment.leader.step()
 
 
+@pytest.mark.pg_only("one process per SQLite file: it always leads")
 async def test_a_clean_stop_hands_over_without_an_alert(
-    pair: tuple[Yuji, Yuji, RecordingAlertSink, RecordingAlertSink], backend: str
+    pair: tuple[Yuji, Yuji, RecordingAlertSink, RecordingAlertSink],
 ) -> None:
-    if backend == "sqlite":
-        pytest.skip("one process per SQLite file: it always leads")
     first, second, _, second_sink = pair
     assert await first.deployment.leader.step()
     await first.deployment.leader.aclose()

@@ -106,14 +106,12 @@ async def test_a_build_fills_the_column_and_its_hnsw_index(
     assert await PgvectorRepo(core.db).large_scopes("fake", 0) == frozenset()
 
 
-@pytest.mark.pg_only("a role of the server")
+@pytest.mark.only_on("pg18", reason="only pg18 has pgvector to refuse")
 async def test_a_role_that_may_not_create_the_extension_gets_the_bytea_rows(
     backend: str, servers: Servers, clock: FakeClock, tmp_path: Path
 ) -> None:
     """pgvector is installed but not trusted: an ordinary role migrates to head all the
     same (the savepoint), without the column, and runs the bytea path."""
-    if backend != "pg18":
-        pytest.skip("only pg18 has pgvector to refuse")
     server = await servers.server(backend)
     name = backends.database_name()
     role = f"r_{name}"
@@ -147,12 +145,10 @@ async def small_and_large_chats(core: Yuji) -> tuple[list[int], list[int]]:
     return ones, twos
 
 
-@pytest.mark.pg_only("the HNSW path needs pgvector")
+@pytest.mark.only_on("pg18", reason="the HNSW path needs pgvector")
 async def test_a_large_chat_is_searched_in_the_database_with_the_same_answers(
     core: Yuji, settings: Settings, clock: FakeClock, backend: str
 ) -> None:
-    if backend != "pg18":
-        pytest.skip("pg15 has no pgvector")
     ones, twos = await small_and_large_chats(core)
     await sync_index(core.memory_repo, FakeEmbedder(), core.vector_place)
     # A second process of the deployment, whose limit makes group:1 (64 vectors) large.
