@@ -48,7 +48,8 @@ from .storage.usage_repo import UsageRepo
 from .vectors.dense import Dense
 from .vectors.embedder import Embedder
 from .vectors.messages import MessageVectors
-from .vectors.place import IndexPlace, place_for
+from .vectors.place import IndexPlace
+from .vectors.places import place_for
 from .vision.service import VisionService
 
 

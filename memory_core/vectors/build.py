@@ -11,10 +11,8 @@ from nothing write the same bytes.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -32,9 +30,6 @@ EVIDENCE_VIEWS = 2
 """Evidence messages blended into a memory's vector: the words people actually used,
 which questions tend to echo."""
 EVIDENCE_CHARS = 200
-
-SOURCE_FILE = "source.json"
-"""Beside the manifest: the database fingerprint the index was built from."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,15 +117,3 @@ async def sync_index(
     unchanged = previous is not None and previous.rows == index.rows and built
     await place.save(index, fingerprint, changed=not unchanged)
     return replace(report, folder=place.where(embedder.model_id))
-
-
-def write_source(folder: Path, fingerprint: str) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / SOURCE_FILE).write_text(json.dumps({"fingerprint": fingerprint}), encoding="utf-8")
-
-
-def read_source(folder: Path) -> str | None:
-    try:
-        return str(json.loads((folder / SOURCE_FILE).read_text(encoding="utf-8"))["fingerprint"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None

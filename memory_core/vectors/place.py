@@ -10,6 +10,7 @@ from through the same three calls.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,7 +20,6 @@ import numpy as np
 
 from memory_core.clock import Clock
 from memory_core.storage.engine import Database
-from memory_core.storage.pgvector import searchable
 from memory_core.storage.vector_repo import Build, VectorRepo, VectorRow
 
 from .store import MANIFEST, STORED_DTYPE, IndexRow, VectorIndex, model_folder
@@ -63,16 +63,12 @@ class FolderPlace:
         return await self.load(model_id)
 
     async def save(self, index: VectorIndex, fingerprint: str, *, changed: bool) -> None:
-        from .build import write_source
-
         folder = model_folder(self.vectors_dir, index.model_id)
         if changed:
             index.save(folder)
         write_source(folder, fingerprint)
 
     async def source(self, model_id: str) -> str | None:
-        from .build import read_source
-
         return read_source(model_folder(self.vectors_dir, model_id))
 
     def where(self, model_id: str) -> str:
@@ -145,14 +141,17 @@ def as_index(model_id: str, build: Build | None, rows: Sequence[VectorRow]) -> V
     return VectorIndex(model_id, build.dim, index_rows, matrix)
 
 
-async def place_for(db: Database, vectors_dir: Path, clock: Clock) -> IndexPlace:
-    """The index's place for this store: pgvector where migration 0020 could add its
-    column (and the extension is 0.8 or newer), else the bytea rows on PostgreSQL,
-    else the folder beside SQLite."""
-    if not db.is_postgres:
-        return FolderPlace(vectors_dir)
-    from .pgvector_place import PgvectorPlace
+SOURCE_FILE = "source.json"
+"""Beside the manifest: the database fingerprint the index was built from."""
 
-    async with db.read() as conn:
-        has_pgvector = await searchable(conn)
-    return PgvectorPlace(db, clock) if has_pgvector else TablePlace(db, clock)
+
+def write_source(folder: Path, fingerprint: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / SOURCE_FILE).write_text(json.dumps({"fingerprint": fingerprint}), encoding="utf-8")
+
+
+def read_source(folder: Path) -> str | None:
+    try:
+        return str(json.loads((folder / SOURCE_FILE).read_text(encoding="utf-8"))["fingerprint"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

@@ -17,7 +17,8 @@ from memory_core.storage.pgvector import PgvectorRepo, has_embedding, literal, n
 from memory_core.vectors.build import sync_index
 from memory_core.vectors.fake import FakeEmbedder
 from memory_core.vectors.pgvector_place import PgvectorPlace
-from memory_core.vectors.place import TablePlace, place_for
+from memory_core.vectors.place import TablePlace
+from memory_core.vectors.places import place_for
 from tests import backends
 from tests.conftest import Servers
 from tests.core.relevance_models import FAKE_MODEL, LEXICAL_MODEL
