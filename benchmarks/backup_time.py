@@ -26,13 +26,16 @@ from memory_core.ops.backup import restore_drill
 from memory_core.ops.capacity import human_bytes
 from memory_core.ops.manifest import sha256_file
 from memory_core.storage import ops_repo
+from memory_core.storage.engine import Database
 from memory_core.storage.schema import TRUTH_TABLES, experiences, memories
 
 WHEN = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 CHUNK = 5000
 
 
-async def fill(core: Yuji, rows: int) -> None:
+async def fill(db: Database, rows: int) -> None:
+    """`rows` messages in seven chats and a memory for every tenth, straight into the
+    tables (benchmarks/copy_store.py fills its source the same way)."""
     for start in range(0, rows, CHUNK):
         n = min(CHUNK, rows - start)
         batch = [
@@ -60,7 +63,7 @@ async def fill(core: Yuji, rows: int) -> None:
             }
             for i in range(0, n, 10)
         ]
-        async with core.db.write() as conn:
+        async with db.write() as conn:
             await conn.execute(insert(experiences), batch)
             await conn.execute(insert(memories), mems)
 
@@ -94,7 +97,7 @@ async def main(rows: int) -> None:
         core = await Yuji.open(Settings(data_dir=Path(tmp)), alert_sink=RecordingAlertSink())
         try:
             t = time.perf_counter()
-            await fill(core, rows)
+            await fill(core.db, rows)
             print(
                 f"filled {rows} experiences + {rows // 10} memories in {time.perf_counter() - t:.1f}s"
             )

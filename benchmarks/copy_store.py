@@ -1,6 +1,6 @@
 """How long `yuji copy-store` takes per 100,000 experiences.
 
-    .venv/bin/python benchmarks/copy_store.py [--rows 100000] [--to URL] [--chunk 2000]
+    .venv/bin/python -m benchmarks.copy_store [--rows 100000] [--to URL] [--chunk 2000]
 
 Builds a store of `--rows` experiences (messages of ~40 characters with their
 segments JSON) in seven chats, one memory per 10 messages, and every chat's
@@ -21,49 +21,22 @@ from pathlib import Path
 
 from sqlalchemy import insert
 
+from benchmarks.backup_time import fill as fill_store
 from memory_core import FakeClock
 from memory_core.porting.copy_report import report_lines
 from memory_core.porting.copy_store import CHUNK_ROWS, copy_store
 from memory_core.storage import migrate
 from memory_core.storage.engine import Database
-from memory_core.storage.schema import consolidation_cursors, experiences, memories
+from memory_core.storage.schema import consolidation_cursors
 
 WHEN = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 CHATS = 7
-FILL_CHUNK = 10_000
 
 
 async def fill(db: Database, rows: int) -> None:
-    for start in range(0, rows, FILL_CHUNK):
-        n = min(FILL_CHUNK, rows - start)
-        batch = [
-            {
-                "scope": f"group:{(start + i) % CHATS}",
-                "fingerprint": f"m{start + i}",
-                "sender_id": str(10000 + (start + i) % 50),
-                "sender_name": "群友",
-                "text": f"第 {start + i} 条：今天中午吃了火锅，晚上去看电影吧 🎬",
-                "segments": [{"type": "text", "data": {"text": f"第 {start + i} 条"}}],
-                "sent_at": WHEN,
-                "received_at": WHEN,
-                "source": "realtime",
-            }
-            for i in range(n)
-        ]
-        mems = [
-            {
-                "scope": f"group:{(start + i) % CHATS}",
-                "type": "fact",
-                "subject": "阿明",
-                "content": f"阿明喜欢第 {start + i} 号火锅店",
-                "created_at": WHEN,
-                "updated_at": WHEN,
-            }
-            for i in range(0, n, 10)
-        ]
-        async with db.write() as conn:
-            await conn.execute(insert(experiences), batch)
-            await conn.execute(insert(memories), mems)
+    """backup_time's store, with the last 1,000 messages of each chat not yet
+    consolidated (so the copy rebuilds some of the recent-chat index too)."""
+    await fill_store(db, rows)
     async with db.write() as conn:
         await conn.execute(
             insert(consolidation_cursors),

@@ -27,11 +27,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.recall_latency import SCOPE, fill, questions
+from benchmarks.recall_latency import fill, questions, timed
 from memory_core import FakeClock, Settings, Yuji
 from memory_core.eval import vector_eval
 from memory_core.eval.metrics import percentile
-from memory_core.tokenize import bigram_tokens
 from memory_core.vectors.store import VectorIndex
 from tests import backends
 
@@ -55,19 +54,7 @@ async def measure(
             else:
                 fingerprint = await core.memory_repo.source_fingerprint()
                 await core.vector_place.save(index, fingerprint, changed=True)
-        qs = questions(contents, count, random.Random(size))
-        for q in qs[:10]:
-            await core.recall.recall(SCOPE, q)
-        recall_ms: list[float] = []
-        for q in qs:
-            t = time.perf_counter()
-            await core.recall.recall(SCOPE, q)
-            recall_ms.append((time.perf_counter() - t) * 1000)
-        raw_ms: list[float] = []
-        for q in qs:
-            t = time.perf_counter()
-            await core.memory_repo.bm25(SCOPE, bigram_tokens(q), limit=5)
-            raw_ms.append((time.perf_counter() - t) * 1000)
+        recall_ms, raw_ms = await timed(core, questions(contents, count, random.Random(size)))
     finally:
         await core.close()
     row: dict[str, object] = {
