@@ -2,6 +2,7 @@
 SQLite vs PostgreSQL, one bot process and three on one PostgreSQL store.
 
     .venv/bin/python -m benchmarks.ingest_backends [--messages 6000] [--rate 500]
+        [--runs sqlite:1,postgres:1,postgres:3]   (--rate 0: the burst only)
 
 Each run starts real bot processes (`bot.py`, tests/e2e/harness.py) with vectors and
 the model off on a fresh store, connects one NapCat-like client per process (its own
@@ -28,26 +29,31 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks.faults.ingest_scenarios import percentile
+from memory_core import group_scope
 from tests import backends
 from tests.e2e.harness import BotProcess, OnebotPeer, pg_query, shared_store_env
 
 ACCOUNT0 = 72001
+GROUPS = 5
+"""Groups of each client (each process its own)."""
 
 
 class Watch:
-    """When each row first appears, and its `received_at`."""
+    """When each row first appears, and its `received_at`. Rows are read per chat,
+    after the last id seen in that chat: on PostgreSQL inserts of different chats
+    commit side by side, so ids commit in order within a chat only."""
 
-    def __init__(self, read: object) -> None:
+    def __init__(self, read: object, scopes: list[str]) -> None:
         self.read = read
-        self.last_id = 0
+        self.last = dict.fromkeys(scopes, 0)
         self.seen: dict[int, float] = {}
         self.received: dict[int, float] = {}
 
     async def poll(self) -> None:
-        rows = await self.read(self.last_id)  # type: ignore[operator]
+        rows = await self.read(self.last)  # type: ignore[operator]
         now = time.time()
-        for row_id, received_at in rows:
-            self.last_id = max(self.last_id, int(row_id))
+        for row_id, scope, received_at in rows:
+            self.last[str(scope)] = max(self.last[str(scope)], int(row_id))
             self.seen[int(row_id)] = now
             stamp = (
                 received_at
@@ -67,14 +73,15 @@ class Watch:
 
 
 def sqlite_reader(database: Path) -> object:
-    async def read(after: int) -> list[tuple[object, object]]:
-        def rows() -> list[tuple[object, object]]:
+    async def read(last: dict[str, int]) -> list[tuple[object, ...]]:
+        def rows() -> list[tuple[object, ...]]:
             if not database.exists():
                 return []
             conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=10)
-            try:
+            try:  # one writer: ids commit in order across chats too
                 return conn.execute(
-                    "SELECT id, received_at FROM experiences WHERE id > ? ORDER BY id", (after,)
+                    "SELECT id, scope, received_at FROM experiences WHERE id > ? ORDER BY id",
+                    (max(last.values(), default=0),),
                 ).fetchall()
             except sqlite3.OperationalError:
                 return []
@@ -87,11 +94,15 @@ def sqlite_reader(database: Path) -> object:
 
 
 def pg_reader(dsn: str) -> object:
-    async def read(after: int) -> list[tuple[object, object]]:
-        rows = await pg_query(
-            dsn, "SELECT id, received_at FROM experiences WHERE id > $1 ORDER BY id", after
+    async def read(last: dict[str, int]) -> list[tuple[object, ...]]:
+        return await pg_query(
+            dsn,
+            "SELECT e.id, e.scope, e.received_at "
+            "FROM unnest($1::text[], $2::bigint[]) AS w(scope, last) "
+            "JOIN experiences e ON e.scope = w.scope AND e.id > w.last ORDER BY e.id",
+            list(last),
+            list(last.values()),
         )
-        return [(r[0], r[1]) for r in rows]
 
     return read
 
@@ -108,7 +119,8 @@ async def run(
     bots = [BotProcess(folder / f"bot{i}", env=env) for i in range(processes)]
     await asyncio.gather(*(b.start() for b in bots))
     peers: list[OnebotPeer] = []
-    watch = Watch(read)
+    groups = [9000 + i * 10 + g for i in range(processes) for g in range(GROUPS)]
+    watch = Watch(read, [group_scope(g) for g in groups])
     try:
         for i, bot in enumerate(bots):
             peers.append(await bot.peer(self_id=ACCOUNT0 + i).connect())
@@ -122,7 +134,7 @@ async def run(
                 await peer.send_event(
                     peer.group_message(
                         f"第{n}条：今天的鱼很好吃，明天去爬山吗？",
-                        group_id=9000 + i * 10 + n % 5,
+                        group_id=9000 + i * 10 + n % GROUPS,
                         message_id=1_000_000 + n,
                         user_id=20_000 + n % 50,
                         nickname=f"群友{n % 50}",
@@ -157,23 +169,29 @@ async def main() -> None:
     parser.add_argument(
         "--rate", type=float, default=500.0, help="messages/s of the paced run (all clients)"
     )
+    parser.add_argument(
+        "--runs",
+        default="sqlite:1,postgres:1,postgres:3",
+        help="backend:processes, comma-separated (the default is every run)",
+    )
     args = parser.parse_args()
+    runs = [(b, int(n)) for b, _, n in (r.partition(":") for r in args.runs.split(","))]
     base_env = {"YUJI_VECTOR_MODE": "off", "YUJI_BACKFILL_INTERVAL_S": "0"}
     server = backends.start_pg18()
     print(f"{'run':>22} {'archived':>10} {'send s':>7} {'msg/s':>6} {'p50 ms':>7} {'p99 ms':>7}")
     try:
         with tempfile.TemporaryDirectory(prefix="yuji-ingest-") as tmp:
             root = Path(tmp)
-            for paced in (0.0, args.rate):
+            for paced in (0.0, args.rate) if args.rate else (0.0,):
                 count = int(args.rate * 6) if paced else args.messages
-                for backend, processes in (("sqlite", 1), ("postgres", 1), ("postgres", 3)):
+                for backend, processes in runs:
                     label = f"{backend} x{processes} {'paced' if paced else 'burst'}"
                     folder = root / label.replace(" ", "-")
                     if backend == "sqlite":
                         env: dict[str, str] = base_env
                         read = sqlite_reader(folder / "bot0" / "data" / "yuji.db")
                     else:
-                        database = f"ingest_{processes}_{int(paced)}"
+                        database = f"ingest_{processes}_{int(paced)}_{int(time.time())}"
                         await backends.admin(server, f"CREATE DATABASE {database}")
                         env = {**base_env, **shared_store_env(server.url(database), folder / "att")}
                         read = pg_reader(server.dsn(database))

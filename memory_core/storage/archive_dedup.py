@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -35,6 +35,7 @@ OWN_SKEW_S = 5.0
 CHUNK = 900
 
 Key = tuple[str, str]
+_T = TypeVar("_T")
 
 
 async def heard_once(
@@ -50,8 +51,9 @@ async def heard_once(
     live = [r for r in rows if r.get("account")]
     if len(ours) < 2 or not live:
         return rows, {}, {}
-    archived = await _nearby(conn, live)
+    archived = _by_words(await _nearby(conn, live))
     taken = await _fingerprints(conn, live)
+    batch: dict[Words, list[dict[str, Any]]] = {}
     keep: list[dict[str, Any]] = []
     known: dict[Key, int] = {}
     alias: dict[Key, Key] = {}
@@ -61,7 +63,7 @@ async def heard_once(
         if not account:
             keep.append(row)
             continue
-        earlier = _same_message(row, archived) or _same_message(row, keep)
+        earlier = _same_message(row, archived) or _same_message(row, batch)
         if earlier is not None:
             if "id" in earlier:
                 known[key] = int(earlier["id"])
@@ -73,17 +75,34 @@ async def heard_once(
             row = {**row, "fingerprint": f"{row['fingerprint']}@{account}"}
             alias[key] = (row["scope"], row["fingerprint"])
         keep.append(row)
+        batch.setdefault(_words(row), []).append(row)
     return keep, known, alias
 
 
-def _same_message(row: dict[str, Any], others: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    for other in others:
+Words = tuple[str, str, str]
+"""(chat, sender, text): what two copies of one message share whatever their ids."""
+
+
+def _words(row: dict[str, Any]) -> Words:
+    return (row["scope"], row["sender_id"], row["text"])
+
+
+def _by_words(rows: Sequence[dict[str, Any]]) -> dict[Words, list[dict[str, Any]]]:
+    # A burst can hold thousands of one second's messages: matching through this map
+    # keeps a batch's check linear where comparing every pair was quadratic.
+    found: dict[Words, list[dict[str, Any]]] = {}
+    for row in rows:
+        found.setdefault(_words(row), []).append(row)
+    return found
+
+
+def _same_message(
+    row: dict[str, Any], others: dict[Words, list[dict[str, Any]]]
+) -> dict[str, Any] | None:
+    for other in others.get(_words(row), ()):
         if (
             other.get("account")
             and other["account"] != row["account"]
-            and other["scope"] == row["scope"]
-            and other["sender_id"] == row["sender_id"]
-            and other["text"] == row["text"]
             and _same_instant(row, other)
         ):
             return other
@@ -106,9 +125,10 @@ async def _nearby(conn: AsyncConnection, live: Sequence[dict[str, Any]]) -> list
     for row in live:
         by_scope.setdefault(row["scope"], []).append(row)
     for scope, group in by_scope.items():
-        instants: list[datetime] = [r["sent_at"] for r in group]
-        senders = sorted({r["sender_id"] for r in group})
-        for chunk in _chunks(senders):
+        for part in _chunks(group, CHUNK // 2):
+            instants: list[datetime] = [r["sent_at"] for r in part]
+            senders = sorted({r["sender_id"] for r in part})
+            texts = sorted({r["text"] for r in part})
             result = await conn.execute(
                 select(
                     e.id,
@@ -123,7 +143,8 @@ async def _nearby(conn: AsyncConnection, live: Sequence[dict[str, Any]]) -> list
                     e.scope == scope,
                     e.sent_at >= min(instants) - skew,
                     e.sent_at <= max(instants) + skew,
-                    e.sender_id.in_(chunk),
+                    e.sender_id.in_(senders),
+                    e.text.in_(texts),
                     e.account.is_not(None),
                 )
             )
@@ -150,5 +171,5 @@ async def _fingerprints(
     return taken
 
 
-def _chunks(items: Sequence[str]) -> list[Sequence[str]]:
-    return [items[i : i + CHUNK] for i in range(0, len(items), CHUNK)]
+def _chunks(items: Sequence[_T], size: int = CHUNK) -> list[Sequence[_T]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]

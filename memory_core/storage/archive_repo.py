@@ -77,8 +77,9 @@ class ArchiveRepo(Repository):
         conn: AsyncConnection | None = None,
     ) -> list[Appended]:
         """Insert in one transaction; duplicates (in the database or in `exps`) keep
-        the first row and report its id with `created=False`."""
-        async with self.writing(conn) as conn:
+        the first row and report its id with `created=False`. The transaction writes
+        these chats' rows only, so inserts of other chats run beside it (`Database.write`)."""
+        async with self.writing(conn, chats={e.scope for e in exps}) as conn:
             return await _insert_many(conn, exps, received_at)
 
     async def record_attachment(
@@ -304,19 +305,7 @@ async def _insert_many(
             rows.append(_row(exp, at))
     # A message two of the deployment's accounts heard is one row (archive_dedup.py).
     rows, known, alias = await heard_once(conn, rows)
-    # The single writer holds the write lock (BEGIN IMMEDIATE), so every row above
-    # `before` is one this statement inserted: a range scan, not an IN list.
-    before = int(await conn.scalar(select(func.max(experiences.c.id))) or 0)
-    if rows:
-        await conn.execute(_insert_ignoring_duplicates(conn.dialect.name), rows)
-    e = experiences.c
-    inserted = (
-        await conn.execute(
-            select(e.scope, e.fingerprint, e.id, e.sender_name, e.text, e.is_bot).where(
-                e.id > before
-            )
-        )
-    ).all()
+    inserted = await _insert(conn, rows)
     ids = {(str(r.scope), str(r.fingerprint)): int(r.id) for r in inserted}
     # Recent chat is searchable at once (message_search.py), in the same transaction.
     await message_index.index_messages(
@@ -339,6 +328,28 @@ async def _insert_many(
         results.append(Appended(ids[stored], stored in created))
         created.discard(stored)  # a repeat inside the batch is not "created" again
     return results
+
+
+async def _insert(
+    conn: AsyncConnection, rows: list[dict[str, Any]]
+) -> Sequence[Row[*tuple[Any, ...]]]:
+    """Insert `rows` (duplicates of archived ones are left out) and return the rows
+    inserted: (scope, fingerprint, id, sender_name, text, is_bot)."""
+    e = experiences.c
+    inserted = (e.scope, e.fingerprint, e.id, e.sender_name, e.text, e.is_bot)
+    if conn.dialect.name == "postgresql":
+        # Inserts of other chats commit beside this one, so ids above ours may be
+        # theirs: the statement says which rows it inserted.
+        if not rows:
+            return []
+        insert = _insert_ignoring_duplicates(conn.dialect.name).returning(*inserted)
+        return (await conn.execute(insert, rows)).all()
+    # SQLite's one writer holds the whole file (BEGIN IMMEDIATE), so every row above
+    # `before` is one this statement inserted: a range scan, not an IN list.
+    before = int(await conn.scalar(select(func.max(e.id))) or 0)
+    if rows:
+        await conn.execute(_insert_ignoring_duplicates(conn.dialect.name), rows)
+    return (await conn.execute(select(*inserted).where(e.id > before))).all()
 
 
 def _insert_ignoring_duplicates(dialect: str) -> Insert:

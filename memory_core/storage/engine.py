@@ -26,15 +26,26 @@ when the holder's connection dies. So every read-then-write of the repositories,
 written for SQLite's one writer, stays correct with several bot processes on one
 server, and no process can be left holding it. Reads run in REPEATABLE READ, the
 one snapshot a SQLite read transaction gives.
+
+One writer is finer than that: the archive writer's inserts touch only their own
+chats' rows, so `write(chats=...)` holds the deployment's turn *shared* and each of
+those chats' turns (`CHAT_LOCKS`, one key per chat) exclusively. Inserts of different
+chats, from different processes, then run side by side; two of one chat still take
+turns (so a chat's ids commit in order, which its consolidation watermark relies on,
+and a message two accounts heard is decided once); every other writer still waits for
+all of them and they for it. Each transaction takes every lock it will hold in its
+first statement, the deployment's first and the chats' in one order, so no two of
+them can wait for each other.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import time
-from collections.abc import AsyncGenerator, Callable, Generator
+from collections.abc import AsyncGenerator, Callable, Collection, Generator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -54,6 +65,7 @@ YIELD_POLL_S = 0.01
 DRAIN_S = 5.0
 """Longest `dispose` waits for the reads and writes under way."""
 WRITE_LOCK = 0x79756A69  # "yuji": the key of the deployment's one writer turn
+CHAT_LOCKS = 0x6368  # "ch": the first of the two keys of a chat's writer turn
 PG_WRITE_TURN = "SELECT /* write turn */ "
 PG_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"
 """How the transaction control statements on PostgreSQL begin (tests leave them out)."""
@@ -120,8 +132,13 @@ class Database:
                     await conn.rollback()
 
     @asynccontextmanager
-    async def write(self) -> AsyncGenerator[AsyncConnection, None]:
-        """The single writer: commits on success, rolls back on any exception."""
+    async def write(self, chats: Collection[str] = ()) -> AsyncGenerator[AsyncConnection, None]:
+        """The single writer: commits on success, rolls back on any exception.
+
+        `chats`: the transaction writes rows of these chats only (the archive's
+        inserts), so on PostgreSQL it waits only for writers of the same chats and for
+        the deployment's other writers (see the module docstring). SQLite has one
+        writer whatever the chats."""
         async with self._write_lock:
             self._check_open()  # also when it closed while this write waited its turn
             begun = False
@@ -131,7 +148,7 @@ class Database:
                         if self.is_sqlite:
                             await self._begin_immediate(conn)
                         elif self.is_postgres:
-                            await self._take_write_turn(conn)
+                            await self._take_write_turn(conn, chats)
                         begun = True
                         try:
                             yield conn
@@ -179,13 +196,12 @@ class Database:
                 "(YUJI_DB_BUSY_TIMEOUT_S); nothing was written, try again"
             ) from None
 
-    async def _take_write_turn(self, conn: AsyncConnection) -> None:
+    async def _take_write_turn(self, conn: AsyncConnection, chats: Collection[str]) -> None:
         try:
             # One round trip; the timeout then bounds every lock of this transaction.
             await conn.exec_driver_sql(
                 f"{PG_WRITE_TURN}set_config('lock_timeout', "
-                f"'{round(self.busy_timeout_s * 1000)}ms', true), "
-                f"pg_advisory_xact_lock({WRITE_LOCK})"
+                f"'{round(self.busy_timeout_s * 1000)}ms', true), {turn_locks(chats)}"
             )
         except DBAPIError as exc:
             if error_class(exc) is not StorageBusy:
@@ -236,6 +252,28 @@ class Database:
             raise StorageClosed(
                 "the database is closed (shutting down); nothing was read or written"
             )
+
+
+def turn_locks(chats: Collection[str]) -> str:
+    """The advisory locks a write transaction takes, in the order it takes them (a
+    select list runs left to right): the deployment's turn, exclusive or, for a write
+    of some chats only, shared and then each chat's by its key, keys ascending."""
+    if not chats:
+        return f"pg_advisory_xact_lock({WRITE_LOCK})"
+    keys = sorted({chat_key(c) for c in chats})
+    return ", ".join(
+        [
+            f"pg_advisory_xact_lock_shared({WRITE_LOCK})",
+            *(f"pg_advisory_xact_lock({CHAT_LOCKS}, {k})" for k in keys),
+        ]
+    )
+
+
+def chat_key(scope: str) -> int:
+    """A chat's lock key, a signed 32-bit integer. Two chats sharing one only take
+    turns with each other."""
+    digest = hashlib.sha1(scope.encode("utf-8")).digest()
+    return int.from_bytes(digest[:4], "big", signed=True)
 
 
 def _engine_options(url: str, busy_timeout_s: float) -> dict[str, Any]:

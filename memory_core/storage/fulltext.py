@@ -69,7 +69,8 @@ def pg_ranked_sql(index: Index, limit: str, where: str = "") -> str:
     index); `where` may name `p.rowid`."""
     tf = "p.tf"
     return f"""WITH s AS (
-    SELECT docs::float8 AS n, greatest(tokens::float8 / greatest(docs, 1), 1e-9) AS avgdl
+    SELECT sum(docs)::float8 AS n,
+        greatest(sum(tokens)::float8 / greatest(sum(docs), 1), 1e-9) AS avgdl
     FROM fts_totals WHERE name = '{index}'
 ), w AS (
     SELECT v.term, greatest(ln((s.n - v.doc + 0.5) / (v.doc + 0.5)), {IDF_FLOOR}) AS idf

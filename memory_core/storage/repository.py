@@ -14,7 +14,7 @@ rowcount says whether it held), or an INSERT ... SELECT that numbers the row its
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Collection
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from sqlalchemy import Table
@@ -32,9 +32,12 @@ class Repository:
         """`conn` itself, or a read transaction of its own."""
         return _within(conn) if conn is not None else self.db.read()
 
-    def writing(self, conn: AsyncConnection | None) -> AbstractAsyncContextManager[AsyncConnection]:
-        """`conn` itself (the caller's write transaction), or a write of its own."""
-        return _within(conn) if conn is not None else self.db.write()
+    def writing(
+        self, conn: AsyncConnection | None, chats: Collection[str] = ()
+    ) -> AbstractAsyncContextManager[AsyncConnection]:
+        """`conn` itself (the caller's write transaction), or a write of its own (of
+        these `chats` only, when given: `Database.write`)."""
+        return _within(conn) if conn is not None else self.db.write(chats)
 
 
 def upsert(conn: AsyncConnection, table: Table) -> sqlite.Insert | postgresql.Insert:

@@ -27,7 +27,7 @@ RECOUNT = {
         "FROM {i} AS f, unnest(f.terms) AS u ORDER BY u.lexeme, f.rowid",
     ),
     "totals": (
-        "SELECT docs, tokens FROM fts_totals WHERE name = '{i}'",
+        "SELECT sum(docs), sum(tokens) FROM fts_totals WHERE name = '{i}'",
         "SELECT count(*), coalesce(sum(length), 0) FROM {i}",
     ),
 }
