@@ -2,7 +2,8 @@
 SQLite vs PostgreSQL, one bot process and three on one PostgreSQL store.
 
     .venv/bin/python -m benchmarks.ingest_backends [--messages 6000] [--rate 500]
-        [--runs sqlite:1,postgres:1,postgres:3]   (--rate 0: the burst only)
+        [--runs sqlite:1,postgres:1,postgres:3] [--repeat 1]
+    (--rate 0: no paced run; --messages 0: no burst)
 
 Each run starts real bot processes (`bot.py`, tests/e2e/harness.py) with vectors and
 the model off on a fresh store, connects one NapCat-like client per process (its own
@@ -27,11 +28,14 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from statistics import median
+
+import asyncpg
 
 from benchmarks.faults.ingest_scenarios import percentile
 from memory_core import group_scope
 from tests import backends
-from tests.e2e.harness import BotProcess, OnebotPeer, pg_query, shared_store_env
+from tests.e2e.harness import BotProcess, OnebotPeer, shared_store_env
 
 ACCOUNT0 = 72001
 GROUPS = 5
@@ -50,8 +54,10 @@ class Watch:
         self.received: dict[int, float] = {}
 
     async def poll(self) -> None:
-        rows = await self.read(self.last)  # type: ignore[operator]
+        # A row this poll sees was committed before its snapshot, so before the poll
+        # began: that instant bounds the commit from above, however long the poll takes.
         now = time.time()
+        rows = await self.read(self.last)  # type: ignore[operator]
         for row_id, scope, received_at in rows:
             self.last[str(scope)] = max(self.last[str(scope)], int(row_id))
             self.seen[int(row_id)] = now
@@ -93,18 +99,28 @@ def sqlite_reader(database: Path) -> object:
     return read
 
 
-def pg_reader(dsn: str) -> object:
-    async def read(last: dict[str, int]) -> list[tuple[object, ...]]:
-        return await pg_query(
-            dsn,
+class PgReader:
+    """Reads on one connection kept for the whole run (a connection per poll would
+    start a server process 50 times a second beside the bots)."""
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        self.conn: asyncpg.Connection | None = None
+
+    async def __call__(self, last: dict[str, int]) -> list[tuple[object, ...]]:
+        conn = self.conn = self.conn or await asyncpg.connect(self.dsn)
+        rows = await conn.fetch(
             "SELECT e.id, e.scope, e.received_at "
             "FROM unnest($1::text[], $2::bigint[]) AS w(scope, last) "
             "JOIN experiences e ON e.scope = w.scope AND e.id > w.last ORDER BY e.id",
             list(last),
             list(last.values()),
         )
+        return [tuple(r) for r in rows]
 
-    return read
+    async def close(self) -> None:
+        if self.conn is not None:
+            await self.conn.close()
 
 
 async def run(
@@ -151,6 +167,8 @@ async def run(
         for peer in peers:
             with contextlib.suppress(Exception):
                 await peer.close()
+        if isinstance(read, PgReader):
+            await read.close()
         await asyncio.gather(*(b.stop() for b in bots))
     delays = [(watch.seen[i] - watch.received[i]) * 1000 for i in watch.seen]
     return {
@@ -174,35 +192,57 @@ async def main() -> None:
         default="sqlite:1,postgres:1,postgres:3",
         help="backend:processes, comma-separated (the default is every run)",
     )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="rounds of every run, interleaved (a round of each, then the next); "
+        "the medians are printed last",
+    )
     args = parser.parse_args()
     runs = [(b, int(n)) for b, _, n in (r.partition(":") for r in args.runs.split(","))]
     base_env = {"YUJI_VECTOR_MODE": "off", "YUJI_BACKFILL_INTERVAL_S": "0"}
     server = backends.start_pg18()
-    print(f"{'run':>22} {'archived':>10} {'send s':>7} {'msg/s':>6} {'p50 ms':>7} {'p99 ms':>7}")
+    rows: dict[str, list[dict[str, object]]] = {}
+    print(HEADER)
     try:
         with tempfile.TemporaryDirectory(prefix="yuji-ingest-") as tmp:
             root = Path(tmp)
-            for paced in (0.0, args.rate) if args.rate else (0.0,):
+            for paced in [0.0][: bool(args.messages)] + [args.rate][: bool(args.rate)]:
                 count = int(args.rate * 6) if paced else args.messages
-                for backend, processes in runs:
-                    label = f"{backend} x{processes} {'paced' if paced else 'burst'}"
-                    folder = root / label.replace(" ", "-")
-                    if backend == "sqlite":
-                        env: dict[str, str] = base_env
-                        read = sqlite_reader(folder / "bot0" / "data" / "yuji.db")
-                    else:
-                        database = f"ingest_{processes}_{int(paced)}_{int(time.time())}"
-                        await backends.admin(server, f"CREATE DATABASE {database}")
-                        env = {**base_env, **shared_store_env(server.url(database), folder / "att")}
-                        read = pg_reader(server.dsn(database))
-                    row = await run(label, folder, processes, count, env, read, paced)
-                    print(
-                        f"{row['run']:>22} {row['archived']:>10} {row['send_s']:>7}"
-                        f" {row['msg_s']:>6} {row['p50_ms']:>7} {row['p99_ms']:>7}",
-                        flush=True,
-                    )
+                for round_ in range(args.repeat):
+                    for backend, processes in runs:
+                        label = f"{backend} x{processes} {'paced' if paced else 'burst'}"
+                        folder = root / f"{label.replace(' ', '-')}-{round_}"
+                        if backend == "sqlite":
+                            env: dict[str, str] = base_env
+                            read = sqlite_reader(folder / "bot0" / "data" / "yuji.db")
+                        else:
+                            database = f"ingest_{processes}_{int(paced)}_{round_}"
+                            await backends.admin(server, f"CREATE DATABASE {database}")
+                            store = shared_store_env(server.url(database), folder / "att")
+                            env = {**base_env, **store}
+                            read = PgReader(server.dsn(database))
+                        row = await run(label, folder, processes, count, env, read, paced)
+                        rows.setdefault(label, []).append(row)
+                        print(line(row), flush=True)
     finally:
         backends.stop(server)
+    if args.repeat > 1:
+        print(f"\nmedians of {args.repeat} rounds\n{HEADER}")
+        for got in rows.values():
+            print(line({**got[0], **{k: median(r[k] for r in got) for k in NUMBERS}}))  # type: ignore[misc]
+
+
+HEADER = f"{'run':>22} {'archived':>10} {'send s':>7} {'msg/s':>6} {'p50 ms':>7} {'p99 ms':>7}"
+NUMBERS = ("send_s", "msg_s", "p50_ms", "p99_ms")
+
+
+def line(row: dict[str, object]) -> str:
+    return (
+        f"{row['run']:>22} {row['archived']:>10} {row['send_s']:>7}"
+        f" {row['msg_s']:>6} {row['p50_ms']:>7} {row['p99_ms']:>7}"
+    )
 
 
 if __name__ == "__main__":

@@ -26,9 +26,10 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import select, text, true
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from .dialect import one_of
 from .schema import bot_accounts, experiences
 
 OWN_SKEW_S = 5.0
@@ -51,8 +52,8 @@ async def heard_once(
     live = [r for r in rows if r.get("account")]
     if len(ours) < 2 or not live:
         return rows, {}, {}
-    archived = _by_words(await _nearby(conn, live))
-    taken = await _fingerprints(conn, live)
+    nearby, taken = await _archived(conn, live)
+    archived = _by_words(nearby)
     batch: dict[Words, list[dict[str, Any]]] = {}
     keep: list[dict[str, Any]] = []
     known: dict[Key, int] = {}
@@ -116,59 +117,73 @@ def _same_instant(row: dict[str, Any], other: dict[str, Any]) -> bool:
     return a == b
 
 
-async def _nearby(conn: AsyncConnection, live: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Archived rows of other accounts that could be the same as one of `live`."""
-    e = experiences.c
-    found: list[dict[str, Any]] = []
-    skew = timedelta(seconds=OWN_SKEW_S)
-    by_scope: dict[str, list[dict[str, Any]]] = {}
-    for row in live:
-        by_scope.setdefault(row["scope"], []).append(row)
-    for scope, group in by_scope.items():
-        for part in _chunks(group, CHUNK // 2):
-            instants: list[datetime] = [r["sent_at"] for r in part]
-            senders = sorted({r["sender_id"] for r in part})
-            texts = sorted({r["text"] for r in part})
-            result = await conn.execute(
-                select(
-                    e.id,
-                    e.scope,
-                    e.fingerprint,
-                    e.sender_id,
-                    e.sent_at,
-                    e.text,
-                    e.account,
-                    e.is_bot,
-                ).where(
-                    e.scope == scope,
-                    e.sent_at >= min(instants) - skew,
-                    e.sent_at <= max(instants) + skew,
-                    e.sender_id.in_(senders),
-                    e.text.in_(texts),
-                    e.account.is_not(None),
-                )
-            )
-            found += [dict(r._mapping) for r in result]  # pyright: ignore[reportPrivateUsage]
-    return found
-
-
-async def _fingerprints(
+async def _archived(
     conn: AsyncConnection, live: Sequence[dict[str, Any]]
-) -> dict[Key, str | None]:
-    """(scope, fingerprint) of `live` already archived -> the account that heard it."""
+) -> tuple[list[dict[str, Any]], dict[Key, str | None]]:
+    """What the archive holds about `live`: rows of other accounts that could be the
+    same message as one of them (a superset, `_same_message` decides; one statement for
+    a batch of any chats), and the (scope, fingerprint) keys of `live` already taken ->
+    the account that heard that row."""
+    e = experiences.c
+    dialect = conn.dialect.name
+    skew = timedelta(seconds=OWN_SKEW_S)
+    nearby: list[dict[str, Any]] = []
+    for part in _chunks(live, CHUNK // 3):
+        instants: list[datetime] = [r["sent_at"] for r in part]
+        accounts = {r["account"] for r in part}
+        # A copy is another account's: with one account in the batch (a process with
+        # one account, the usual case), its own rows are left out first, cheaply, before
+        # the lists are compared (a one-second flood puts all of them in the window).
+        others = e.account != next(iter(accounts)) if len(accounts) == 1 else true()
+        result = await conn.execute(
+            select(
+                e.id, e.scope, e.fingerprint, e.sender_id, e.sent_at, e.text, e.account, e.is_bot
+            ).where(
+                one_of(dialect, e.scope, sorted({r["scope"] for r in part})),
+                e.sent_at >= min(instants) - skew,
+                e.sent_at <= max(instants) + skew,
+                e.account.is_not(None),
+                others,
+                one_of(dialect, e.sender_id, sorted({r["sender_id"] for r in part})),
+                one_of(dialect, e.text, sorted({r["text"] for r in part})),
+            )
+        )
+        nearby += [dict(r._mapping) for r in result]  # pyright: ignore[reportPrivateUsage]
+    return nearby, await _taken(conn, sorted({(r["scope"], r["fingerprint"]) for r in live}))
+
+
+async def _taken(conn: AsyncConnection, keys: Sequence[Key]) -> dict[Key, str | None]:
+    """Which of these (scope, fingerprint) keys are archived -> the account that
+    heard each, found through the unique index on the pair."""
+    taken: dict[Key, str | None] = {}
+    if conn.dialect.name == "postgresql":
+        # One lookup a key, whatever the planner thinks of a young table (an IN list
+        # on the second column was read as a filter over the whole chat).
+        result = await conn.execute(
+            _PG_TAKEN, {"scopes": [k[0] for k in keys], "fingerprints": [k[1] for k in keys]}
+        )
+        for scope, fingerprint, account in result:
+            taken[(str(scope), str(fingerprint))] = None if account is None else str(account)
+        return taken
     e = experiences.c
     by_scope: dict[str, list[str]] = {}
-    for row in live:
-        by_scope.setdefault(row["scope"], []).append(row["fingerprint"])
-    taken: dict[Key, str | None] = {}
+    for scope, fingerprint in keys:
+        by_scope.setdefault(scope, []).append(fingerprint)
     for scope, fingerprints in by_scope.items():
-        for chunk in _chunks(sorted(set(fingerprints))):
+        for chunk in _chunks(fingerprints):
             result = await conn.execute(
                 select(e.fingerprint, e.account).where(e.scope == scope, e.fingerprint.in_(chunk))
             )
             for fingerprint, account in result:
                 taken[(scope, str(fingerprint))] = None if account is None else str(account)
     return taken
+
+
+_PG_TAKEN = text(
+    "SELECT e.scope, e.fingerprint, e.account FROM unnest(CAST(:scopes AS text[]), "
+    "CAST(:fingerprints AS text[])) AS k(scope, fingerprint) "
+    "JOIN experiences AS e ON e.scope = k.scope AND e.fingerprint = k.fingerprint"
+)
 
 
 def _chunks(items: Sequence[_T], size: int = CHUNK) -> list[Sequence[_T]]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import Insert, Row, func, insert, select
+from sqlalchemy import Insert, Row, bindparam, func, insert, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -342,14 +342,49 @@ async def _insert(
         # theirs: the statement says which rows it inserted.
         if not rows:
             return []
-        insert = _insert_ignoring_duplicates(conn.dialect.name).returning(*inserted)
-        return (await conn.execute(insert, rows)).all()
+        columns = {c: [r[c] for r in rows] for c in _PG_COLUMNS}
+        return (await conn.execute(_PG_INSERT, columns)).all()
     # SQLite's one writer holds the whole file (BEGIN IMMEDIATE), so every row above
     # `before` is one this statement inserted: a range scan, not an IN list.
     before = int(await conn.scalar(select(func.max(e.id))) or 0)
     if rows:
         await conn.execute(_insert_ignoring_duplicates(conn.dialect.name), rows)
     return (await conn.execute(select(*inserted).where(e.id > before))).all()
+
+
+_PG_COLUMNS = (
+    "scope",
+    "fingerprint",
+    "sender_id",
+    "sender_name",
+    "is_bot",
+    "text",
+    "segments",
+    "reply_to",
+    "sent_at",
+    "received_at",
+    "source",
+    "account",
+)
+_PG_INSERT = (
+    # One array a column: one statement text whatever the batch's size, so the server
+    # parses and plans it once per connection (a VALUES list of each size was prepared
+    # anew, thousands of parameters at a time).
+    text(
+        f"INSERT INTO experiences ({', '.join(_PG_COLUMNS)}) SELECT * FROM unnest("
+        + ", ".join(
+            f"CAST(:{c} AS {experiences.c[c].type.compile(dialect=postgresql.dialect())}[])"
+            for c in _PG_COLUMNS
+        )
+        + ") ON CONFLICT (scope, fingerprint) DO NOTHING "
+        "RETURNING scope, fingerprint, id, sender_name, text, is_bot"
+    ).bindparams(
+        *(
+            bindparam(c, type_=postgresql.ARRAY(experiences.c[c].type, dimensions=1))
+            for c in _PG_COLUMNS
+        )
+    )
+)
 
 
 def _insert_ignoring_duplicates(dialect: str) -> Insert:

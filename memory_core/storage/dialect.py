@@ -3,10 +3,11 @@ statement for both)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
-from sqlalchemy import Text, cast, func, literal
-from sqlalchemy.dialects.postgresql import JSONB, array
+from sqlalchemy import Text, any_, bindparam, cast, func, literal
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, array
 from sqlalchemy.sql.elements import ColumnElement
 
 
@@ -31,3 +32,13 @@ def utc_hour(dialect: str, column: Any) -> ColumnElement[str]:
     if dialect == "postgresql":
         return func.to_char(func.timezone("UTC", column), "YYYY-MM-DD HH24")
     return func.substr(column, 1, 13)
+
+
+def one_of(dialect: str, column: Any, values: Collection[Any]) -> ColumnElement[bool]:
+    """`column IN values`. On PostgreSQL it is `= ANY` of one bound array: the
+    statement's text is then the same however many values there are, so the server
+    parses and plans it once per connection, where an IN list of each length is a new
+    statement of that many parameters to prepare."""
+    if dialect == "postgresql":
+        return column == any_(bindparam(None, list(values), type_=ARRAY(column.type)))
+    return column.in_(values)
