@@ -214,16 +214,22 @@ async def main() -> None:
                     for backend, processes in runs:
                         label = f"{backend} x{processes} {'paced' if paced else 'burst'}"
                         folder = root / f"{label.replace(' ', '-')}-{round_}"
+                        database = f"ingest_{processes}_{int(paced)}_{round_}"
                         if backend == "sqlite":
                             env: dict[str, str] = base_env
                             read = sqlite_reader(folder / "bot0" / "data" / "yuji.db")
                         else:
-                            database = f"ingest_{processes}_{int(paced)}_{round_}"
+                            # Each run on a server left as the last one began: no
+                            # earlier run's WAL to write out, no earlier store for
+                            # autovacuum to work through meanwhile.
+                            await backends.admin(server, "CHECKPOINT")
                             await backends.admin(server, f"CREATE DATABASE {database}")
                             store = shared_store_env(server.url(database), folder / "att")
                             env = {**base_env, **store}
                             read = PgReader(server.dsn(database))
                         row = await run(label, folder, processes, count, env, read, paced)
+                        if backend != "sqlite":
+                            await backends.admin(server, f"DROP DATABASE {database}")
                         rows.setdefault(label, []).append(row)
                         print(line(row), flush=True)
     finally:

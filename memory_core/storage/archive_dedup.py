@@ -13,7 +13,8 @@ process, so two processes never both insert it):
   the server's: for a sender that is one of our accounts `sent_at` may differ by up
   to `OWN_SKEW_S`;
 - a message id one account already used for a different message (ids of two
-  accounts can collide) is stored as `<id>@<account>`;
+  accounts can collide) is stored as `<id>@<account>`: the insert refuses it, and
+  `collided` finds the id held by another account's row and stores it again so;
 - a sender that is one of the deployment's accounts (`bot_accounts`) makes the
   message the bot's own (`is_bot`), whichever account heard it.
 
@@ -43,8 +44,8 @@ async def heard_once(
     conn: AsyncConnection, rows: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], dict[Key, int], dict[Key, Key]]:
     """The rows to insert; the keys that repeat an archived row (key -> its id); and
-    the keys stored under another key (a repeat of a row in this batch, or a
-    fingerprint renamed for a collision)."""
+    the keys stored under another key (a repeat of a row in this batch). Ids that
+    collide are sorted out after the insert (`collided`)."""
     ours = frozenset(str(r[0]) for r in await conn.execute(select(bot_accounts.c.account)))
     for row in rows:
         if row["sender_id"] in ours:
@@ -52,8 +53,7 @@ async def heard_once(
     live = [r for r in rows if r.get("account")]
     if len(ours) < 2 or not live:
         return rows, {}, {}
-    nearby, taken = await _archived(conn, live)
-    archived = _by_words(nearby)
+    archived = _by_words(await _nearby(conn, live))
     batch: dict[Words, list[dict[str, Any]]] = {}
     keep: list[dict[str, Any]] = []
     known: dict[Key, int] = {}
@@ -71,10 +71,6 @@ async def heard_once(
             else:
                 alias[key] = (earlier["scope"], earlier["fingerprint"])
             continue
-        holder = taken.get(key)
-        if holder is not None and holder != account:
-            row = {**row, "fingerprint": f"{row['fingerprint']}@{account}"}
-            alias[key] = (row["scope"], row["fingerprint"])
         keep.append(row)
         batch.setdefault(_words(row), []).append(row)
     return keep, known, alias
@@ -117,13 +113,9 @@ def _same_instant(row: dict[str, Any], other: dict[str, Any]) -> bool:
     return a == b
 
 
-async def _archived(
-    conn: AsyncConnection, live: Sequence[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], dict[Key, str | None]]:
-    """What the archive holds about `live`: rows of other accounts that could be the
-    same message as one of them (a superset, `_same_message` decides; one statement for
-    a batch of any chats), and the (scope, fingerprint) keys of `live` already taken ->
-    the account that heard that row."""
+async def _nearby(conn: AsyncConnection, live: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows of other accounts that could be the same message as one of `live` (a
+    superset, `_same_message` decides): one statement for a batch of any chats."""
     e = experiences.c
     dialect = conn.dialect.name
     skew = timedelta(seconds=OWN_SKEW_S)
@@ -149,38 +141,69 @@ async def _archived(
             )
         )
         nearby += [dict(r._mapping) for r in result]  # pyright: ignore[reportPrivateUsage]
-    return nearby, await _taken(conn, sorted({(r["scope"], r["fingerprint"]) for r in live}))
+    return nearby
 
 
-async def _taken(conn: AsyncConnection, keys: Sequence[Key]) -> dict[Key, str | None]:
-    """Which of these (scope, fingerprint) keys are archived -> the account that
-    heard each, found through the unique index on the pair."""
-    taken: dict[Key, str | None] = {}
+async def collided(
+    conn: AsyncConnection, refused: Sequence[dict[str, Any]]
+) -> tuple[dict[Key, int], list[dict[str, Any]], dict[Key, Key]]:
+    """Sort out the rows the insert refused, their (scope, fingerprint) being taken:
+    the keys that are the archived row itself (a replay, a backfill) -> its id; and,
+    for a row whose id another account's message already holds (ids of two accounts
+    can collide), the row again as `<id>@<account>` with its key's new name."""
+    held = await held_by(conn, [(r["scope"], r["fingerprint"]) for r in refused])
+    same: dict[Key, int] = {}
+    renamed: list[dict[str, Any]] = []
+    alias: dict[Key, Key] = {}
+    for row in refused:
+        key: Key = (row["scope"], row["fingerprint"])
+        id_, holder = held[key]
+        account = row.get("account")
+        if account and holder and holder != account:
+            renamed.append({**row, "fingerprint": f"{row['fingerprint']}@{account}"})
+            alias[key] = (row["scope"], renamed[-1]["fingerprint"])
+        else:
+            same[key] = id_
+    return same, renamed, alias
+
+
+async def held_by(conn: AsyncConnection, keys: Sequence[Key]) -> dict[Key, tuple[int, str | None]]:
+    """The archived rows of these (scope, fingerprint) keys -> (id, the account that
+    heard it), found through the unique index on the pair."""
+    found: dict[Key, tuple[int, str | None]] = {}
+    if not keys:
+        return found
     if conn.dialect.name == "postgresql":
         # One lookup a key, whatever the planner thinks of a young table (an IN list
         # on the second column was read as a filter over the whole chat).
         result = await conn.execute(
-            _PG_TAKEN, {"scopes": [k[0] for k in keys], "fingerprints": [k[1] for k in keys]}
+            _PG_HELD, {"scopes": [k[0] for k in keys], "fingerprints": [k[1] for k in keys]}
         )
-        for scope, fingerprint, account in result:
-            taken[(str(scope), str(fingerprint))] = None if account is None else str(account)
-        return taken
+        for scope, fingerprint, id_, account in result:
+            found[(str(scope), str(fingerprint))] = (int(id_), _account(account))
+        return found
     e = experiences.c
     by_scope: dict[str, list[str]] = {}
-    for scope, fingerprint in keys:
+    for scope, fingerprint in set(keys):
         by_scope.setdefault(scope, []).append(fingerprint)
     for scope, fingerprints in by_scope.items():
-        for chunk in _chunks(fingerprints):
+        for chunk in _chunks(sorted(fingerprints)):
             result = await conn.execute(
-                select(e.fingerprint, e.account).where(e.scope == scope, e.fingerprint.in_(chunk))
+                select(e.fingerprint, e.id, e.account).where(
+                    e.scope == scope, e.fingerprint.in_(chunk)
+                )
             )
-            for fingerprint, account in result:
-                taken[(scope, str(fingerprint))] = None if account is None else str(account)
-    return taken
+            for fingerprint, id_, account in result:
+                found[(scope, str(fingerprint))] = (int(id_), _account(account))
+    return found
 
 
-_PG_TAKEN = text(
-    "SELECT e.scope, e.fingerprint, e.account FROM unnest(CAST(:scopes AS text[]), "
+def _account(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+_PG_HELD = text(
+    "SELECT e.scope, e.fingerprint, e.id, e.account FROM unnest(CAST(:scopes AS text[]), "
     "CAST(:fingerprints AS text[])) AS k(scope, fingerprint) "
     "JOIN experiences AS e ON e.scope = k.scope AND e.fingerprint = k.fingerprint"
 )

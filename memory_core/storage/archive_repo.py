@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from memory_core.types import Experience, NewExperience, Source
 
 from . import message_index
-from .archive_dedup import heard_once
+from .archive_dedup import collided, heard_once, held_by
 from .repository import Repository, upsert
 from .schema import attachments, experience_attachments, experiences
 
@@ -305,8 +305,20 @@ async def _insert_many(
             rows.append(_row(exp, at))
     # A message two of the deployment's accounts heard is one row (archive_dedup.py).
     rows, known, alias = await heard_once(conn, rows)
-    inserted = await _insert(conn, rows)
+    inserted = list(await _insert(conn, rows))
     ids = {(str(r.scope), str(r.fingerprint)): int(r.id) for r in inserted}
+    refused = [r for r in rows if (r["scope"], r["fingerprint"]) not in ids]
+    same: dict[tuple[str, str], int] = {}
+    if refused:  # their keys are taken: a replay, a backfill, or another account's id
+        same, renamed, renames = await collided(conn, refused)
+        alias.update(renames)
+        if renamed:
+            again = list(await _insert(conn, renamed))
+            inserted += again
+            ids.update({(str(r.scope), str(r.fingerprint)): int(r.id) for r in again})
+            replayed = [k for k in renames.values() if k not in ids]  # stored so before
+            same.update({k: id_ for k, (id_, _) in (await held_by(conn, replayed)).items()})
+    created = set(ids)
     # Recent chat is searchable at once (message_search.py), in the same transaction.
     await message_index.index_messages(
         conn,
@@ -315,16 +327,15 @@ async def _insert_many(
             for r in inserted
         ),
     )
-    created = set(ids)
-    missing = [k for k in ((r["scope"], r["fingerprint"]) for r in rows) if k not in ids]
-    if missing:  # duplicates of rows archived earlier (a replay, a backfill)
-        ids.update(await _ids_of(conn, missing))
+    ids.update(same)
     results: list[Appended] = []
     for key in keys:
         if key in known:
             results.append(Appended(known[key], False))
             continue
-        stored = alias.get(key, key)
+        stored = key
+        while stored in alias:  # a copy in this batch of a row that was then renamed
+            stored = alias[stored]
         results.append(Appended(ids[stored], stored in created))
         created.discard(stored)  # a repeat inside the batch is not "created" again
     return results
@@ -394,25 +405,6 @@ def _insert_ignoring_duplicates(dialect: str) -> Insert:
     return module.insert(experiences).on_conflict_do_nothing(
         index_elements=[experiences.c.scope, experiences.c.fingerprint]
     )
-
-
-async def _ids_of(
-    conn: AsyncConnection, keys: Iterable[tuple[str, str]]
-) -> dict[tuple[str, str], int]:
-    by_scope: dict[str, list[str]] = {}
-    for scope, fingerprint in set(keys):
-        by_scope.setdefault(scope, []).append(fingerprint)
-    found: dict[tuple[str, str], int] = {}
-    for scope, fingerprints in by_scope.items():
-        for chunk in _chunks(sorted(fingerprints), ID_CHUNK):
-            rows = await conn.execute(
-                select(experiences.c.fingerprint, experiences.c.id).where(
-                    experiences.c.scope == scope, experiences.c.fingerprint.in_(chunk)
-                )
-            )
-            for fingerprint, id_ in rows:
-                found[(scope, str(fingerprint))] = int(id_)
-    return found
 
 
 def _row(exp: NewExperience, received_at: datetime) -> dict[str, Any]:
