@@ -9,8 +9,14 @@ Each run starts real bot processes (`bot.py`, tests/e2e/harness.py) with vectors
 the model off on a fresh store, connects one NapCat-like client per process (its own
 account) and sends group messages split evenly over the processes (each its own
 groups): first a burst of `--messages` as fast as the sockets take them, then six
-seconds paced at `--rate` messages/s in all. A watcher reads the store every 20 ms
-and notes when each message's row first appears, while the clients send. Reported:
+seconds paced at `--rate` messages/s in all. A watcher reads the store every 20 ms,
+on one connection, and notes when each message's row first appears (stamped with the
+start of the poll that saw it, which bounds the commit), while the clients send.
+With `--repeat N` every run is done N times, a round of each at a time, and the
+medians are printed at the end; each PostgreSQL run gets a new store after a
+CHECKPOINT, dropped after it (an earlier run's WAL or autovacuum would otherwise land
+in the next one's figures). Three processes come with three accounts, so their
+cross-account check runs on every batch. Reported:
 how long the sends took, messages/s from the first send to the last row committed
 (the burst's is the throughput), and p50 / p99 of (row seen - the bot's
 `received_at`), the delay the archive adds once the bot has read the frame (the
