@@ -22,6 +22,7 @@ from memory_core.storage.archive_repo import (
     ArchiveRepo,
     LinkedAttachment,
 )
+from memory_core.storage.backend_info import database_bytes
 from memory_core.storage.engine import Database
 from memory_core.types import Experience, NewExperience, Source
 
@@ -175,13 +176,7 @@ class ArchiveService:
 
     async def stats(self) -> ArchiveStats:
         counts = await self.repo.counts()
-        path = self.db.sqlite_path
-        db_bytes = 0
-        if path is not None:
-            for suffix in ("", "-wal", "-shm"):
-                candidate = path.with_name(path.name + suffix)
-                if candidate.is_file():
-                    db_bytes += candidate.stat().st_size
+        db_bytes = await database_bytes(self.db)
         return ArchiveStats(counts, db_bytes, await asyncio.to_thread(self.store.total_bytes))
 
 

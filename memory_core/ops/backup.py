@@ -26,6 +26,7 @@ from pathlib import Path
 
 from memory_core.errors import StorageError
 from memory_core.storage import ops_repo
+from memory_core.storage.backend_info import sqlite_bytes
 from memory_core.storage.schema import TRUTH_TABLES
 
 from .manifest import BackupManifest, Check, backup_name, read_manifest, sha256_file
@@ -53,7 +54,7 @@ def create_backup(
     name = free_name(folder, backup_name(created_at))
     target = folder / f"{name}.db"
     partial = folder / f"{name}.db.partial"
-    live_bytes = _database_bytes(source)
+    live_bytes = sqlite_bytes(source)
 
     base = BackupManifest(
         file=target.name,
@@ -65,21 +66,12 @@ def create_backup(
         live_bytes=live_bytes,
     )
 
-    def finish(checks: list[Check]) -> BackupManifest:
-        return replace(
-            base,
-            ok=all(c.ok for c in checks),
-            checks=tuple(checks),
-            finished_at=now(),
-            duration_s=round(time.monotonic() - started, 3),
-        )
-
     try:
         live_counts = snapshot(source, partial, TRUTH_TABLES)
         os.replace(partial, target)
     except (StorageError, OSError) as exc:
         partial.unlink(missing_ok=True)
-        return finish([Check("snapshot", False, str(exc))])
+        return base.finished([Check("snapshot", False, str(exc))], at=now(), started=started)
 
     checks = [Check("snapshot", True, f"{sum(live_counts.values())} truth rows")]
     sha = sha256_file(target)
@@ -93,7 +85,7 @@ def create_backup(
         sha256=sha,
         schema_revision=revision,
     )
-    return finish(checks)
+    return base.finished(checks, at=now(), started=started)
 
 
 def verify_file(
@@ -209,12 +201,6 @@ def free_name(folder: Path, name: str) -> str:
         n += 1
         candidate = f"{name}-{n}"
     return candidate
-
-
-def _database_bytes(source: Path) -> int:
-    return sum(
-        p.stat().st_size for p in (source, source.with_name(source.name + "-wal")) if p.is_file()
-    )
 
 
 def _total(counts: Mapping[str, int]) -> str:

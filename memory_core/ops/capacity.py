@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory_core.settings import Settings
+from memory_core.storage.backend_info import sqlite_bytes
 
 from .alerts import AlertSink
 
@@ -50,14 +51,8 @@ class Sizes:
 
 def measure(settings: Settings, database_path: Path | None = None) -> Sizes:
     """Sizes now; `database_path` is the SQLite file in use (None: not SQLite, 0 bytes)."""
-    db = database_path
-    database = (
-        0
-        if db is None
-        else sum(_file_size(db.with_name(db.name + suffix)) for suffix in ("", "-wal", "-shm"))
-    )
     return Sizes(
-        database=database,
+        database=0 if database_path is None else sqlite_bytes(database_path),
         attachments=dir_size(settings.attachments_path),
         backups=dir_size(settings.backups_dir),
     )

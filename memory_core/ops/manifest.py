@@ -12,7 +12,9 @@ import json
 import logging
 import os
 import tempfile
-from dataclasses import asdict, dataclass, field
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -55,6 +57,17 @@ class BackupManifest:
     schema_revision: str | None = None
     duration_s: float = 0.0
     mirrored_to: str | None = None
+
+    def finished(self, checks: Sequence[Check], *, at: datetime, started: float) -> BackupManifest:
+        """This manifest once its checks have run: ok when every one passed, with the
+        finish instant and the time taken since `started` (`time.monotonic()`)."""
+        return replace(
+            self,
+            ok=all(c.ok for c in checks),
+            checks=tuple(checks),
+            finished_at=at,
+            duration_s=round(time.monotonic() - started, 3),
+        )
 
     @property
     def name(self) -> str:

@@ -31,7 +31,7 @@ from memory_core.storage.schema import TRUTH_TABLES
 
 from .backup import count_shortfalls, free_name
 from .manifest import BackupManifest, Check, backup_name, read_manifest, sha256_file
-from .restore import RestoreReport
+from .restore import RestoreReport, restored_counts
 
 DUMP_SUFFIX = ".dump"
 
@@ -61,15 +61,6 @@ async def create_pg_backup(
         checks=(),
     )
 
-    def finish(checks: list[Check]) -> BackupManifest:
-        return replace(
-            base,
-            ok=all(c.ok for c in checks),
-            checks=tuple(checks),
-            finished_at=now(),
-            duration_s=round(time.monotonic() - started, 3),
-        )
-
     try:
         async with pg_server.connected(url) as conn:
             live_bytes = await pg_server.database_size(conn)
@@ -78,7 +69,7 @@ async def create_pg_backup(
         os.replace(partial, target)
     except (StorageError, OSError) as exc:
         partial.unlink(missing_ok=True)
-        return finish([Check("snapshot", False, str(exc))])
+        return base.finished([Check("snapshot", False, str(exc))], at=now(), started=started)
 
     checks = [Check("snapshot", True, f"{sum(live_counts.values())} truth rows (pg_dump)")]
     sha = await asyncio.to_thread(sha256_file, target)
@@ -95,7 +86,7 @@ async def create_pg_backup(
         sha256=sha,
         schema_revision=revision,
     )
-    return finish(checks)
+    return base.finished(checks, at=now(), started=started)
 
 
 async def verify_dump(
@@ -202,9 +193,7 @@ async def restore_pg_backup(backup: Path, target_url: str, tools: Tools) -> Rest
             # pg_restore leaves the planner statistics out: gather them now, not when
             # autovacuum gets round to it (a fresh store's first questions would pay).
             await conn.exec_driver_sql("ANALYZE")
-        expected = manifest.backup_counts if manifest is not None else {}
-        missing = count_shortfalls(counts, at_least={}, exactly=expected)
-        checks.append(Check("restored counts", not missing, "; ".join(missing) or "match"))
+        checks.append(restored_counts(counts, manifest))
     except StorageError as exc:
         checks.append(Check("restored counts", False, str(exc)))
     return RestoreReport(backup, target, tuple(checks), written=True, counts=counts)

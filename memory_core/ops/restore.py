@@ -8,6 +8,7 @@ step, done with the bot stopped. Blocking: run in a thread.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from memory_core.storage import ops_repo
 from memory_core.storage.schema import TRUTH_TABLES
 
 from .backup import count_shortfalls, verify_backup
-from .manifest import Check, list_manifests
+from .manifest import BackupManifest, Check, list_manifests
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +94,14 @@ def restore_backup(backup: Path, target: Path, *, live_database: Path | None) ->
     counts: dict[str, int] = {}
     try:
         counts = ops_repo.count_rows(target, TRUTH_TABLES)
-        expected = manifest.backup_counts if manifest is not None else {}
-        missing = count_shortfalls(counts, at_least={}, exactly=expected)
-        checks.append(Check("restored counts", not missing, "; ".join(missing) or "match"))
+        checks.append(restored_counts(counts, manifest))
     except StorageError as exc:
         checks.append(Check("restored counts", False, str(exc)))
     return RestoreReport(backup, target, tuple(checks), written=True, counts=counts)
+
+
+def restored_counts(counts: Mapping[str, int], manifest: BackupManifest | None) -> Check:
+    """The restored truth tables against the counts the backup's manifest recorded."""
+    expected = manifest.backup_counts if manifest is not None else {}
+    missing = count_shortfalls(counts, at_least={}, exactly=expected)
+    return Check("restored counts", not missing, "; ".join(missing) or "match")

@@ -21,7 +21,8 @@ from memory_core.archive.store import AttachmentStore
 from memory_core.clock import Clock
 from memory_core.errors import ConfigError
 from memory_core.settings import Settings
-from memory_core.storage import ops_repo, pg_server
+from memory_core.storage import ops_repo
+from memory_core.storage.backend_info import database_bytes
 from memory_core.storage.engine import Database
 from memory_core.storage.pg_dump import Tools
 
@@ -208,11 +209,8 @@ class OpsService:
     # --- capacity and attachments ----------------------------------------------------
 
     async def sizes(self) -> Sizes:
-        sizes = await asyncio.to_thread(measure, self.settings, self.db.sqlite_path)
-        if self.db.is_postgres:
-            async with self.db.read() as conn:
-                sizes = replace(sizes, database=await pg_server.database_size(conn))
-        return sizes
+        sizes = await asyncio.to_thread(measure, self.settings)
+        return replace(sizes, database=await database_bytes(self.db))
 
     async def check_capacity(self) -> CapacityReport:
         """Measure; above the limit an alert (nothing is deleted), below it a recovery."""

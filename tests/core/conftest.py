@@ -7,10 +7,9 @@ from pathlib import Path
 import pytest
 
 from memory_core import FakeClock, Settings, Yuji
-from memory_core.vectors import FakeEmbedder
 from tests import backends
 
-from .relevance_models import FAKE_MODEL, LEXICAL_MODEL
+from .cores import open_core
 
 
 @pytest.fixture
@@ -33,15 +32,8 @@ def settings(tmp_path: Path, database_url: str, backend: str) -> Settings:
 
 @pytest.fixture
 async def core(settings: Settings, clock: FakeClock) -> AsyncIterator[Yuji]:
-    """Dense retrieval on (FakeEmbedder; no index until a test builds one) and the
-    hand-made relevance models of relevance_models.py."""
-    opened = await Yuji.open(
-        settings,
-        clock=clock,
-        embedder=FakeEmbedder(),
-        relevance=FAKE_MODEL,
-        lexical_relevance=LEXICAL_MODEL,
-    )
+    """Dense retrieval on and the hand-made relevance models (cores.py)."""
+    opened = await open_core(settings, clock)
     try:
         yield opened
     finally:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import insert, text
 
-from memory_core import FakeClock, Settings, Yuji
+from memory_core import FakeClock, Settings
 from memory_core.cli import main
 from memory_core.errors import ValidationError
 from memory_core.porting.copy_report import Compared, CopyReport, report_lines
@@ -18,12 +18,11 @@ from memory_core.storage import migrate
 from memory_core.storage.copy_repo import COPIED, TableProgress, store_name
 from memory_core.storage.engine import Database
 from memory_core.storage.schema import experiences
-from memory_core.vectors import FakeEmbedder
 from tests.conftest import copy_head_database
 from tests.core.copy_helpers import GROUP, QUESTIONS, derived, dump, fill_every_table
 from tests.core.ops_helpers import experience_rows
 
-from .relevance_models import FAKE_MODEL, LEXICAL_MODEL
+from .cores import open_core
 
 
 class Killed(Exception):
@@ -49,22 +48,12 @@ class KillAfter:
 @pytest.fixture
 async def source(settings: Settings, clock: FakeClock) -> Settings:
     """The configured store, with rows in every table; closed before it is copied."""
-    core = await _open(settings, clock)
+    core = await open_core(settings, clock)
     try:
         await fill_every_table(core)
     finally:
         await core.close()
     return settings
-
-
-async def _open(settings: Settings, clock: FakeClock) -> Yuji:
-    return await Yuji.open(
-        settings,
-        clock=clock,
-        embedder=FakeEmbedder(),
-        relevance=FAKE_MODEL,
-        lexical_relevance=LEXICAL_MODEL,
-    )
 
 
 def sqlite_url(path: Path) -> str:
@@ -88,7 +77,7 @@ async def indexes_of(url: str) -> tuple[int, list[int]]:
 
 
 async def recalled(settings: Settings, clock: FakeClock) -> list[list[tuple[object, ...]]]:
-    core = await _open(settings, clock)
+    core = await open_core(settings, clock)
     try:
         return [
             [
@@ -307,7 +296,7 @@ async def test_a_round_trip_through_each_backend_changes_nothing(
     the same rows, counts, checksums and recall on all three, and the middle store
     numbers new rows after the source's sequence."""
     first = Settings(data_dir=copy_head_database(head_database, tmp_path / "first"))
-    core = await _open(first, clock)
+    core = await open_core(first, clock)
     try:
         await fill_every_table(core)
     finally:

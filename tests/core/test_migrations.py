@@ -115,8 +115,7 @@ async def test_0002_rebuilds_the_index_with_a_tokenizer_that_keeps_tokens_whole(
 
     from memory_core import FakeClock, Settings, Yuji
     from memory_core.types import EvidenceRef, NewExperience
-    from memory_core.vectors import FakeEmbedder
-    from tests.core.relevance_models import FAKE_MODEL, LEXICAL_MODEL
+    from tests.core.cores import open_core
 
     core = await Yuji.open(Settings(data_dir=tmp_path))
     exp = await core.archive.append(
@@ -139,13 +138,7 @@ async def test_0002_rebuilds_the_index_with_a_tokenizer_that_keeps_tokens_whole(
     assert "unicode61" in str(old)
     await core.close()
 
-    again = await Yuji.open(
-        Settings(data_dir=tmp_path),
-        clock=FakeClock(core.clock.now()),
-        embedder=FakeEmbedder(),
-        relevance=FAKE_MODEL,
-        lexical_relevance=LEXICAL_MODEL,
-    )
+    again = await open_core(Settings(data_dir=tmp_path), FakeClock(core.clock.now()))
     try:
         assert await migrate.current_revision(again.db) == migrate.head_revision()
         async with again.db.read() as conn:

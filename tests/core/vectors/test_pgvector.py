@@ -21,7 +21,7 @@ from memory_core.vectors.place import TablePlace
 from memory_core.vectors.places import place_for
 from tests import backends
 from tests.conftest import Servers
-from tests.core.relevance_models import FAKE_MODEL, LEXICAL_MODEL
+from tests.core.cores import open_core
 
 from .helpers import add_memory
 
@@ -153,13 +153,7 @@ async def test_a_large_chat_is_searched_in_the_database_with_the_same_answers(
     ones, twos = await small_and_large_chats(core)
     await sync_index(core.memory_repo, FakeEmbedder(), core.vector_place)
     # A second process of the deployment, whose limit makes group:1 (64 vectors) large.
-    other = await Yuji.open(
-        settings,
-        clock=clock,
-        embedder=FakeEmbedder(),
-        relevance=FAKE_MODEL,
-        lexical_relevance=LEXICAL_MODEL,
-    )
+    other = await open_core(settings, clock)
     try:
         place = other.vector_place
         assert isinstance(place, PgvectorPlace)
