@@ -221,7 +221,7 @@ class Yuji:
         chat_state = ChatRepo(db)
 
         async def backend() -> Backend:
-            return await describe_backend(db, vectors.vector_store if vectors else None)
+            return await _backend(db, vectors)
 
         async def backend_lines() -> Mapping[str, str]:
             return (await backend()).lines()
@@ -319,8 +319,7 @@ class Yuji:
 
     async def backend(self) -> Backend:
         """Which database and which vector store this core runs on."""
-        vectors = self.vectors
-        return await describe_backend(self.db, vectors.vector_store if vectors else None)
+        return await _backend(self.db, self.vectors)
 
     async def close(self) -> None:
         await self.consolidation.aclose()
@@ -329,3 +328,8 @@ class Yuji:
         await self.archive.close()
         await self.alerts.aclose()
         await self.db.dispose()
+
+
+async def _backend(db: Database, vectors: Dense | None) -> Backend:
+    """Which database and which vector store (none when dense retrieval is off)."""
+    return await describe_backend(db, vectors.vector_store if vectors else None)

@@ -82,7 +82,23 @@ async def fill(
     """Write `embedding` for these (memory id, float32 bytes) rows and any row of the
     model still without one, then make sure the dimension's HNSW index exists
     (`VectorRepo.replace` calls this in its transaction)."""
-    known = {memory_id for memory_id, _ in vectors}
+    update = text(
+        "UPDATE memory_vectors SET embedding = CAST(:e AS vector)"
+        " WHERE model = :model AND memory_id = :id"
+    )
+
+    async def write(rows: Sequence[tuple[int, bytes]]) -> None:
+        for start in range(0, len(rows), _CHUNK):
+            await conn.execute(
+                update,
+                [
+                    {"e": literal(vector), "model": model, "id": memory_id}
+                    for memory_id, vector in rows[start : start + _CHUNK]
+                ],
+            )
+
+    await write(vectors)
+    # Then the rows that came without one; after the write above, never these again.
     missing = await conn.execute(
         text(
             "SELECT memory_id, vector FROM memory_vectors"
@@ -90,20 +106,10 @@ async def fill(
         ),
         {"model": model},
     )
-    rows = [*vectors, *((int(r[0]), bytes(r[1])) for r in missing if int(r[0]) not in known)]
-    update = text(
-        "UPDATE memory_vectors SET embedding = CAST(:e AS vector)"
-        " WHERE model = :model AND memory_id = :id"
-    )
-    for start in range(0, len(rows), _CHUNK):
-        await conn.execute(
-            update,
-            [
-                {"e": literal(vector), "model": model, "id": memory_id}
-                for memory_id, vector in rows[start : start + _CHUNK]
-            ],
-        )
-    if len(rows) >= ANALYZE_AFTER:
+    rest = [(int(r[0]), bytes(r[1])) for r in missing]
+    await write(rest)
+    rows = len(vectors) + len(rest)
+    if rows >= ANALYZE_AFTER:
         # Fresh statistics, or the planner, guessing one row per chat, scans the chat
         # instead of walking the HNSW index (autovacuum would only catch up later).
         await conn.execute(text("ANALYZE memory_vectors"))

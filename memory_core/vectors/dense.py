@@ -22,7 +22,6 @@ from memory_core.settings import Settings, VectorMode
 
 from .embedder import Embedder, Matrix
 from .factory import embedder_from_settings
-from .pgvector_place import PgvectorPlace
 from .place import FolderPlace, IndexPlace
 from .store import VectorIndex
 
@@ -112,11 +111,10 @@ class Dense:
             index = await self.index()
             if index is None:
                 return None
-            place = self.place
-            if isinstance(place, PgvectorPlace) and place.is_large(index.model_id, scope):
+            search = self.place.searched(index.model_id, scope)
+            if search is not None:
                 query, background = await self.question(text)
-                allowed = frozenset(candidate_ids)
-                ids, sims = await place.nearest(index.model_id, scope, query, allowed)
+                ids, sims = await search.nearest(query, frozenset(candidate_ids))
                 if not len(ids):
                     return None
                 return DenseScores(ids, sims, background, complete=False)
@@ -135,9 +133,9 @@ class Dense:
             if index is None or not ids:
                 return {}
             query, _ = await self.question(text)
-            place = self.place
-            if isinstance(place, PgvectorPlace) and place.is_large(index.model_id, scope):
-                return await place.cosines(index.model_id, scope, query, ids)
+            search = self.place.searched(index.model_id, scope)
+            if search is not None:
+                return await search.cosines(query, ids)
             positions = index.select(scope, ids)
             return dict(
                 zip(

@@ -8,6 +8,7 @@ asks about (storage/pgvector.py).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -17,7 +18,7 @@ from memory_core.storage.engine import Database
 from memory_core.storage.pgvector import PgvectorRepo
 
 from .embedder import Matrix
-from .place import TablePlace, as_index
+from .place import ChatSearch, TablePlace, as_index
 from .store import VectorIndex
 
 EXACT_MAX = 20_000
@@ -58,6 +59,9 @@ class PgvectorPlace(TablePlace):
         """Whether the last `scored` left this chat to the database."""
         return scope in self._large.get(model_id, frozenset())
 
+    def searched(self, model_id: str, scope: str) -> ChatSearch | None:
+        return _LargeChat(self, model_id, scope) if self.is_large(model_id, scope) else None
+
     async def nearest(
         self, model_id: str, scope: str, query: Matrix, allowed: frozenset[int]
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
@@ -73,3 +77,18 @@ class PgvectorPlace(TablePlace):
         self, model_id: str, scope: str, query: Matrix, ids: Sequence[int]
     ) -> dict[int, float]:
         return dict(await self.search.cosines(model_id, scope, query, ids))
+
+
+@dataclass(frozen=True, slots=True)
+class _LargeChat:
+    place: PgvectorPlace
+    model_id: str
+    scope: str
+
+    async def nearest(
+        self, query: Matrix, allowed: frozenset[int]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        return await self.place.nearest(self.model_id, self.scope, query, allowed)
+
+    async def cosines(self, query: Matrix, ids: Sequence[int]) -> dict[int, float]:
+        return await self.place.cosines(self.model_id, self.scope, query, ids)

@@ -17,11 +17,13 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from memory_core.clock import Clock
 from memory_core.storage.engine import Database
 from memory_core.storage.vector_repo import Build, VectorRepo, VectorRow
 
+from .embedder import Matrix
 from .store import MANIFEST, STORED_DTYPE, IndexRow, VectorIndex, model_folder
 
 TABLE_CHECK_S = 2.0
@@ -38,9 +40,28 @@ class IndexPlace(Protocol):
         (pgvector_place.py), where a chat too large for that is searched in the database."""
         ...
 
+    def searched(self, model_id: str, scope: str) -> ChatSearch | None:
+        """How a chat `scored` left out is searched where its vectors are (pgvector,
+        a chat over its limit); None: the chat is scored in process."""
+        ...
+
     async def save(self, index: VectorIndex, fingerprint: str, *, changed: bool) -> None: ...
     async def source(self, model_id: str) -> str | None: ...
     def where(self, model_id: str) -> str: ...
+
+
+class ChatSearch(Protocol):
+    """One chat's vectors, searched in the database instead of in process."""
+
+    async def nearest(
+        self, query: Matrix, allowed: frozenset[int]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """The nearest rows among `allowed`, ids ascending, with their cosines."""
+        ...
+
+    async def cosines(self, query: Matrix, ids: Sequence[int]) -> dict[int, float]:
+        """The exact cosine of each of these memories that has a vector."""
+        ...
 
 
 class FolderPlace:
@@ -61,6 +82,9 @@ class FolderPlace:
 
     async def scored(self, model_id: str) -> VectorIndex | None:
         return await self.load(model_id)
+
+    def searched(self, model_id: str, scope: str) -> ChatSearch | None:
+        return None
 
     async def save(self, index: VectorIndex, fingerprint: str, *, changed: bool) -> None:
         folder = model_folder(self.vectors_dir, index.model_id)
@@ -101,6 +125,9 @@ class TablePlace:
 
     async def scored(self, model_id: str) -> VectorIndex | None:
         return await self.load(model_id)
+
+    def searched(self, model_id: str, scope: str) -> ChatSearch | None:
+        return None
 
     async def save(self, index: VectorIndex, fingerprint: str, *, changed: bool) -> None:
         if not changed:
