@@ -25,8 +25,8 @@ from memory_core import RecordingAlertSink, Settings, Yuji
 from memory_core.ops.backup import restore_drill
 from memory_core.ops.capacity import human_bytes
 from memory_core.ops.manifest import sha256_file
-from memory_core.storage import ops_repo
 from memory_core.storage.engine import Database
+from memory_core.storage.ops import ops_repo
 from memory_core.storage.schema import TRUTH_TABLES, experiences, memories
 
 WHEN = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)

@@ -41,7 +41,7 @@ from archive_throughput import LoopProbe
 from memory_core import FakeClock, NewExperience, Settings, Yuji
 from memory_core.eval.generate import distractors
 from memory_core.eval.metrics import percentile
-from memory_core.storage.consolidation_repo import Cut
+from memory_core.storage.consolidation.consolidation_repo import Cut
 from memory_core.storage.schema import NIGHTLY_STEPS
 from memory_core.types import EvidenceRef
 

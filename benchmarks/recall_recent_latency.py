@@ -35,7 +35,7 @@ from memory_core import FakeClock, Settings, Yuji
 from memory_core.eval import vector_eval
 from memory_core.eval.generate import distractors
 from memory_core.eval.metrics import percentile
-from memory_core.storage.memory_repo import MemoryRepo
+from memory_core.storage.memories.memory_repo import MemoryRepo
 from memory_core.types import EvidenceRef, NewExperience
 from memory_core.vectors.store import IndexRow, VectorIndex, model_folder
 

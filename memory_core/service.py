@@ -38,13 +38,8 @@ from .recall.judge import Judge
 from .recall.quotes import RecentSource
 from .recall.relevance import RelevanceModel
 from .settings import LiveSettings, Settings
-from .storage import migrate, pg_server
-from .storage.alert_repo import AlertRepo
-from .storage.chat_repo import ChatRepo
+from .storage import AlertRepo, ChatRepo, MemoryRepo, MessageSearch, UsageRepo, migrate, pg_server
 from .storage.engine import Database
-from .storage.memory_repo import MemoryRepo
-from .storage.message_search import MessageSearch
-from .storage.usage_repo import UsageRepo
 from .vectors.dense import Dense
 from .vectors.embedder import Embedder
 from .vectors.messages import MessageVectors

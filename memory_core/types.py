@@ -69,7 +69,7 @@ class NewExperience:
     attachments: tuple[AttachmentRef, ...] = ()
     account: str | None = None
     """The bot's QQ account that heard (or sent) it; None for imports. Two accounts
-    of one deployment hearing one message archive it once (storage/archive_dedup.py)."""
+    of one deployment hearing one message archive it once (storage/archive/archive_dedup.py)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,7 +101,7 @@ def heading_anchors(markdown: str) -> set[str]:
 
 def _resolve(source: Path, ref: str, names: set[str]) -> Path | None:
     """A path is relative to the referencing file's folder or any folder above it up
-    to the repository root (`storage/fts.py` from memory_core/recall/); a bare file
+    to the repository root (`storage/fulltext/fts.py` from memory_core/recall/); a bare file
     name may also name a file anywhere in the repository (`persona_default.md`)."""
     if ref.startswith(("./", "../")):
         target = (source.parent / ref).resolve()
@@ -187,7 +187,7 @@ def test_the_reference_check_catches_what_it_is_for() -> None:
         [
             '"""At most five memories (SPEC.md §8).',
             "See SPEC §9, eval/FORMAT.md and docs/design.md#no-such-section;",
-            "fitted by `yuji train-relevance`, layout in storage/fts.py,",
+            "fitted by `yuji train-relevance`, layout in storage/fulltext/fts.py,",
             "rules in docs/design.md#recall, format in docs/eval-format.md.",
             '"""',
         ]

@@ -161,3 +161,52 @@ def test_sql_lives_in_storage() -> None:
         and target != "sqlalchemy.ext.asyncio"
     ]
     assert offenders == [], "SQL outside memory_core/storage:\n" + "\n".join(offenders)
+
+
+STORAGE = CORE / "storage"
+
+
+def _storage_part(module: str) -> str | None:
+    """The subpackage of storage a module belongs to: its name, `.` for the shared
+    modules at the top, None outside storage and for the package's own facade."""
+    parts = module.split(".")
+    if parts[:2] != ["memory_core", "storage"] or len(parts) == 2:
+        return None
+    return parts[2] if (STORAGE / parts[2]).is_dir() else "."
+
+
+def test_only_storage_reaches_into_its_subpackages() -> None:
+    """The rest of the core imports `memory_core.storage` (its facade) or a shared module
+    at its top, never a concept's subpackage, so a module can move inside storage without
+    its callers noticing. Tests are exempt: they mirror the modules they test."""
+    offenders = [
+        f"{where}:{line} imports {target}"
+        for where, line, target in imports()
+        if not where.startswith("memory_core/storage/") and _storage_part(target) not in (None, ".")
+    ]
+    assert offenders == [], "import these through memory_core.storage:\n" + "\n".join(offenders)
+
+
+def test_storage_subpackages_import_each_other_without_cycles() -> None:
+    graph: dict[str, dict[str, str]] = {}
+    for where, line, target in imports():
+        source = _storage_part(_module(CORE.parent / where))
+        imported = _storage_part(target)
+        if source and imported and source != imported and "migrations" not in (source, imported):
+            graph.setdefault(source, {}).setdefault(imported, f"{where}:{line} imports {target}")
+    assert graph, "the storage import graph is empty: _storage_part is broken"
+    cycles = [" -> ".join(path) for start in sorted(graph) if (path := _path_back(graph, start))]
+    assert cycles == [], "cycles between storage's subpackages:\n" + "\n".join(cycles)
+
+
+def test_no_storage_folder_holds_more_than_fifteen_modules() -> None:
+    """Alembic's `migrations/versions` is exempt: it is one numbered history, read in
+    order, not a concept to split."""
+    crowded = {
+        str(folder.relative_to(CORE.parent)): count
+        for folder in [STORAGE, *(p for p in STORAGE.rglob("*") if p.is_dir())]
+        if "__pycache__" not in folder.parts
+        and folder.name != "versions"
+        and (count := sum(1 for f in folder.glob("*.py") if f.name != "__init__.py")) > 15
+    }
+    assert crowded == {}, f"split these folders by concept: {crowded}"

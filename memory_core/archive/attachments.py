@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from memory_core.clock import Clock
 from memory_core.errors import AttachmentError
-from memory_core.storage.archive_repo import ArchiveRepo
+from memory_core.storage import ArchiveRepo
 from memory_core.types import AttachmentRef
 
 from .fetcher import AttachmentFetcher

@@ -16,7 +16,7 @@ from typing import get_args
 from memory_core.clock import Clock
 from memory_core.errors import NotFound, ValidationError
 from memory_core.settings import Settings
-from memory_core.storage.archive_repo import (
+from memory_core.storage import (
     Appended,
     ArchiveCounts,
     ArchiveRepo,

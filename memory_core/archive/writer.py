@@ -26,7 +26,7 @@ from datetime import datetime
 
 from memory_core.errors import ArchiveClosed
 from memory_core.log_throttle import LogThrottle, repeats
-from memory_core.storage.archive_repo import Appended
+from memory_core.storage import Appended
 from memory_core.types import NewExperience
 
 log = logging.getLogger("yuji.archive")

@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 from memory_core.clock import Clock
 from memory_core.errors import ScopeViolation, UsageError, ValidationError
 from memory_core.settings import LiveSettings, Settings
-from memory_core.storage.chat_repo import ChatRepo
+from memory_core.storage import ChatRepo
 from memory_core.types import EvidenceRef, NewExperience
 
 from . import texts

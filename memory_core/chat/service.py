@@ -34,7 +34,7 @@ from memory_core.prompts.chat import (
 )
 from memory_core.recall.quotes import QUOTES as MAX_QUOTED
 from memory_core.settings import LiveSettings, Settings
-from memory_core.storage.chat_repo import ChatRepo, InjectedBlock, InjectedItem, InjectedQuote
+from memory_core.storage import ChatRepo, InjectedBlock, InjectedItem, InjectedQuote
 from memory_core.types import Experience, Quoted, Recalled, group_scope
 
 from .backfill import BackfillReport, CallApi, ParseMessage, backfill_group

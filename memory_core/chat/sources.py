@@ -8,8 +8,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from memory_core.consolidation.runner import lacks_tools
 from memory_core.consolidation.service import ConsolidationService
 from memory_core.settings import Settings
-from memory_core.storage.chat_repo import ChatRepo
-from memory_core.storage.memory_repo import MemoryRepo
+from memory_core.storage import ChatRepo, MemoryRepo
 
 from .texts import ScopeStatus
 

@@ -24,7 +24,7 @@ from memory_core.errors import (
 from memory_core.prompts.chat import STAGE_TAGS, card_lines
 from memory_core.recall.dense_port import RELATED_LABEL
 from memory_core.recall.why import why_words
-from memory_core.storage.redaction_repo import TOMBSTONE
+from memory_core.storage import TOMBSTONE
 from memory_core.types import Band, Experience, Memory, Recalled
 
 from .duration import format_duration

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 from memory_core.errors import ValidationError
 from memory_core.prompts.budget import estimate_tokens
-from memory_core.storage.chat_repo import InjectedBlock, InjectedItem
+from memory_core.storage import InjectedBlock, InjectedItem
 from memory_core.types import EvidenceRef, NewExperience
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """The web console's core side: reads, audited changes, tunables and auth bookkeeping
 (no web framework here; the plugin serves it)."""
 
-from memory_core.storage.console_repo import MemoryFilter as MemoryFilter
+from memory_core.storage import MemoryFilter as MemoryFilter
 
 from .auth import LoginThrottle as LoginThrottle
 from .auth import Session as Session

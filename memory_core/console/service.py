@@ -28,12 +28,19 @@ from memory_core.ops.service import OpsService
 from memory_core.prompts.nightly import CARD_LABELS
 from memory_core.recall.engine import Recall
 from memory_core.settings import LiveSettings, Settings
-from memory_core.storage.chat_repo import ChatRepo
-from memory_core.storage.console_repo import AuditEntry, ChatCounts, ConsoleRepo, MemoryFilter
-from memory_core.storage.consolidation_repo import Batch
+from memory_core.storage import (
+    AuditEntry,
+    Batch,
+    ChatCounts,
+    ChatRepo,
+    ConsoleRepo,
+    Diary,
+    MemoryFilter,
+    MemoryRepo,
+    StepRow,
+    TimelineEntry,
+)
 from memory_core.storage.engine import Database
-from memory_core.storage.memory_repo import MemoryRepo
-from memory_core.storage.nightly_repo import Diary, StepRow, TimelineEntry
 from memory_core.types import EvidenceRef, Experience, Memory, RecallResult
 
 from . import tunables

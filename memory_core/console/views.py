@@ -10,11 +10,7 @@ from memory_core.nightly.types import LastRun
 from memory_core.ops.alerts import AlertRecord
 from memory_core.ops.backend import Backend
 from memory_core.ops.status import OpsStatus
-from memory_core.storage.archive_repo import LinkedAttachment
-from memory_core.storage.chat_repo import Injection
-from memory_core.storage.console_repo import RelationRow
-from memory_core.storage.consolidation_repo import Batch, Fragment
-from memory_core.storage.nightly_repo import Card
+from memory_core.storage import Batch, Card, Fragment, Injection, LinkedAttachment, RelationRow
 from memory_core.types import Experience, Memory, MemoryVersion
 
 Via = Literal["session", "bearer"]

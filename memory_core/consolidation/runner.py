@@ -19,7 +19,7 @@ from memory_core.clock import Clock
 from memory_core.errors import BatchError, LLMError, LLMToolsUnsupported, YujiError
 from memory_core.llm.base import ChatMessage, LLMClient
 from memory_core.prompts.consolidation import Line, batch_prompt, system_prompt, tool_specs
-from memory_core.storage.consolidation_repo import Batch, ConsolidationRepo, Failed
+from memory_core.storage import Batch, ConsolidationRepo, Failed
 
 from .tools import BatchTools
 

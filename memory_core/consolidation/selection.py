@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from memory_core.storage.consolidation_repo import Cut as Cut
-from memory_core.storage.consolidation_repo import Pending as Pending
+from memory_core.storage import Cut as Cut
+from memory_core.storage import Pending as Pending
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,16 +39,16 @@ from memory_core.llm.base import LLMClient
 from memory_core.ops.alerts import AlertSink, LogAlertSink
 from memory_core.prompts.consolidation import Line, clip, quotes_bot_text
 from memory_core.settings import LiveSettings, Settings
-from memory_core.storage.consolidation_repo import (
+from memory_core.storage import (
     Backlog,
     Batch,
     ConsolidationRepo,
     Cursor,
     CursorFix,
     Pending,
+    UsageRepo,
 )
 from memory_core.storage.engine import Database
-from memory_core.storage.usage_repo import UsageRepo
 from memory_core.types import Experience
 
 from . import selection

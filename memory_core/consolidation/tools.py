@@ -34,7 +34,7 @@ from memory_core.prompts.consolidation import (
     ok,
     refused,
 )
-from memory_core.storage.consolidation_repo import Batch, ConsolidationRepo
+from memory_core.storage import Batch, ConsolidationRepo
 from memory_core.types import EvidenceRef, Memory
 
 from .ports import MemoryStore

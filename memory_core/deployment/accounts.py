@@ -11,7 +11,7 @@ import socket
 import time
 
 from memory_core.clock import Clock
-from memory_core.storage.deployment_repo import DeploymentRepo
+from memory_core.storage import DeploymentRepo
 
 RELOAD_S = 5.0
 """An unknown sender re-reads the table at most this often (a new account elsewhere)."""

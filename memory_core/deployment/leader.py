@@ -3,7 +3,7 @@
 The consolidation scheduler, the nightly run, vector builds, retention, backups and
 the watchdog must run once across every bot process on one store: the leader runs
 them, the others skip their ticks. `Leadership.step()` takes the leader's lock when
-it is free (`storage/leader_lock.py`) or checks it still holds it; the bot calls it
+it is free (`storage/deployment/leader_lock.py`) or checks it still holds it; the bot calls it
 every `interval_s`. Gaining it runs `on_gain` (the consolidation's start-up
 reconcile, which fails what the previous leader left open, so its batch is delivered
 again from `acked`); losing it (the lock's connection died) runs `on_lose`, which
@@ -23,8 +23,7 @@ from collections.abc import Awaitable, Callable
 from memory_core.clock import Clock
 from memory_core.consolidation.owner import Owner
 from memory_core.ops.alerts import AlertSink
-from memory_core.storage.deployment_repo import DeploymentRepo
-from memory_core.storage.leader_lock import LeaderLock
+from memory_core.storage import DeploymentRepo, LeaderLock
 
 log = logging.getLogger("yuji.leader")
 

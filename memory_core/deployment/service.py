@@ -8,9 +8,8 @@ from datetime import datetime
 from memory_core.clock import Clock
 from memory_core.consolidation.owner import this_process
 from memory_core.ops.alerts import AlertSink
-from memory_core.storage.deployment_repo import DeploymentRepo
+from memory_core.storage import DeploymentRepo, leader_lock
 from memory_core.storage.engine import Database
-from memory_core.storage.leader_lock import leader_lock
 
 from .accounts import Accounts
 from .leader import Leadership

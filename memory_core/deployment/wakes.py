@@ -12,7 +12,7 @@ import hashlib
 from datetime import datetime, timedelta
 
 from memory_core.clock import Clock
-from memory_core.storage.deployment_repo import DeploymentRepo
+from memory_core.storage import DeploymentRepo
 
 CLAIMS_KEPT = timedelta(days=1)
 

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from memory_core.clock import FakeClock
 from memory_core.memories.outcomes import NewMemory
 from memory_core.service import Yuji
-from memory_core.storage.consolidation_repo import Cut
+from memory_core.storage import Cut
 from memory_core.types import EvidenceRef, NewExperience
 
 from . import generate

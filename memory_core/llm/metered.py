@@ -22,7 +22,7 @@ from memory_core.errors import (
     LLMToolsUnsupported,
     LLMUnavailable,
 )
-from memory_core.storage.usage_repo import UsageRow
+from memory_core.storage import UsageRow
 
 from .base import ChatMessage, ChatResponse, LLMClient, ResponseSchema, ToolSpec
 

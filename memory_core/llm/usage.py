@@ -13,7 +13,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from memory_core.clock import Clock
-from memory_core.storage.usage_repo import JobTotals, UsageRepo
+from memory_core.storage import JobTotals, UsageRepo
 
 JOB_LABELS = {
     "chat": "聊天",

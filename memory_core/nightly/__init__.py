@@ -1,7 +1,7 @@
 """The nightly pipeline: settle, diary, cards, states, events, gc — per chat and day."""
 
-from memory_core.storage.nightly_repo import Card as Card
-from memory_core.storage.nightly_repo import Diary as Diary
+from memory_core.storage import Card as Card
+from memory_core.storage import Diary as Diary
 
 from .service import NightlyService as NightlyService
 from .types import LastRun as LastRun

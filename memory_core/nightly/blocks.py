@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime, time
 from zoneinfo import ZoneInfo
 
-from memory_core.storage.nightly_repo import Card, NightlyRepo
+from memory_core.storage import Card, NightlyRepo
 from memory_core.storage.schema import CARD_KINDS
 from memory_core.types import Memory, Recalled
 

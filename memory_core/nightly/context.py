@@ -23,8 +23,7 @@ from memory_core.llm.base import LLMClient
 from memory_core.ops.alerts import AlertSink
 from memory_core.prompts.nightly import Prompt
 from memory_core.settings import LiveSettings, Settings
-from memory_core.storage.memory_repo import MemoryRepo
-from memory_core.storage.nightly_repo import NightlyRepo, StepRow
+from memory_core.storage import MemoryRepo, NightlyRepo, StepRow
 
 from .asking import Check, InvalidReply, ask
 from .ports import MemoryPort

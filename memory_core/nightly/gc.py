@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from memory_core.storage.memory_repo import GcCandidate as GcCandidate
+from memory_core.storage import GcCandidate as GcCandidate
 
 
 @dataclass(frozen=True, slots=True)

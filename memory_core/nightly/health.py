@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from memory_core.storage.nightly_health_repo import ScopeHealth
+from memory_core.storage import ScopeHealth
 
 
 def next_health(

@@ -25,10 +25,16 @@ from memory_core.errors import ValidationError
 from memory_core.llm.base import LLMClient
 from memory_core.ops.alerts import AlertSink
 from memory_core.settings import LiveSettings, Settings
+from memory_core.storage import (
+    Card,
+    Diary,
+    MemoryRepo,
+    NightlyHealthRepo,
+    NightlyRepo,
+    ScopeHealth,
+    StepRow,
+)
 from memory_core.storage.engine import Database
-from memory_core.storage.memory_repo import MemoryRepo
-from memory_core.storage.nightly_health_repo import NightlyHealthRepo, ScopeHealth
-from memory_core.storage.nightly_repo import Card, Diary, NightlyRepo, StepRow
 from memory_core.types import Recalled
 
 from . import blocks as blocks_mod

@@ -6,8 +6,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from memory_core.prompts.nightly import FragmentLine, StateLine
-from memory_core.storage.consolidation_repo import Fragment
-from memory_core.storage.nightly_repo import Diary
+from memory_core.storage import Diary, Fragment
 from memory_core.types import EvidenceRef, Memory
 
 from .context import DayRun

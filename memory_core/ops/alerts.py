@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
 from memory_core.clock import Clock
-from memory_core.storage.alert_repo import AlertRecord, AlertRepo
+from memory_core.storage import AlertRecord, AlertRepo
 
 log = logging.getLogger("yuji.alerts")
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from memory_core.archive.store import AttachmentStore
-from memory_core.storage.ops_repo import OpsRepo, StoredAttachment
+from memory_core.storage import OpsRepo, StoredAttachment
 
 log = logging.getLogger("yuji.ops")
 

@@ -25,8 +25,7 @@ from datetime import datetime
 from pathlib import Path
 
 from memory_core.errors import ConfigError, StorageError, ValidationError
-from memory_core.storage import pg_dump, pg_server
-from memory_core.storage.pg_dump import Tools, find_tools
+from memory_core.storage import Tools, find_tools, pg_dump, pg_server
 from memory_core.storage.schema import TRUTH_TABLES
 
 from .backup import count_shortfalls, free_name

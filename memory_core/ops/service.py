@@ -21,10 +21,9 @@ from memory_core.archive.store import AttachmentStore
 from memory_core.clock import Clock
 from memory_core.errors import ConfigError
 from memory_core.settings import Settings
-from memory_core.storage import ops_repo
+from memory_core.storage import Tools, ops_repo
 from memory_core.storage.backend_info import database_bytes
 from memory_core.storage.engine import Database
-from memory_core.storage.pg_dump import Tools
 
 from .alerts import AlertSink
 from .attachment_retention import CleanReport, clean_attachments

@@ -36,10 +36,15 @@ from memory_core.ops.manifest import (
 )
 from memory_core.ops.pg_backup import is_dump, tools_for, verify_dump
 from memory_core.settings import Settings
-from memory_core.storage import migrate, pg_dump, pg_server
+from memory_core.storage import (
+    ForgetRequest,
+    MemoryRepo,
+    RedactionRepo,
+    migrate,
+    pg_dump,
+    pg_server,
+)
 from memory_core.storage.engine import Database
-from memory_core.storage.memory_repo import MemoryRepo
-from memory_core.storage.redaction_repo import ForgetRequest, RedactionRepo
 
 from .forget import Forgetting
 

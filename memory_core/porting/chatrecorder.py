@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, cast
 
-from memory_core.storage.chatrecorder_repo import GROUP, ChatrecorderReader, RecordRow
+from memory_core.storage import GROUP, ChatrecorderReader, RecordRow
 from memory_core.types import NewExperience
 
 from .message_import import Step

@@ -26,10 +26,16 @@ from collections.abc import Sequence
 
 from memory_core.clock import Clock
 from memory_core.errors import ConfigError, ValidationError
-from memory_core.storage import copy_repo, message_index, migrate
-from memory_core.storage.copy_repo import COPIED, TableProgress, store_name
+from memory_core.storage import (
+    COPIED,
+    MemoryRepo,
+    TableProgress,
+    copy_repo,
+    message_index,
+    migrate,
+    store_name,
+)
 from memory_core.storage.engine import Database
-from memory_core.storage.memory_repo import MemoryRepo
 
 from .copy_report import Compared, CopyReport
 from .progress import NoProgress, Progress

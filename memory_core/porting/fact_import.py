@@ -8,8 +8,7 @@ from memory_core.archive.service import ArchiveService
 from memory_core.clock import Clock
 from memory_core.errors import YujiError
 from memory_core.memories.service import Memories
-from memory_core.storage.memory_repo import MemoryRepo
-from memory_core.storage.porting_repo import PortingRepo
+from memory_core.storage import MemoryRepo, PortingRepo
 from memory_core.types import EvidenceRef, NewExperience
 
 from .counts import ImportCounts

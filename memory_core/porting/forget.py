@@ -7,7 +7,7 @@
    memory resting only on their messages (history kept, hidden from recall, /why,
    exports and the console's current views);
 3. replaces the text of each of their archived messages with a tombstone through the
-   one audited path (storage/redaction_repo.py: an audit row per message, which the
+   one audited path (storage/porting/redaction_repo.py: an audit row per message, which the
    append-only trigger requires);
 4. deletes the image files only their messages link to;
 5. takes the forgotten memories out of the full-text index (vectors follow at the
@@ -35,9 +35,8 @@ from memory_core.errors import StorageBusy
 from memory_core.memories.service import Memories
 from memory_core.ops.manifest import list_manifests
 from memory_core.settings import Settings
+from memory_core.storage import MemoryRepo, RedactionRepo
 from memory_core.storage.engine import Database
-from memory_core.storage.memory_repo import MemoryRepo
-from memory_core.storage.redaction_repo import RedactionRepo
 
 from .pack import scrub
 

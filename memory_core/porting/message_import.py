@@ -16,7 +16,7 @@ from typing import Protocol
 from memory_core.archive.service import ArchiveService
 from memory_core.clock import Clock
 from memory_core.errors import YujiError
-from memory_core.storage.porting_repo import PortingRepo
+from memory_core.storage import PortingRepo
 from memory_core.types import NewExperience
 
 from .counts import ImportCounts

@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from memory_core.errors import PackError
 from memory_core.memories.service import FORGET_ACTOR
-from memory_core.storage.pack_repo import PackRows
+from memory_core.storage import PackRows
 
 FORMAT = "yuji-memory-pack"
 VERSION = 1

@@ -18,8 +18,7 @@ from memory_core.archive.service import ArchiveService
 from memory_core.clock import Clock
 from memory_core.errors import YujiError
 from memory_core.memories.service import Memories
-from memory_core.storage.pack_repo import PackRepo
-from memory_core.storage.porting_repo import PortingRepo
+from memory_core.storage import PackRepo, PortingRepo
 from memory_core.types import EvidenceRef, MemoryStatus, MemoryType, NewExperience, RelationKind
 
 from .counts import ImportCounts

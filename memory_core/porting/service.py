@@ -12,11 +12,8 @@ from memory_core.archive.service import ArchiveService
 from memory_core.clock import Clock
 from memory_core.memories.service import Memories
 from memory_core.settings import Settings
-from memory_core.storage.chatrecorder_repo import ChatrecorderReader
+from memory_core.storage import ChatrecorderReader, MemoryRepo, PackRepo, PortingRepo
 from memory_core.storage.engine import Database
-from memory_core.storage.memory_repo import MemoryRepo
-from memory_core.storage.pack_repo import PackRepo
-from memory_core.storage.porting_repo import PortingRepo
 
 from .backup_redact import RedactedBackup, redact_backups
 from .chatrecorder import ChatrecorderSource

@@ -15,7 +15,7 @@ from typing import TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory_core.storage.memory_repo import MemoryRepo
+from memory_core.storage import MemoryRepo
 
 K = TypeVar("K")
 V = TypeVar("V")

@@ -34,8 +34,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.clock import Clock, as_utc
 from memory_core.settings import LiveSettings, Settings
+from memory_core.storage import MemoryRepo
 from memory_core.storage.engine import Database
-from memory_core.storage.memory_repo import MemoryRepo
 from memory_core.tokenize import bigram_tokens
 from memory_core.types import Band, Memory, Quoted, Recalled, RecallResult, RelationKind, Stage
 

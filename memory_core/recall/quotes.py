@@ -3,7 +3,7 @@ choice over what `RecentSource` reads).
 
 A busy chat can leave hours of messages between its acknowledged watermark and the
 twenty the prompt already shows; until their batch is acknowledged no memory holds
-them. This source searches exactly those (storage/message_search.py's rule: this
+them. This source searches exactly those (storage/archive/message_search.py's rule: this
 chat only, above the watermark, below the recent window, never the bot's own words,
 never a redacted message) the way memories are searched: bigram full text (indexed
 as the archive commits) and the embedding model (vectors made in the background,
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memory_core.storage.message_search import MessageSearch, Window
+from memory_core.storage import MessageSearch, Window
 from memory_core.types import Experience, Quoted
 
 from . import features, language

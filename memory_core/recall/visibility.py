@@ -6,7 +6,7 @@ chat, has not been retracted and is valid at `now`; a retrospective question
 ones, but never retracted ones, other chats' or ones that start after `now`.
 
 The memory repository applies the rule in SQL to every read recall makes
-(`MemoryRepo.visible_ids`, `.word_candidates`; storage/memory_sql.py);
+(`MemoryRepo.visible_ids`, `.word_candidates`; storage/memories/memory_sql.py);
 `is_visible()` is the same rule in Python, applied once more to whatever a stage
 returns.
 """

@@ -9,7 +9,7 @@ import contextlib
 from pathlib import Path
 
 from .engine import Database
-from .pg_server import database_size, label, server_info
+from .postgres.pg_server import database_size, label, server_info
 
 
 async def database_line(db: Database) -> str:

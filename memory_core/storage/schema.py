@@ -497,7 +497,7 @@ redactions = Table(
 # memory_core/vectors/messages.py), dropped once the chat's acknowledged watermark
 # passes it: from then on the memory, or the decision that nothing was worth
 # remembering, answers for it. Derived, like the full-text index `message_fts`
-# (storage/message_search.py), which is made by migration 0015 only.
+# (storage/archive/message_search.py), which is made by migration 0015 only.
 message_vectors = Table(
     "message_vectors",
     metadata,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from memory_core.storage.memory_repo import MemoryRepo, MemoryText
+from memory_core.storage import MemoryRepo, MemoryText
 
 from .embedder import Embedder, Matrix, l2_normalise
 from .store import STORED_DTYPE, IndexRow, VectorIndex, text_sha

@@ -27,8 +27,8 @@ import numpy as np
 import numpy.typing as npt
 
 from memory_core.recall.dense_port import DenseScores
+from memory_core.storage import MessageSearch, Unembedded
 from memory_core.storage.engine import Database
-from memory_core.storage.message_search import MessageSearch, Unembedded
 
 from .dense import Dense
 from .store import dot_rows

@@ -2,7 +2,7 @@
 vectors is scored exactly in process (as `TablePlace` does, so recall is the same as
 on SQLite); a larger chat is never read into the process. Its question goes to the
 HNSW index for the nearest rows, and to an exact `<=>` for any other memory recall
-asks about (storage/pgvector.py).
+asks about (storage/vectors/pgvector.py).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import numpy as np
 import numpy.typing as npt
 
 from memory_core.clock import Clock
+from memory_core.storage import PgvectorRepo
 from memory_core.storage.engine import Database
-from memory_core.storage.pgvector import PgvectorRepo
 
 from .embedder import Matrix
 from .place import ChatSearch, TablePlace, as_index

@@ -20,8 +20,8 @@ import numpy as np
 import numpy.typing as npt
 
 from memory_core.clock import Clock
+from memory_core.storage import Build, VectorRepo, VectorRow
 from memory_core.storage.engine import Database
-from memory_core.storage.vector_repo import Build, VectorRepo, VectorRow
 
 from .embedder import Matrix
 from .store import MANIFEST, STORED_DTYPE, IndexRow, VectorIndex, model_folder

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from memory_core.clock import Clock
+from memory_core.storage import searchable
 from memory_core.storage.engine import Database
-from memory_core.storage.pgvector import searchable
 
 from .pgvector_place import PgvectorPlace
 from .place import FolderPlace, IndexPlace, TablePlace

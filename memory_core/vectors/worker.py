@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from memory_core.settings import Settings
-from memory_core.storage.memory_repo import MemoryRepo
+from memory_core.storage import MemoryRepo
 
 from .embedder import Embedder
 from .place import IndexPlace

@@ -23,8 +23,8 @@ from memory_core.clock import Clock
 from memory_core.errors import LLMError
 from memory_core.llm.base import LLMClient
 from memory_core.prompts.vision import clean_description, describe_prompt, with_descriptions
+from memory_core.storage import QueuedImage, VisionRepo
 from memory_core.storage.engine import Database
-from memory_core.storage.vision_repo import QueuedImage, VisionRepo
 from memory_core.types import Experience
 
 log = logging.getLogger("yuji.vision")

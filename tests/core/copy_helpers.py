@@ -11,9 +11,9 @@ from sqlalchemy import insert, select, text
 
 from memory_core import NewExperience, Yuji
 from memory_core.cli.demo_world import load_demo
-from memory_core.storage import message_index
-from memory_core.storage.copy_repo import COPIED
+from memory_core.storage.archive import message_index
 from memory_core.storage.engine import Database
+from memory_core.storage.porting.copy_repo import COPIED
 from memory_core.storage.schema import (
     alert_log,
     chat_state,

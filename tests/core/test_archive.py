@@ -12,7 +12,7 @@ from sqlalchemy import text
 from memory_core import FakeClock, Yuji
 from memory_core.archive.writer import GroupCommitWriter
 from memory_core.errors import NotFound, ValidationError
-from memory_core.storage.archive_repo import Appended
+from memory_core.storage.archive.archive_repo import Appended
 from memory_core.types import NewExperience
 
 T0 = datetime(2026, 11, 20, 11, 0, tzinfo=UTC)

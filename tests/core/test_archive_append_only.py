@@ -10,7 +10,7 @@ from sqlalchemy import text
 from memory_core import Yuji
 from memory_core.archive import ArchiveService
 from memory_core.errors import AppendOnlyViolation
-from memory_core.storage.archive_repo import ArchiveRepo
+from memory_core.storage.archive.archive_repo import ArchiveRepo
 from memory_core.types import NewExperience
 
 T0 = datetime(2026, 11, 20, 11, 0, tzinfo=UTC)

@@ -15,8 +15,8 @@ from memory_core.errors import ValidationError
 from memory_core.porting.copy_report import Compared, CopyReport, report_lines
 from memory_core.porting.copy_store import copy_store, refusal_of
 from memory_core.storage import migrate
-from memory_core.storage.copy_repo import COPIED, TableProgress, store_name
 from memory_core.storage.engine import Database
+from memory_core.storage.porting.copy_repo import COPIED, TableProgress, store_name
 from memory_core.storage.schema import experiences
 from tests.conftest import copy_head_database
 from tests.core.copy_helpers import GROUP, QUESTIONS, derived, dump, fill_every_table

@@ -16,7 +16,7 @@ from sqlalchemy import text
 
 from memory_core import NewExperience, Yuji, errors
 from memory_core.storage.engine import Database
-from memory_core.storage.ops_repo import count_rows
+from memory_core.storage.ops.ops_repo import count_rows
 
 TESTS = Path(__file__).resolve().parents[1]
 T0 = datetime(2026, 11, 20, 11, 0, tzinfo=UTC)

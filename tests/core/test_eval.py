@@ -273,7 +273,7 @@ async def test_eval_runs_in_a_fresh_database_on_the_server_and_drops_it(
 ) -> None:
     from sqlalchemy.engine import make_url
 
-    from memory_core.storage import pg_server
+    from memory_core.storage.postgres import pg_server
 
     async def made() -> list[str]:
         async with pg_server.connected(database_url) as conn:

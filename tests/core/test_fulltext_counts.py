@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import text
 
 from memory_core import Yuji
-from memory_core.storage import fts
+from memory_core.storage.fulltext import fts
 
 from .vectors.helpers import add_memory
 

@@ -15,7 +15,7 @@ from memory_core.llm.base import ChatResponse
 from memory_core.llm.fake import LLMRequest, ScriptedLLM
 from memory_core.llm.metered import outcome_of
 from memory_core.llm.usage import day_starts, usage_line
-from memory_core.storage.usage_repo import JobTotals
+from memory_core.storage.ops.usage_repo import JobTotals
 from tests.core.chat.test_service import incoming
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, openai_server
 

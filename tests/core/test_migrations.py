@@ -13,7 +13,7 @@ from sqlalchemy import Connection, inspect
 
 from memory_core.storage import migrate
 from memory_core.storage.engine import Database
-from memory_core.storage.redaction_repo import TOMBSTONE
+from memory_core.storage.porting.redaction_repo import TOMBSTONE
 from memory_core.storage.schema import metadata
 from tests.backends import admin
 from tests.conftest import Servers

@@ -20,8 +20,8 @@ from memory_core.ops.telegram import (
     format_recover,
 )
 from memory_core.storage import migrate
-from memory_core.storage.alert_repo import AlertRepo
 from memory_core.storage.engine import Database
+from memory_core.storage.ops.alert_repo import AlertRepo
 from tests.fakes.telegram_server import (
     TOKEN,
     FakeTelegramServer,

@@ -22,7 +22,7 @@ from memory_core.ops.backup import count_shortfalls, restore_drill, verify_backu
 from memory_core.ops.manifest import BackupManifest, list_manifests, sha256_file
 from memory_core.ops.orphans import find_orphans
 from memory_core.ops.service import OpsService, backup_due
-from memory_core.storage import ops_repo
+from memory_core.storage.ops import ops_repo
 from memory_core.storage.schema import TRUTH_TABLES
 from tests.core.ops_helpers import add_experiences, scramble_pages
 

@@ -16,7 +16,7 @@ from memory_core.cli import main
 from memory_core.errors import NotFound, ValidationError
 from memory_core.ops.alerts import RecordingAlertSink
 from memory_core.ops.restore import find_backup, live_database_path, restore_backup
-from memory_core.storage import ops_repo
+from memory_core.storage.ops import ops_repo
 from memory_core.storage.schema import TRUTH_TABLES, experiences
 from tests.core.ops_helpers import add_experiences, scramble_pages
 

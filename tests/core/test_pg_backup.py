@@ -15,7 +15,7 @@ from memory_core.cli import main
 from memory_core.errors import ConfigError, ValidationError
 from memory_core.ops.alerts import RecordingAlertSink
 from memory_core.ops.pg_backup import restore_pg_backup, tools_for, verify_pg_backup
-from memory_core.storage import pg_server
+from memory_core.storage.postgres import pg_server
 from memory_core.storage.schema import experiences
 from tests import backends
 from tests.core.ops_helpers import add_experiences

@@ -12,8 +12,8 @@ from sqlalchemy.engine import make_url
 
 from memory_core import Settings, Yuji
 from memory_core.errors import ConfigError, StorageError
-from memory_core.storage import pg_dump, pg_server
-from memory_core.storage.pg_server import ServerInfo, label, too_old
+from memory_core.storage.postgres import pg_dump, pg_server
+from memory_core.storage.postgres.pg_server import ServerInfo, label, too_old
 
 pytestmark = pytest.mark.pg_only("PostgreSQL's servers and roles")
 

@@ -1,4 +1,4 @@
-"""tokenize, storage.fts: pure tokenising and index layout."""
+"""tokenize, storage.fulltext.fts: pure tokenising and index layout."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import sqlite3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_core.storage import fts, fulltext
+from memory_core.storage.fulltext import fts
+from memory_core.storage.fulltext import ranked as fulltext
 from memory_core.tokenize import bigram_tokens, is_numeric, numbers
 
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from memory_core import Yuji
 from memory_core.storage import __path__ as storage_path
-from memory_core.storage.chat_repo import ChatRepo
+from memory_core.storage.chat.chat_repo import ChatRepo
 from memory_core.storage.repository import Repository
 
 T0 = datetime(2026, 11, 20, 11, 0, tzinfo=UTC)

@@ -19,7 +19,7 @@ from sqlalchemy import event
 from memory_core.cli import main
 from memory_core.errors import StorageBusy
 from memory_core.storage.engine import Database
-from memory_core.storage.redaction_repo import RedactionRepo
+from memory_core.storage.porting.redaction_repo import RedactionRepo
 
 pytestmark = pytest.mark.sqlite_only("SQLite's file locks and busy timeout")
 

@@ -15,13 +15,13 @@ from sqlalchemy import event, func, insert, select
 
 from memory_core import EvidenceRef, NewExperience, Yuji
 from memory_core.errors import ConstraintViolation
-from memory_core.storage.archive_repo import ArchiveRepo
-from memory_core.storage.consolidation_repo import ConsolidationRepo, Cut
+from memory_core.storage.archive.archive_repo import ArchiveRepo
+from memory_core.storage.consolidation.consolidation_repo import ConsolidationRepo, Cut
 from memory_core.storage.engine import PG_SNAPSHOT, PG_WRITE_TURN, Database
-from memory_core.storage.memory_repo import MemoryRepo
-from memory_core.storage.nightly_repo import NightlyRepo
-from memory_core.storage.pack_repo import PackRepo
-from memory_core.storage.redaction_repo import RedactionRepo
+from memory_core.storage.memories.memory_repo import MemoryRepo
+from memory_core.storage.nightly.nightly_repo import NightlyRepo
+from memory_core.storage.porting.pack_repo import PackRepo
+from memory_core.storage.porting.redaction_repo import RedactionRepo
 from memory_core.storage.schema import experience_attachments, forget_requests, nightly_settled
 
 T0 = datetime(2026, 11, 20, 11, 0, tzinfo=UTC)

@@ -14,9 +14,9 @@ from sqlalchemy import func, select, text
 
 from memory_core import NewExperience, Yuji
 from memory_core.errors import StorageBusy
-from memory_core.storage import fts
-from memory_core.storage.archive_repo import ArchiveRepo
+from memory_core.storage.archive.archive_repo import ArchiveRepo
 from memory_core.storage.engine import Database
+from memory_core.storage.fulltext import fts
 from memory_core.storage.schema import experiences
 
 from .test_fulltext_counts import recounted

@@ -18,7 +18,7 @@ import pytest
 
 from memory_core import Settings
 from memory_core.prompts.chat import QUOTES_HEADING
-from memory_core.storage.consolidation_repo import ConsolidationRepo, Cut
+from memory_core.storage.consolidation.consolidation_repo import ConsolidationRepo, Cut
 from memory_core.storage.engine import Database
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, openai_server
 

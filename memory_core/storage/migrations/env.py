@@ -19,7 +19,7 @@ def _include_object(
     _obj: object, name: str | None, type_: str, _reflected: bool, _compare_to: object
 ) -> bool:
     # Derived full-text tables are created by raw SQL in migrations, not by metadata;
-    # so are pgvector's column and its HNSW indexes (0020, storage/pgvector.py).
+    # so are pgvector's column and its HNSW indexes (0020, storage/vectors/pgvector.py).
     if type_ == "table" and name is not None and name.startswith("memory_fts"):
         return False
     if type_ == "column" and name == "embedding":

@@ -12,7 +12,7 @@ from memory_core.chat.service import ChatService, Incoming
 from memory_core.chat.sources import ChatContextSource
 from memory_core.llm.fake import ScriptedLLM, text_response
 from memory_core.prompts.chat import QUOTES_HEADING
-from memory_core.storage.chat_repo import ChatRepo
+from memory_core.storage.chat.chat_repo import ChatRepo
 from memory_core.types import NewExperience
 from tests.core.recall.test_quotes import acknowledge
 

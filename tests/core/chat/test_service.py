@@ -18,7 +18,7 @@ from memory_core.llm.base import ChatResponse
 from memory_core.llm.fake import LLMRequest, ScriptedLLM, text_response
 from memory_core.memories.fake import FakeMemories
 from memory_core.settings import LiveSettings
-from memory_core.storage.chat_repo import ChatRepo
+from memory_core.storage.chat.chat_repo import ChatRepo
 from memory_core.types import EvidenceRef, Memory, NewExperience, Recalled, RecallResult
 
 G1, G2 = "group:1", "group:2"

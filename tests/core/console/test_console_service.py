@@ -329,7 +329,7 @@ async def test_the_chats_list_reads_each_chats_work_as_its_own_services_do(
 ) -> None:
     """One statement for all chats gives what the per-chat reads give: the backlog, the
     last batch, the latest night step by step and its health."""
-    from memory_core.storage.consolidation_repo import Cut
+    from memory_core.storage.consolidation.consolidation_repo import Cut
 
     await core.nightly.run(scope=GROUP)
     assert await core.consolidation.repo.create(GROUP, Cut(1, 3, 3, 30), "t", core.clock.now())

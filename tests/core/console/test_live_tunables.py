@@ -16,7 +16,7 @@ from memory_core.cli.demo_world import load_demo
 from memory_core.console import Actor
 from memory_core.errors import ValidationError
 from memory_core.llm import ScriptedLLM, text_response
-from memory_core.storage.usage_repo import UsageRow
+from memory_core.storage.ops.usage_repo import UsageRow
 from tests.core.consolidation.conftest import ack_nothing, seed
 from tests.core.relevance_models import FAKE_MODEL, LEXICAL_MODEL
 

@@ -18,7 +18,7 @@ from memory_core.llm import LLMRequest, ScriptedLLM, text_response
 from memory_core.llm.base import ChatResponse
 from memory_core.llm.metered import MeteredLLM
 from memory_core.ops.alerts import RecordingAlertSink
-from memory_core.storage.usage_repo import UsageRepo, UsageRow
+from memory_core.storage.ops.usage_repo import UsageRepo, UsageRow
 from tests.fakes.simtime import SimTime
 
 from .conftest import G1, G2, ack_nothing, seed

@@ -13,7 +13,7 @@ from sqlalchemy import text
 
 from memory_core import FakeClock, RecordingAlertSink, Settings, Yuji
 from memory_core.deployment.leader import TAKEOVER_ALERT_KEY
-from memory_core.storage.leader_lock import LEADER_LOCK
+from memory_core.storage.deployment.leader_lock import LEADER_LOCK
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_core.nightly.health import next_health
-from memory_core.storage.nightly_health_repo import ScopeHealth
+from memory_core.storage.nightly.nightly_health_repo import ScopeHealth
 
 NOW = datetime(2026, 11, 21, 4, 0, tzinfo=UTC)
 RETRY = timedelta(hours=2)

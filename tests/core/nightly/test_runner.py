@@ -15,7 +15,7 @@ from memory_core.llm.base import ChatResponse
 from memory_core.llm.fake import LLMRequest, ScriptedLLM, text_response
 from memory_core.nightly import StepReport
 from memory_core.ops.alerts import RecordingAlertSink
-from memory_core.storage.nightly_health_repo import ScopeHealth
+from memory_core.storage.nightly.nightly_health_repo import ScopeHealth
 
 from .seed import SCOPE, day_script, fragment, prompt_kind, quiet_day, quiet_responder, reply, sh
 

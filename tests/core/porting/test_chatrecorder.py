@@ -15,7 +15,7 @@ from memory_core import NewExperience, RecordingAlertSink, ScriptedLLM, Yuji
 from memory_core.cli import main
 from memory_core.consolidation.service import ConsolidationService
 from memory_core.llm import ChatResponse, LLMRequest
-from memory_core.storage.chatrecorder_repo import ChatrecorderReader
+from memory_core.storage.archive.chatrecorder_repo import ChatrecorderReader
 from tests.core.consolidation.conftest import call, ids_in_prompt, respond, token_of
 
 MAKER = Path(__file__).resolve().parents[2] / "fixtures" / "chatrecorder_db.py"

@@ -17,11 +17,12 @@ from memory_core.errors import AppendOnlyViolation
 from memory_core.ops.backup import verify_backup
 from memory_core.ops.pg_backup import tools_for, verify_pg_backup
 from memory_core.porting.forget import Forgetting
-from memory_core.storage import pg_dump, pg_server, redaction_repo
-from memory_core.storage.chat_repo import InjectedItem
-from memory_core.storage.consolidation_repo import ConsolidationRepo, Cut
-from memory_core.storage.nightly_repo import NightlyRepo
-from memory_core.storage.redaction_repo import TOMBSTONE
+from memory_core.storage.chat.chat_repo import InjectedItem
+from memory_core.storage.consolidation.consolidation_repo import ConsolidationRepo, Cut
+from memory_core.storage.nightly.nightly_repo import NightlyRepo
+from memory_core.storage.porting import redaction_repo
+from memory_core.storage.porting.redaction_repo import TOMBSTONE
+from memory_core.storage.postgres import pg_dump, pg_server
 from memory_core.storage.schema import experiences, forget_requests, redactions
 
 T0 = datetime(2026, 11, 20, 11, 0, tzinfo=UTC)
@@ -314,7 +315,7 @@ async def test_a_dump_without_a_server_to_rewrite_it_on_is_named_unchanged(core:
 async def test_the_console_shows_nothing_of_them_and_cannot_bring_them_back(core: Yuji) -> None:
     from memory_core.console.views import Actor
     from memory_core.errors import NotFound, ValidationError
-    from memory_core.storage.console_repo import MemoryFilter
+    from memory_core.storage.console.console_repo import MemoryFilter
 
     made = await _chat(core)
     # Retracted by an admin before the request: forgotten all the same.

@@ -15,7 +15,7 @@ import numpy as np
 
 from memory_core import FakeClock, Yuji
 from memory_core.recall.chatter import SIGNALS, ChatterGate
-from memory_core.storage.consolidation_repo import ConsolidationRepo, Cut
+from memory_core.storage.consolidation.consolidation_repo import ConsolidationRepo, Cut
 from memory_core.types import NewExperience
 
 SCOPE = "group:5001"

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from sqlalchemy import insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory_core.storage import fts
 from memory_core.storage.engine import Database
+from memory_core.storage.fulltext import fts
 from memory_core.storage.schema import aliases, experiences, memories, memory_evidence
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)

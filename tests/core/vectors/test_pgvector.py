@@ -11,9 +11,10 @@ import pytest
 from sqlalchemy import text
 
 from memory_core import FakeClock, Settings, Yuji
-from memory_core.storage import migrate, pgvector
+from memory_core.storage import migrate
 from memory_core.storage.engine import Database
-from memory_core.storage.pgvector import PgvectorRepo, has_embedding, literal, nearest_sql
+from memory_core.storage.vectors import pgvector
+from memory_core.storage.vectors.pgvector import PgvectorRepo, has_embedding, literal, nearest_sql
 from memory_core.vectors.build import sync_index
 from memory_core.vectors.fake import FakeEmbedder
 from memory_core.vectors.pgvector_place import PgvectorPlace

@@ -43,7 +43,7 @@ def _create_append_only_triggers() -> None:
 
 
 # The full-text index of memories is derived and rebuildable (`yuji reindex`); its
-# layout (scope-keyed CJK bigram / unigram tokens) is memory_core/storage/fts.py.
+# layout (scope-keyed CJK bigram / unigram tokens) is memory_core/storage/fulltext/fts.py.
 MEMORY_FTS = (
     "CREATE VIRTUAL TABLE memory_fts USING fts5("
     "bi, uni, tokenize = 'unicode61 remove_diacritics 0')",

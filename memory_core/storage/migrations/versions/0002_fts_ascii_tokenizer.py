@@ -1,7 +1,7 @@
 """The full-text index keeps every token whole: FTS5's `ascii` tokenizer.
 
 yuji writes the index as space-separated, scope-keyed tokens it has already cut and
-normalised itself (memory_core/storage/fts.py). `unicode61` cut some of them again:
+normalised itself (memory_core/storage/fulltext/fts.py). `unicode61` cut some of them again:
 a combining mark or a letter newer than SQLite's Unicode tables counts as a
 separator there, so a token could lose its tail. `ascii` separates on ASCII
 whitespace and punctuation only, which never occur inside yuji's tokens. The index
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from memory_core.storage import fts
+from memory_core.storage.fulltext import fts
 
 revision: str = "0002"
 down_revision: str | None = "0001"

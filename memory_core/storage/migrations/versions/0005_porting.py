@@ -29,7 +29,7 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 TOMBSTONE = "[此消息已应本人要求删除]"
-"""Kept equal to memory_core.storage.redaction_repo.TOMBSTONE (a test checks)."""
+"""Kept equal to memory_core.storage.porting.redaction_repo.TOMBSTONE (a test checks)."""
 
 _UNCHANGED = (
     "id",

@@ -4,7 +4,7 @@
 built: it was written on every memory write and rebuild and read by no query.
 FTS5 cannot drop a column, so the table is made again beside the old one with its
 `bi` values copied across by rowid (no tokenising: the values are already what
-memory_core/storage/fts.py writes), and renamed into place. A downgrade brings
+memory_core/storage/fulltext/fts.py writes), and renamed into place. A downgrade brings
 `uni` back empty, which is all any earlier code ever needed of it.
 
 Revision ID: 0013

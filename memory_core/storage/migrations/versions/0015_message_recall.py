@@ -1,7 +1,7 @@
 """Recent chat becomes a recall source: a full-text index and vectors of messages.
 
 `message_fts` is an FTS5 table laid out exactly like `memory_fts` (one column `bi` of
-chat-keyed bigram tokens, rowid = experience id; storage/fts.py): the archive writer
+chat-keyed bigram tokens, rowid = experience id; storage/fulltext/fts.py): the archive writer
 indexes every message it commits in the same transaction, and consolidation's
 acknowledgement and a forget request take rows out. `message_vectors` holds the
 embedding of each message not yet acknowledged (memory_core/vectors/messages.py).
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from memory_core.storage import fts
+from memory_core.storage.fulltext import fts
 
 revision: str = "0015"
 down_revision: str | None = "0014"

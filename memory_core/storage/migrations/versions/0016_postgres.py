@@ -9,7 +9,7 @@ things from what the server has without extensions, and does nothing on SQLite:
   archived message may be updated only into its redaction tombstone, the rule 0005
   gave SQLite;
 - `memory_fts` and `message_fts` hold what the FTS5 tables hold (rowid, `bi`: the
-  chat-keyed tokens of storage/fts.py) plus, filled in by a trigger from `bi`, the
+  chat-keyed tokens of storage/fulltext/fts.py) plus, filled in by a trigger from `bi`, the
   tokens as a `tsvector` with their positions (a GIN index finds the rows holding
   any of a question's tokens; the positions give each token's count for bm25) and
   the row's token count. `<index>_vocab` keeps each token's document frequency,
@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from memory_core.storage import fts
+from memory_core.storage.fulltext import fts
 
 revision: str = "0016"
 down_revision: str | None = "0015"
@@ -46,7 +46,7 @@ APPEND_ONLY = (
     "redactions",
 )
 TOMBSTONE = "[此消息已应本人要求删除]"
-"""Kept equal to memory_core.storage.redaction_repo.TOMBSTONE (a test checks)."""
+"""Kept equal to memory_core.storage.porting.redaction_repo.TOMBSTONE (a test checks)."""
 _UNCHANGED = (
     "id",
     "scope",
@@ -89,7 +89,7 @@ END $$""",
 ]
 
 # A token's positions (1-based, capped where tsvector caps them) make its count in
-# the row: the `tf` of bm25. Tokens hold no quote or backslash (storage/fts.py keeps
+# the row: the `tf` of bm25. Tokens hold no quote or backslash (storage/fulltext/fts.py keeps
 # letters and digits only); they are escaped all the same.
 _TERMS = r"""CREATE FUNCTION yuji_fts_terms(bi text, OUT terms tsvector, OUT length integer)
 LANGUAGE sql IMMUTABLE AS $$

@@ -3,7 +3,7 @@
 The bytea column stays the source of truth (what `yuji embed` reuses and what
 `copy-store` copies); `embedding` holds the same float32 values as a pgvector
 `vector` so a chat too large to score in process is searched by an HNSW index
-(storage/pgvector.py makes one per dimension when a build first writes it). The type
+(storage/vectors/pgvector.py makes one per dimension when a build first writes it). The type
 has no fixed dimension because each model has its own.
 
 A server without the extension, or a role that may not create it, keeps the bytea

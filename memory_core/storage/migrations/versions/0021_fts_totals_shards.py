@@ -6,7 +6,7 @@ write. Archive inserts of different chats now run concurrently (storage/engine.p
 `write(chats=...)`), and one row updated by all of them would make each wait for the
 last one's commit: the single writer again, at the end of each transaction. So the
 totals are split over `SHARDS` rows per index, by chat: a row's chat key (the prefix
-of its every token, storage/fts.py) picks its shard, and a reader sums the shards.
+of its every token, storage/fulltext/fts.py) picks its shard, and a reader sums the shards.
 Two chats sharing a shard only wait for each other there. A statement updates its
 shards in ascending order, after its chats' turns were taken in one order too, so no
 two writers can wait for each other in a circle. The vocabularies and postings need
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from memory_core.storage import fts
+from memory_core.storage.fulltext import fts
 
 revision: str = "0021"
 down_revision: str | None = "0020"

@@ -1,0 +1,1 @@
+"""Consolidation's SQL: the two watermarks, batches and fragments."""

@@ -1,0 +1,1 @@
+"""Operations' SQL: backups and attachment retention, the alert log, model usage, image descriptions."""
