@@ -2,23 +2,34 @@
 
 OneBot message ids are per account, so `(scope, fingerprint)` cannot see that
 account A's message 812 and account B's message 90417 are one message. The rule,
-decided inside the archive writer's transaction (writes are serialised across every
-process, so two processes never both insert it):
+decided inside the archive writer's transaction:
 
 - a live message (one that names its receiving `account`) is a duplicate when a
   message with the same chat, sender, `sent_at` and text was already archived from a
-  *different* account of the deployment; the same account hearing two identical
-  messages in the same second keeps both (they are two messages);
+  *different* account; the same account hearing two identical messages in the same
+  second keeps both (they are two messages);
 - our own sends carry the sending process's clock, the copy another account hears
   the server's: for a sender that is one of our accounts `sent_at` may differ by up
   to `OWN_SKEW_S`;
 - a message id one account already used for a different message (ids of two
   accounts can collide) is stored as `<id>@<account>`: the insert refuses it, and
   `collided` finds the id held by another account's row and stores it again so;
-- a sender that is one of the deployment's accounts (`bot_accounts`) makes the
-  message the bot's own (`is_bot`), whichever account heard it.
+- a sender that is one of the deployment's accounts makes the message the bot's own
+  (`is_bot`), whichever account heard it.
 
-With one account (the embedded default) only the last point applies: one small read.
+The check never waits for the deployment to know its accounts: every row names the
+account that heard it, so another account's copy is found by comparing rows, whether
+or not that account was recorded in `bot_accounts` yet (a process records its account
+when it connects, and the first frames race that). The deployment's accounts are
+`bot_accounts`, the accounts of the rows being written and those of the rows they are
+compared with.
+
+What makes it once across processes is the order of the transactions: on PostgreSQL
+the archive writer's transaction takes its chats' write turns (`Database.write(chats=)`,
+a transaction-level advisory lock per chat) in its first statement, so two processes
+writing one chat run one after the other, and the second's reads here (READ COMMITTED:
+each statement sees what committed before it began) see the first's rows; SQLite has
+one writer (`BEGIN IMMEDIATE`).
 """
 
 from __future__ import annotations
@@ -46,14 +57,17 @@ async def heard_once(
     """The rows to insert; the keys that repeat an archived row (key -> its id); and
     the keys stored under another key (a repeat of a row in this batch). Ids that
     collide are sorted out after the insert (`collided`)."""
-    ours = frozenset(str(r[0]) for r in await conn.execute(select(bot_accounts.c.account)))
+    live = [r for r in rows if r.get("account")]
+    registered = await conn.execute(select(bot_accounts.c.account))
+    ours = {str(r[0]) for r in registered} | {str(r["account"]) for r in live}
+    nearby = await _nearby(conn, live) if live else []
+    ours |= {str(r["account"]) for r in nearby}
     for row in rows:
         if row["sender_id"] in ours:
             row["is_bot"] = True
-    live = [r for r in rows if r.get("account")]
-    if len(ours) < 2 or not live:
+    if not live:
         return rows, {}, {}
-    archived = _by_words(await _nearby(conn, live))
+    archived = _by_words(nearby)
     batch: dict[Words, list[dict[str, Any]]] = {}
     keep: list[dict[str, Any]] = []
     known: dict[Key, int] = {}
@@ -108,7 +122,9 @@ def _same_message(
 
 def _same_instant(row: dict[str, Any], other: dict[str, Any]) -> bool:
     a, b = row["sent_at"], other["sent_at"]
-    if row["is_bot"] and other["is_bot"]:
+    # One sender (the words include it): one of ours when either copy says so (the
+    # older row may predate the deployment knowing that account).
+    if row["is_bot"] or other["is_bot"]:
         return abs((a - b).total_seconds()) <= OWN_SKEW_S
     return a == b
 

@@ -117,6 +117,25 @@ async def test_our_other_account_is_the_bot_and_its_send_is_one_row(
     assert await _rows(core) == [("900001", A, "我在呢", True), ("334", B, "另一句", True)]
 
 
+async def test_a_copy_is_found_before_either_account_is_recorded(
+    core: Yuji, clock: FakeClock
+) -> None:
+    """Registration loses the race: the first frames of both accounts arrive before
+    either process recorded its account (`bot_accounts` is empty throughout)."""
+    await core.archive.append(_heard(clock, A, "812"))
+    await core.archive.append(_heard(clock, B, "90417"))
+    # A's own send (its clock) and B hearing it (the server's second), neither recorded.
+    sent = _heard(clock, A, "900001", "我在呢", sender=A, is_bot=True)
+    await core.archive.append(replace(sent, sent_at=clock.now().replace(microsecond=400_000)))
+    await core.archive.append(_heard(clock, B, "333", "我在呢", sender=A, shift=1))
+    assert await _rows(core) == [("812", A, "今晚吃火锅", False), ("900001", A, "我在呢", True)]
+    assert not await core.deployment.accounts.is_ours(B)  # still nobody recorded
+    # The accounts are recorded late: nothing changes for what was already decided.
+    await _ours(core)
+    await core.archive.append(_heard(clock, B, "90417"))
+    assert len(await _rows(core)) == 2
+
+
 async def test_a_single_account_pays_no_dedup(core: Yuji, clock: FakeClock) -> None:
     await core.deployment.accounts.connected(A)
     await core.archive.append(_heard(clock, A, "1"))
