@@ -24,10 +24,16 @@ swallows that replay, so a drained shutdown exits with status 0.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import errno
 import gc
 import ipaddress
 import os
+import re
+import shutil
 import signal
+import socket
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -41,16 +47,18 @@ from nonebot.config import Config, Env
 from nonebot.log import default_filter, default_format, logger
 from nonebot.log import logger_id as console_handler_id
 
-from memory_core.errors import ConfigError
+from memory_core.errors import ConfigError, YujiError
 from memory_core.log_throttle import HELD_BACK
 from memory_core.ops import Redactor
 from memory_core.ops.data_dir import claimed, ensure_usable
+from memory_core.ops.store_check import check_store
 from memory_core.settings import (
     SECRET_FIELDS,
     Settings,
     configuration_sources,
     configured_values,
     misspelled_settings,
+    nearest_name,
     settings_from_mapping,
 )
 
@@ -93,17 +101,72 @@ def nonebot_keywords(settings: Settings, environ: Mapping[str, str] = os.environ
     return keywords
 
 
-def init_nonebot(keywords: Mapping[str, Any]) -> None:
-    """`nonebot.init`, with its own settings (HOST, PORT, ...) refused in one line.
-
-    They are checked first the way `init` reads them (its `Config` over `.env` and
-    `.env.<ENVIRONMENT>`), so a refusal is the only line: `init` logs before it reads."""
+def nonebot_config(keywords: Mapping[str, Any]) -> Config:
+    """NoneBot's own settings (HOST, PORT, ...) as `nonebot.init` will read them (its
+    `Config` over `.env` and `.env.<ENVIRONMENT>`), a refusal in one line: checked
+    before `init`, which logs before it reads."""
     try:
         env = Env()
-        Config(**keywords, _env_file=(".env", f".env.{env.environment}"))
-        nonebot.init(**keywords)
+        return Config(**keywords, _env_file=(".env", f".env.{env.environment}"))
     except pydantic.ValidationError as exc:
         fail("invalid settings: " + "; ".join(_nonebot_problem(e) for e in exc.errors()))
+
+
+def init_nonebot(keywords: Mapping[str, Any]) -> None:
+    nonebot_config(keywords)
+    nonebot.init(**keywords)
+
+
+def nonebot_names() -> frozenset[str]:
+    """Every setting name NoneBot, its driver and the OneBot adapter read, upper-cased."""
+    from nonebot.adapters.onebot.v11.config import Config as AdapterConfig
+    from nonebot.drivers.fastapi import Config as DriverConfig
+
+    models = (Config, Env, AdapterConfig, DriverConfig)
+    return frozenset(name.upper() for model in models for name in model.model_fields)
+
+
+def misspelled_nonebot_settings(names: list[str]) -> list[str]:
+    """One warning per name (of `.env`, `.env.<ENVIRONMENT>` or the environment) that
+    is a slip of a NoneBot setting: NoneBot keeps any name as an extra and never says
+    that `NICKNAMES` left `NICKNAME` at its default."""
+    known = nonebot_names()
+    warnings: list[str] = []
+    for name in sorted({n.upper() for n in names}):
+        if name.startswith("YUJI_") or not _SETTING_NAME.fullmatch(name):
+            continue  # yuji's own are checked by `misspelled_settings`
+        close = nearest_name(name, known)
+        if close is not None:
+            warnings.append(
+                f"{name} is not a NoneBot setting and is ignored; did you mean {close}?"
+            )
+    return warnings
+
+
+_SETTING_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """The line refusing a HOST:PORT the server could not listen on (held by another
+    program, a privileged port, an address not on this machine), or None: checked by
+    binding it the way uvicorn will, before anything is started or made."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        return f"HOST {host}: not an address of this machine ({exc.strerror}); set HOST"
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return (
+                    f"PORT {port} on {host} is in use by another program: stop it, or set "
+                    "PORT to a free port (and the same in the QQ client's reverse WebSocket URL)"
+                )
+            return f"cannot listen on {host}:{port} ({exc.strerror}): set HOST and PORT"
+    return None
 
 
 def _nonebot_problem(error: pydantic_core.ErrorDetails) -> str:
@@ -155,9 +218,8 @@ def _is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
-def check_exposure(allow_open: bool) -> None:
-    """Warn about an empty token; exit 2 on a non-loopback HOST without one."""
-    config = nonebot.get_driver().config
+def check_exposure(config: Config, allow_open: bool) -> None:
+    """Warn about an empty token; one line and exit 2 on a non-loopback HOST without one."""
     verdict = exposure(
         str(config.host), config.port, getattr(config, "onebot_access_token", None), allow_open
     )
@@ -165,8 +227,7 @@ def check_exposure(allow_open: bool) -> None:
         return
     level, line = verdict
     if level == "refuse":
-        logger.error(line)
-        raise SystemExit(2)
+        fail(line)
     logger.warning(line)
 
 
@@ -187,23 +248,76 @@ async def freeze_startup_heap() -> None:
 def main() -> None:
     mask_secrets(configured_secrets())
     settings = read_settings()
+    sources = configuration_sources(os.environ, Path())
+    for line in misspelled_nonebot_settings([k for source in sources for k in source]):
+        logger.warning(line)
+    keywords = nonebot_keywords(settings)
+    config = nonebot_config(keywords)
+    check_exposure(config, settings.allow_unauthenticated_onebot)
+    problem = port_problem(str(config.host), config.port)
+    if problem is not None:
+        fail(problem)
+    try:
+        asyncio.run(check_store(settings))
+    except YujiError as exc:
+        fail(str(exc))
+    made = first_missing(settings.data_dir)
     try:
         ensure_usable(settings.data_dir)
         with claimed(settings.data_dir):
-            serve(settings)
+            serve(keywords)
     except ConfigError as exc:
+        remove_made(made)
         fail(str(exc))
+    except SystemExit as exc:  # uvicorn's exit when the start-up failed (status 3)
+        if exc.code not in (0, None) and not _started.is_set():
+            remove_made(made)
+        raise
 
 
-def serve(settings: Settings) -> None:
+class _Started:
+    """Whether every start-up hook ran (the core opened): a start that failed before
+    that made nothing worth keeping in a folder it made."""
+
+    def __init__(self) -> None:
+        self._set = False
+
+    def is_set(self) -> bool:
+        return self._set
+
+    async def hook(self) -> None:
+        self._set = True
+
+
+_started = _Started()
+
+
+def first_missing(path: Path) -> Path | None:
+    """The outermost folder of `path` that does not exist yet (what a start would make)."""
+    missing: Path | None = None
+    for folder in (path.absolute(), *path.absolute().parents):
+        if folder.exists():
+            break
+        missing = folder
+    return missing
+
+
+def remove_made(made: Path | None) -> None:
+    """A refused start leaves nothing: remove the folder it made (nothing else)."""
+    if made is not None:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(made)
+
+
+def serve(keywords: Mapping[str, Any]) -> None:
     # NoneBot's own defaults (driver ~fastapi, 127.0.0.1:8080) apply unless set.
-    init_nonebot(nonebot_keywords(settings))
-    check_exposure(settings.allow_unauthenticated_onebot)
+    init_nonebot(keywords)
     nonebot.load_plugins("plugins")
     from plugins.yuji.onebot_adapter import IngestAdapter
 
     nonebot.get_driver().register_adapter(IngestAdapter)
     nonebot.get_driver().on_startup(freeze_startup_heap)  # after the plugin's start-up
+    nonebot.get_driver().on_startup(_started.hook)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _replayed_signal)
     nonebot.run()

@@ -31,6 +31,7 @@ from .ops.backend import Backend
 from .ops.backend import describe as describe_backend
 from .ops.capacity import StorageFullAlerts
 from .ops.service import OpsService
+from .ops.store_check import check_store
 from .ops.telegram import make_alert_sink
 from .porting.service import Porting
 from .recall.engine import Recall
@@ -38,7 +39,7 @@ from .recall.judge import Judge
 from .recall.quotes import RecentSource
 from .recall.relevance import RelevanceModel
 from .settings import LiveSettings, Settings
-from .storage import AlertRepo, ChatRepo, MemoryRepo, MessageSearch, UsageRepo, migrate, pg_server
+from .storage import AlertRepo, ChatRepo, MemoryRepo, MessageSearch, UsageRepo, migrate
 from .storage.engine import Database
 from .vectors.dense import Dense
 from .vectors.embedder import Embedder
@@ -112,18 +113,21 @@ class Yuji:
         lexical_relevance: RelevanceModel | None = None,
         vision: LLMClient | None = None,
         origins: Mapping[str, Origin] | None = None,
+        existing: bool = False,
     ) -> Yuji:
         """`llm` (tests, benchmarks) replaces the chat, consolidation and nightly
         models, `vision` the vision model; else each job's comes from `settings`.
         `relevance` / `lexical_relevance` replace the relevance weights (with and
         without dense features) that recall would otherwise load for the model in use.
         `origins` says where each setting came from (the console shows it; the plugin
-        knows, the core does not read the environment)."""
+        knows, the core does not read the environment). `existing`: only open a store
+        that is there (the commands that only read), never make one."""
+        # One line naming the fix, before anything is made (not a migration's
+        # traceback half-way); the same check bot.py and the plugin run first.
+        await check_store(settings, existing=existing)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         db = Database(settings.sqlalchemy_url, busy_timeout_s=settings.db_busy_timeout_s)
         try:
-            if db.is_postgres:  # a clear line, not a migration's traceback half-way
-                await pg_server.preflight(db.url, migrate.head_revision())
             await migrate.upgrade(db)
         except BaseException:  # busy, full, a bad file: close what was opened
             await db.dispose()

@@ -369,6 +369,14 @@ class Settings(BaseModel):
             raise ValueError("must be HH:MM (24-hour)")
         return value
 
+    @field_validator("database_url")
+    @classmethod
+    def _driver_we_run(cls, value: str) -> str:
+        problem = database_url_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
@@ -442,6 +450,28 @@ class Settings(BaseModel):
     def with_changes(self, **changes: Any) -> Settings:
         """A new, validated Settings with `changes` applied."""
         return type(self)(**{**dict(self), **changes})
+
+
+def database_url_problem(url: str) -> str | None:
+    """Pure: why yuji cannot open `url` by its scheme (it runs SQLite through aiosqlite
+    and PostgreSQL through asyncpg, each named in the URL), or None."""
+    if not url:
+        return None
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme in {"sqlite+aiosqlite", "postgresql+asyncpg"}:
+        return None
+    if scheme.split("+", 1)[0] in {"postgres", "postgresql", "pgsql"}:
+        rest = url.split("://", 1)[1].rsplit("@", 1)[-1]  # never echo a password
+        return (
+            f"{scheme}:// is not a driver yuji runs: write "
+            f"postgresql+asyncpg://USER:PASSWORD@{rest} (yuji reaches PostgreSQL through asyncpg)"
+        )
+    if scheme.split("+", 1)[0] == "sqlite":
+        return (
+            f"{scheme}:// is not a driver yuji runs: write sqlite+aiosqlite:///path/to/yuji.db, "
+            "or leave it empty for $YUJI_DATA_DIR/yuji.db"
+        )
+    return "must be empty (SQLite in YUJI_DATA_DIR) or postgresql+asyncpg://user:password@host/database"
 
 
 _ACCEPTS = {
@@ -530,6 +560,38 @@ def misspelled_settings(names: Iterable[str]) -> list[str]:
         hint = f"did you mean {close[0]}?" if close else "see .env.example for the settings"
         warnings.append(f"{name} is not a yuji setting and is ignored; {hint}")
     return warnings
+
+
+def nearest_name(name: str, known: Iterable[str]) -> str | None:
+    """Pure: the known name `name` is a slip of (one edit away, two for a name of 8
+    letters or more; a swap of neighbours is one edit), or None. An exact name is no
+    slip."""
+    if name in known:
+        return None
+    allowed = 2 if len(name) >= 8 else 1
+    best: tuple[int, str] | None = None
+    for candidate in sorted(known):
+        distance = _edits(name, candidate, allowed)
+        if distance <= allowed and (best is None or distance < best[0]):
+            best = (distance, candidate)
+    return None if best is None else best[1]
+
+
+def _edits(a: str, b: str, bound: int) -> int:
+    """Optimal string alignment distance of `a` and `b` (anything above `bound` is
+    reported as `bound + 1`)."""
+    if abs(len(a) - len(b)) > bound:
+        return bound + 1
+    previous: list[int] = []
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        before, previous, row = previous, row, [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], before[j - 2] + 1)
+    return min(row[-1], bound + 1)
 
 
 class LiveSettings:

@@ -77,7 +77,9 @@ def start_pg18() -> Server:
     return Server("pg18", Path(host), close=server.cleanup, folder=base)
 
 
-def start_pg15() -> Server:
+def start_pg15(*, password: str | None = None, port: int | None = None) -> Server:
+    """Debian's PostgreSQL 15. `password`: logins need it (scram-sha-256 instead of
+    trust), and the server listens on 127.0.0.1:`port` as well as its socket."""
     initdb = PG15_BIN / "initdb"
     if not initdb.exists():
         raise RuntimeError(f"{initdb} is missing (Debian package postgresql-15)")
@@ -91,12 +93,20 @@ def start_pg15() -> Server:
     if as_root:
         shutil.chown(base, "postgres", "postgres")
     run = [*prefix, str(PG15_BIN / "initdb")]
+    auth = ["-A", "trust"]
+    if password is not None:
+        secret = base / "pwfile"
+        secret.write_text(password + "\n", encoding="utf-8")
+        if as_root:
+            shutil.chown(secret, "postgres", "postgres")
+        auth = ["-A", "scram-sha-256", f"--pwfile={secret}"]
     subprocess.run(
-        [*run, "-D", str(data), "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"],
+        [*run, "-D", str(data), *auth, "-U", "postgres", "-E", "UTF8", "--no-sync"],
         check=True,
         capture_output=True,
     )
-    options = f"-k {base} -c listen_addresses='' -c fsync=off -c full_page_writes=off"
+    listen = f"-c listen_addresses='127.0.0.1' -p {port}" if port else "-c listen_addresses=''"
+    options = f"-k {base} {listen} -c fsync=off -c full_page_writes=off"
     subprocess.run(
         [
             *prefix,

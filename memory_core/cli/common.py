@@ -20,8 +20,12 @@ def load_settings(cwd: Path = Path()) -> Settings:
 
 
 @asynccontextmanager
-async def opened_core(settings: Settings | None = None) -> AsyncGenerator[Yuji, None]:
-    core = await Yuji.open(settings or load_settings())
+async def opened_core(
+    settings: Settings | None = None, *, existing: bool = False
+) -> AsyncGenerator[Yuji, None]:
+    """The core of the configured store. `existing`: the command only reads, so a
+    store that is not there is one line ("no yuji store at ...") and nothing is made."""
+    core = await Yuji.open(settings or load_settings(), existing=existing)
     try:
         yield core
     finally:

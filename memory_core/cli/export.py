@@ -21,7 +21,7 @@ def register(subparsers: Any) -> None:
 
 
 async def run(args: argparse.Namespace) -> int:
-    async with opened_core() as core:
+    async with opened_core(existing=True) as core:
         pack = await core.porting.export(args.scope)
     text = json.dumps(pack, ensure_ascii=False, indent=1)
     if args.out is None:

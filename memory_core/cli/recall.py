@@ -37,7 +37,7 @@ def _instant(value: str) -> datetime:
 
 
 async def run(args: argparse.Namespace) -> int:
-    async with opened_core() as core:
+    async with opened_core(existing=True) as core:
         result = await core.recall.recall(args.scope, args.question, now=args.at)
     print(
         json.dumps(as_dict(result), ensure_ascii=False, indent=2) if args.json else render(result)

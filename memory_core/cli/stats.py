@@ -23,7 +23,7 @@ def register(subparsers: Any) -> None:
 
 
 async def run(args: argparse.Namespace) -> int:
-    async with opened_core() as core:
+    async with opened_core(existing=True) as core:
         stats = await core.archive.stats()
     print(json.dumps(as_dict(stats), ensure_ascii=False, indent=2) if args.json else render(stats))
     return 0

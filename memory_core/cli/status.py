@@ -63,7 +63,7 @@ def register(subparsers: Any) -> None:
 
 
 async def run(args: argparse.Namespace) -> int:
-    async with opened_core() as core:
+    async with opened_core(existing=True) as core:
         data = await collect(core)
     print(json.dumps(data, ensure_ascii=False, indent=2) if args.json else render(data))
     return 0

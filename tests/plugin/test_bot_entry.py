@@ -96,3 +96,27 @@ async def test_the_start_up_heap_is_frozen_out_of_the_collectors_sight() -> None
     finally:
         gc.unfreeze()  # the test process goes on collecting as before
     assert gc.get_freeze_count() == 0
+
+
+def test_a_slip_of_a_nonebot_setting_is_named_with_the_setting_meant() -> None:
+    names = [
+        "NICKNAMES",
+        "superuser",
+        "COMMAND_STARTS",
+        "ONEBOT_ACESS_TOKEN",
+        "PROT",
+        # Exact names, yuji's own (checked elsewhere) and the environment's usual
+        # variables are no slips.
+        "NICKNAME",
+        "FASTAPI_RELOAD",
+        "YUJI_NICKNAMES",
+        *os.environ,
+    ]
+    assert bot.misspelled_nonebot_settings(names) == [
+        "COMMAND_STARTS is not a NoneBot setting and is ignored; did you mean COMMAND_START?",
+        "NICKNAMES is not a NoneBot setting and is ignored; did you mean NICKNAME?",
+        "ONEBOT_ACESS_TOKEN is not a NoneBot setting and is ignored; did you mean "
+        "ONEBOT_ACCESS_TOKEN?",
+        "PROT is not a NoneBot setting and is ignored; did you mean PORT?",
+        "SUPERUSER is not a NoneBot setting and is ignored; did you mean SUPERUSERS?",
+    ]

@@ -4,13 +4,15 @@ yuji's schema, the database's size and rows, and short-lived databases made besi
 
 Each call opens one connection of its own (no pool) from an SQLAlchemy URL: these
 are operator-scale actions (a backup, a start, a status), never the bot's hot path.
-A server that cannot be reached is one `StorageError` line naming it, password never
-shown.
+A server that cannot be reached, a login it refuses and a database it does not have
+are each one `StorageError` line naming the server and the fix, password never shown
+(`refusal`).
 """
 
 from __future__ import annotations
 
 import secrets
+import socket
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -23,6 +25,8 @@ from sqlalchemy.pool import NullPool
 
 from memory_core.errors import ConfigError, StorageError
 
+CONNECT_TIMEOUT_S = 10.0
+"""How long a connection attempt may take (asyncpg's own default is a minute)."""
 MIN_SERVER_VERSION = 140000
 """PostgreSQL 14: `DROP DATABASE ... WITH (FORCE)` and the SQL migration 0016 writes."""
 
@@ -57,20 +61,57 @@ def scratch_name(kind: str) -> str:
 async def connected(url: str, *, autocommit: bool = False) -> AsyncGenerator[AsyncConnection]:
     """One connection to `url`; failing to connect is a `StorageError` naming the server."""
     options = {"isolation_level": "AUTOCOMMIT"} if autocommit else {}
-    engine = create_async_engine(url, poolclass=NullPool, **options)
+    engine = create_async_engine(
+        url, poolclass=NullPool, connect_args={"timeout": CONNECT_TIMEOUT_S}, **options
+    )
     try:
         try:
             conn = await engine.connect()
         except (DBAPIError, OSError) as exc:
-            raise StorageError(
-                f"cannot connect to PostgreSQL at {label(url)}: {_words(exc)}"
-            ) from None
+            raise StorageError(refusal(url, exc)) from None
         try:
             yield conn
         finally:
             await conn.close()
     finally:
         await engine.dispose()
+
+
+def refusal(url: str, exc: BaseException) -> str:
+    """The one line for a connection the server (or the network) refused: what went
+    wrong and what to change, by the error's SQLSTATE or socket error."""
+    parsed = make_url(url)
+    user, database = parsed.username or "(none)", parsed.database or ""
+    where = label(url)
+    code = getattr(exc.orig, "sqlstate", None) if isinstance(exc, DBAPIError) else None
+    if code == "28P01":
+        return (
+            f"PostgreSQL at {where} refused the password of role {user}: "
+            "fix the user or password in YUJI_DATABASE_URL"
+        )
+    if code == "28000":
+        return (
+            f"PostgreSQL at {where} refused role {user} ({_words(exc)}): fix the user in "
+            "YUJI_DATABASE_URL, or let the role log in (CREATE ROLE ... LOGIN, pg_hba.conf)"
+        )
+    if code == "3D000":
+        return (
+            f"database {database} does not exist on the PostgreSQL server at "
+            f"{where.rsplit('/', 1)[0]}: create it (createdb -O {user} {database}) or fix "
+            "the database name in YUJI_DATABASE_URL"
+        )
+    if isinstance(exc, socket.gaierror):
+        return (
+            f"cannot reach PostgreSQL at {where}: no host named {parsed.host}; "
+            "fix the host in YUJI_DATABASE_URL"
+        )
+    if isinstance(exc, OSError):  # refused, no such socket, timed out, unroutable
+        why = "timed out" if isinstance(exc, TimeoutError) else "nothing answers there"
+        return (
+            f"cannot reach PostgreSQL at {where} ({why}): start the server, or fix the "
+            "host and port in YUJI_DATABASE_URL"
+        )
+    return f"cannot connect to PostgreSQL at {where}: {_words(exc)}"
 
 
 async def server_info(conn: AsyncConnection) -> ServerInfo:
@@ -123,14 +164,6 @@ def too_old(info: ServerInfo, url: str) -> str | None:
     if info.version_num >= MIN_SERVER_VERSION:
         return None
     return f"PostgreSQL {info.version} at {label(url)} is too old: yuji needs 14 or newer"
-
-
-async def preflight(url: str, head: str | None) -> ServerInfo:
-    """Before any migration: the server answers, is 14 or newer, and the role may
-    build the schema. Each failure is one line (`StorageError`: unreachable;
-    `ConfigError`: too old, no privilege)."""
-    async with connected(url) as conn:
-        return await check_can_run(conn, url, head)
 
 
 async def database_size(conn: AsyncConnection) -> int:
