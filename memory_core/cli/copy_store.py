@@ -1,5 +1,7 @@
 """`yuji copy-store --to URL [--resume]`: copy the configured store, every id kept, into
-an empty SQLite or PostgreSQL store, with a progress bar, and compare the two.
+an empty SQLite or PostgreSQL store, with a progress bar; carry the memory vectors
+over and compare the two: their rows, their checksums, and what a few sample
+questions recall on each (cli/copy_check.py).
 
 Exit status: 0 the copy matches its source, 1 it differs, 2 refused (a target holding
 rows the copy did not write, an unfinished copy without `--resume`: one line).
@@ -8,9 +10,11 @@ rows the copy did not write, an unfinished copy without `--resume`: one line).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
 from memory_core.cli.common import load_settings
+from memory_core.cli.copy_check import check_copy
 from memory_core.cli.progress import progress_bar
 from memory_core.clock import SystemClock
 from memory_core.porting.copy_report import report_lines
@@ -48,5 +52,8 @@ async def run(args: argparse.Namespace) -> int:
             chunk_rows=max(args.chunk, 1),
             busy_timeout_s=settings.db_busy_timeout_s,
         )
+    if report.ok:  # the rows match: now the vectors, and what both recall
+        check = await check_copy(settings, args.to)
+        report = dataclasses.replace(report, carried=check.carried, recalled=check.answers)
     print("\n".join(report_lines(report)))
     return 0 if report.ok else 1

@@ -31,10 +31,14 @@ class CopyReport:
     """Memories and messages put into the target's full-text indexes."""
     counts: tuple[Compared, ...]
     checksums: tuple[Compared, ...]
+    carried: int = 0
+    """Memory vectors carried into the copy (copy_check.py)."""
+    recalled: tuple[Compared, ...] = ()
+    """Sample questions recalled on both (ids, bands, P)."""
 
     @property
     def ok(self) -> bool:
-        return all(line.ok for line in (*self.counts, *self.checksums))
+        return all(line.ok for line in (*self.counts, *self.checksums, *self.recalled))
 
 
 def report_lines(report: CopyReport) -> list[str]:
@@ -44,6 +48,7 @@ def report_lines(report: CopyReport) -> list[str]:
     rows += [
         (c.name, c.source[:16], c.target[:16], "" if c.ok else "MISMATCH") for c in report.checksums
     ]
+    rows += [(c.name, c.source, c.target, "" if c.ok else "MISMATCH") for c in report.recalled]
     widths = [max(len(r[i]) for r in [("table", "source", "target", ""), *rows]) for i in range(3)]
     header = ("table", "source", "target", "")
     for name, source, target, verdict in (header, *rows):
@@ -54,7 +59,7 @@ def report_lines(report: CopyReport) -> list[str]:
     lines += [
         "",
         f"copied {report.copied} rows ({how}{report.seconds:.1f} s, {rate:,.0f} rows/s); "
-        f"{report.indexed} rows indexed for full text",
+        f"{report.indexed} rows indexed for full text; {report.carried} memory vectors carried",
         "the copy matches the source"
         if report.ok
         else "MISMATCH: the copy differs from the source",

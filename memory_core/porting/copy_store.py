@@ -13,8 +13,9 @@ either backend, resumable after a kill, and compared with its source at the end.
 5. Both stores are counted table by table and checksummed (archive text, memory
    contents); the report puts them side by side.
 
-The memory vectors are a file beside the database (`data/vectors/`, keyed by memory id
-and text, so still right for the copy); a store elsewhere gets them from `yuji embed`.
+The memory vectors are derived and live where each backend keeps them (a folder beside
+SQLite, `memory_vectors` on PostgreSQL): `yuji copy-store` carries them into the copy's
+place after the rows and checks the copy recalls what the source does (cli/copy_check.py).
 Stop the bot (and every other writer of the source) while copying: rows changed in the
 source after their chunk was copied are not copied again.
 """
