@@ -74,6 +74,8 @@ async def test_status_text(data_dir: Path, capsys: pytest.CaptureFixture[str]) -
 async def test_status_of_an_empty_database(
     data_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    core = await Yuji.open(Settings(data_dir=data_dir))  # a store with nothing in it
+    await core.close()
     assert await asyncio.to_thread(main, ["status"]) == 0
     assert capsys.readouterr().out.strip().splitlines()[-1] == "no chats yet"
 

@@ -287,9 +287,19 @@ def test_cli_export_and_import(
 ) -> None:
     monkeypatch.setenv("YUJI_DATA_DIR", str(tmp_path / "data"))
     out = tmp_path / "pack.json"
+    # Reading a store that is not there makes none (issue 33): one line, exit 2.
+    assert main(["export", "--scope", SOURCE, "--out", str(out)]) == 2
+    assert "no yuji store at" in capsys.readouterr().err
+    assert not (tmp_path / "data").exists()
+    asyncio.run(_make_store(Settings(data_dir=tmp_path / "data")))
     assert main(["export", "--scope", SOURCE, "--out", str(out)]) == 0
     assert json.loads(out.read_text("utf-8"))["memories"] == []
     assert main(["import", "pack", str(out), "--scope", TARGET]) == 0
     assert "read 0, new 0" in capsys.readouterr().out
     out.write_text('{"format": "nope"}', "utf-8")
     assert main(["import", "pack", str(out), "--scope", TARGET]) == 2
+
+
+async def _make_store(settings: Settings) -> None:
+    core = await Yuji.open(settings)
+    await core.close()
