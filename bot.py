@@ -47,11 +47,11 @@ from nonebot.config import Config, Env
 from nonebot.log import default_filter, default_format, logger
 from nonebot.log import logger_id as console_handler_id
 
+from memory_core import check_store
 from memory_core.errors import ConfigError, YujiError
 from memory_core.log_throttle import HELD_BACK
 from memory_core.ops import Redactor
 from memory_core.ops.data_dir import claimed, ensure_usable
-from memory_core.ops.store_check import check_store
 from memory_core.settings import (
     SECRET_FIELDS,
     Settings,

@@ -72,6 +72,7 @@ from .ops import bot_offline_text as bot_offline_text
 from .ops import bot_online_text as bot_online_text
 from .ops import human_bytes as human_bytes
 from .ops.redact import redact_loggers as redact_loggers
+from .ops.store_check import check_store as check_store
 from .recall import DenseSearch as DenseSearch
 from .recall import Recall as Recall
 from .service import Yuji as Yuji
@@ -171,6 +172,7 @@ __all__ = [
     "bot_offline_key",
     "bot_offline_text",
     "bot_online_text",
+    "check_store",
     "csrf_matches",
     "error_text",
     "group_scope",
