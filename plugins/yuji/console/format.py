@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from zoneinfo import ZoneInfo
+
+from memory_core import band_of
 
 STAGE_LABELS = {
     "lexical": "原词",
@@ -40,3 +43,40 @@ def percent(part: int, whole: int) -> str:
     if whole <= 0:
         return "—"
     return f"{part * 100 / whole:.1f}%"
+
+
+_P_PREFIX = re.compile(r"^相关度 \d+(?:\.\d+)?[：:]?")
+
+
+def reason_words(reason: str) -> str:
+    """What a recall reason says beyond its band and its P (both have their own
+    columns): `仅供参考…（相关度 0.41：问到的词它都说到了）` -> `问到的词它都说到了`."""
+    _, rest = band_of(reason)
+    return _P_PREFIX.sub("", rest).strip()
+
+
+_VECTOR_PLACES = (
+    (re.compile(r"^file index under (.+)$"), "文件索引：{0}"),
+    (
+        re.compile(r"^in the database \(memory_vectors, bytea; scored in process\)$"),
+        "数据库里（memory_vectors 表，bytea，在进程内打分）",
+    ),
+    (
+        re.compile(
+            r"^in the database \(memory_vectors, pgvector HNSW for a chat over (\d+)"
+            r" vectors; exact in process below\)$"
+        ),
+        "数据库里（memory_vectors 表；超过 {0} 条向量的聊天查 pgvector HNSW 索引，其余在进程内精确打分）",
+    ),
+    (re.compile(r"^off \(YUJI_VECTOR_MODE=off\)$"), "关闭（YUJI_VECTOR_MODE=off）"),
+)
+
+
+def vectors_label(where: str) -> str:
+    """Where the vectors live, in Chinese for the overview (`yuji status` keeps the
+    English line, which scripts read)."""
+    for pattern, words in _VECTOR_PLACES:
+        found = pattern.match(where)
+        if found:
+            return words.format(*found.groups())
+    return where
