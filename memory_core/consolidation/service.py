@@ -222,7 +222,9 @@ class ConsolidationService:
         """Why no batch will start whatever waits (in Chinese, for the console), or
         None while batches can start."""
         if self._llm is None:
-            return "没有配置整理用的模型（YUJI_LLM_* 或 YUJI_CONSOLIDATION_LLM_*），这些消息会一直等着"
+            return (
+                "没有配置整理用的模型（YUJI_LLM_* 或 YUJI_CONSOLIDATION_LLM_*），这些消息会一直等着"
+            )
         if self.lacks_tools is not None:
             return "整理已停止：模型不支持工具调用（换一个支持的模型后重启）"
         return None

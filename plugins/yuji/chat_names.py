@@ -74,15 +74,15 @@ async def name_all(bot: Bot) -> None:
         logger.info(f"yuji chat names: {changed} chats named or renamed")
 
 
-_tasks: set[asyncio.Task[None]] = set()
+naming: set[asyncio.Task[None]] = set()
 
 
 @get_driver().on_bot_connect
-async def _on_connect(bot: Bot) -> None:
+async def on_connect(bot: Bot) -> None:
     """In the background: the connection never waits for the lists."""
     task = asyncio.create_task(name_all(bot), name="yuji-chat-names")
-    _tasks.add(task)
-    task.add_done_callback(_tasks.discard)
+    naming.add(task)
+    task.add_done_callback(naming.discard)
 
 
 def _is_name_notice(event: NoticeEvent) -> bool:
