@@ -211,7 +211,8 @@ async def test_log_in_search_open_evidence_retract_and_recall_no_longer_finds_it
     assert cells[2] in ("确定", "相关")  # the band in a column of its own
     assert 0 < float(cells[3]) <= 1
     assert cells[3] not in cells[4]  # P once: the reason does not repeat it
-    assert "相关度" not in cells[4] and "仅供参考" not in cells[4]
+    assert "相关度" not in cells[4]
+    assert "仅供参考" not in cells[4]
     assert await missing_glyphs(page, "main") == "", await platform_fonts(page, "h1")
     await shots.take(page, "console-recall.png")
 
