@@ -21,7 +21,7 @@ from memory_core.settings import SECRET_FIELDS, Settings
 
 from .env_example import value_text
 
-HEADER = """\
+HEADER: str = """\
 # 全部设置
 
 <!-- 本页由 `python -m memory_core.cli.settings_page --write docs/settings.md` 从设置模型
@@ -31,6 +31,8 @@ HEADER = """\
 环境变量优先（systemd、Docker 部署时方便）。本页列出设置模型里的每一个字段和它的默认值，
 `.env.example` 里是同样的内容（英文注释）。
 
+- 机器人和 `yuji` 用同一个读取器（python-dotenv）依次读 `.env`、`.env.<ENVIRONMENT>` 和环境变量：
+  `KEY=v # 注释`、`export KEY=v` 和带引号的值对两者意思相同。
 - 布尔值接受 true/false、yes/no、on/off、1/0，其他写法会被拒绝，不会被当成“否”。
 - 机器人或 `yuji` 不能接受的值会让启动停下，只打印一行，指出是哪个 `YUJI_*` 变量、
   它接受什么（退出码 2）；写错名字的 `YUJI_*` 变量会在启动时被点名，并给出最接近的真名。
@@ -72,11 +74,19 @@ def render() -> str:
     lines = HEADER.splitlines()
     for name, info in Settings.model_fields.items():
         if name in sections:
-            lines += ["", f"## {sections[name]}", "", "| 变量 | 默认值 | 说明 |", "| --- | --- | --- |"]
+            lines += [
+                "",
+                f"## {sections[name]}",
+                "",
+                "| 变量 | 默认值 | 说明 |",
+                "| --- | --- | --- |",
+            ]
         value = value_text(getattr(defaults, name))
         default = f"`{value}`" if value else "（空）"
         words = said.get(name) or info.description or ""
-        marks = [m for m, on in (("控制台可改", name in TUNABLES), ("密钥", name in SECRET_FIELDS)) if on]
+        marks = [
+            m for m, on in (("控制台可改", name in TUNABLES), ("密钥", name in SECRET_FIELDS)) if on
+        ]
         tail = "".join(f" **{m}**" for m in marks)
         lines.append(f"| `YUJI_{name.upper()}` | {_cell(default)} | {_cell(words)}{tail} |")
     return "\n".join(lines) + "\n"
