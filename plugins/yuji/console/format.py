@@ -80,3 +80,36 @@ def vectors_label(where: str) -> str:
         if found:
             return words.format(*found.groups())
     return where
+
+
+STATE_LABELS = {
+    "queued": "排队中",
+    "delivered": "已发出",
+    "processing": "整理中",
+    "done": "完成",
+    "failed": "失败",
+    "running": "进行中",
+    "pending": "等待中",
+    "waiting": "等模型",
+    "blocked": "受阻",
+}
+"""States of a batch and of a nightly step."""
+OUTCOME_LABELS = {"extracted": "有记忆", "nothing": "没什么可记"}
+STEP_LABELS = {
+    "settle": "结算",
+    "diary": "小传",
+    "cards": "卡片",
+    "states": "状态",
+    "events": "事件",
+    "gc": "回收",
+}
+ORIGIN_LABELS = {"default": "默认", ".env": ".env", "environment": "环境变量", "console": "控制台"}
+ROLE_LABELS = {
+    "primary": "直接证据",
+    "derived": "推导",
+    "fragment": "小结",
+    "imported": "导入",
+}
+REASON_LABELS = {"written": "写入"}
+"""The codes the core stores, as the console's Chinese pages say them (an unknown code
+is shown as it is)."""

@@ -28,8 +28,14 @@ from memory_core import (
 )
 
 from .format import (
+    ORIGIN_LABELS,
+    OUTCOME_LABELS,
+    REASON_LABELS,
+    ROLE_LABELS,
     STAGE_LABELS,
+    STATE_LABELS,
     STATUS_LABELS,
+    STEP_LABELS,
     TYPE_LABELS,
     local_time,
     percent,
@@ -104,6 +110,12 @@ async def page(request: Request, core: Yuji, name: str, **context: Any) -> HTMLR
             "type_labels": TYPE_LABELS,
             "status_labels": STATUS_LABELS,
             "chat_name": chat_name,
+            "states": STATE_LABELS,
+            "outcomes": OUTCOME_LABELS,
+            "step_labels": STEP_LABELS,
+            "origins": ORIGIN_LABELS,
+            "roles": ROLE_LABELS,
+            "reasons": REASON_LABELS,
             "reason_words": reason_words,
             "vectors_label": vectors_label,
             **context,
