@@ -148,7 +148,7 @@ class Settings(BaseModel):
     consolidation_tokens_per_day: NonNegative = 20_000_000
     """The same over any rolling 24 hours; 0 = no limit. Ten groups x 3,000 messages =
     30,000 messages a day x ~470 tokens = ~14M tokens (measured 14.0M); 20M leaves ~40%
-    headroom. Measured: README, Consolidation (`benchmarks/consolidation_keepup.py`)."""
+    headroom. Measured: docs/benchmarks.md (`benchmarks/consolidation_keepup.py`)."""
     consolidation_concurrency: AtLeastOne = 2
     """Batches open at once, each in a different chat (a chat never has two open)."""
     consolidation_lag_alert_h: Annotated[float, Field(gt=0)] = 6.0

@@ -1,5 +1,6 @@
-"""Every setting is documented in .env.example; every command in the README; every
-file, section and command a docstring or a document names exists."""
+"""Every setting is documented in .env.example and on the site's settings page; every
+command on the site; the README short, with every shell command it shows runnable as
+written; every file, section and command a docstring or a document names exists."""
 
 from __future__ import annotations
 
@@ -30,21 +31,171 @@ def test_env_example_values_are_the_defaults() -> None:
     assert settings_from_mapping({k: v for k, v in values.items() if v}) == Settings()
 
 
-def test_every_cli_subcommand_is_in_the_readme() -> None:
+def test_every_cli_subcommand_is_on_the_site() -> None:
     from memory_core.cli import SUBCOMMANDS
 
-    readme = (ROOT / "README.md").read_text("utf-8")
-    missing = [name for name in SUBCOMMANDS if f"`yuji {name}" not in readme]
+    page = (ROOT / "docs" / "cli.md").read_text("utf-8")
+    missing = [name for name in SUBCOMMANDS if f"`yuji {name}" not in page]
     assert missing == []
 
 
-def test_every_chat_command_is_in_the_readme() -> None:
-    readme = (ROOT / "README.md").read_text("utf-8")
+def test_every_chat_command_is_on_the_site() -> None:
+    page = (ROOT / "docs" / "chat-commands.md").read_text("utf-8")
     sources = "\n".join(p.read_text("utf-8") for p in (ROOT / "plugins").rglob("*.py"))
     commands = set(re.findall(r"on_command\(\s*[\"']([^\"']+)[\"']", sources))
     assert commands, "no chat commands found: did the plugin layout change?"
-    missing = sorted(c for c in commands if f"`/{c}" not in readme)
+    missing = sorted(c for c in commands if f"`/{c}" not in page)
     assert missing == []
+
+
+def test_the_settings_page_is_written_from_the_settings_model() -> None:
+    from memory_core.cli.settings_page import render
+
+    page = (ROOT / "docs" / "settings.md").read_text("utf-8")
+    assert page == render(), (
+        "run `python -m memory_core.cli.settings_page --write docs/settings.md` after "
+        "changing memory_core/settings.py"
+    )
+    listed = set(re.findall(r"^\| `YUJI_([A-Z0-9_]+)` \|", page, re.M))
+    assert listed == {name.upper() for name in Settings.model_fields}
+
+
+def test_every_setting_has_chinese_words_on_the_settings_page() -> None:
+    """A new setting shows its English docstring until it is said in Chinese in
+    settings_zh.json (the page test above passes either way, so a merge never breaks
+    on it); no entry there names a setting that is gone."""
+    import json
+
+    said = json.loads((ROOT / "memory_core" / "cli" / "settings_zh.json").read_text("utf-8"))
+    assert set(said["fields"]) == set(Settings.model_fields)
+    assert set(said["sections"]) <= set(Settings.model_fields)
+
+
+SITE_PAGES = (
+    "index.md",
+    "quickstart.md",
+    "connect.md",
+    "models.md",
+    "settings.md",
+    "chat-commands.md",
+    "cli.md",
+    "console.md",
+    "how-it-works.md",
+    "postgres.md",
+    "backup.md",
+    "import-export.md",
+    "privacy.md",
+    "troubleshooting.md",
+    "benchmarks.md",
+    "design.md",
+)
+"""The manual's pages (mkdocs.yml's nav); the site build itself is tests/test_docs_site.py."""
+
+
+def test_the_site_names_every_page_in_its_nav() -> None:
+    config = (ROOT / "mkdocs.yml").read_text("utf-8")
+    nav = re.findall(r"^\s*- [^:]+: ([\w./-]+\.md)\s*$", config, re.M)
+    assert [p for p in SITE_PAGES if p not in nav] == []
+    assert [p for p in nav if not (ROOT / "docs" / p).is_file()] == []
+
+
+# --- the README: short, and every shell command in it runs as written ----------------
+
+README_MAX_LINES = 150
+
+
+def test_the_readme_fits_on_a_screen_or_two() -> None:
+    lines = (ROOT / "README.md").read_text("utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES
+
+
+def readme_commands(text: str) -> list[str]:
+    """Every line of the README's ```sh blocks (comments and blanks left out)."""
+    found: list[str] = []
+    for block in re.findall(r"^```(?:sh|bash|shell)\n(.*?)^```", text, re.M | re.S):
+        found += [
+            line.split(" #", 1)[0].strip()
+            for line in block.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")
+        ]
+    return found
+
+
+def command_problems(line: str) -> list[str]:
+    """Why one README command would not work as written on a fresh clone (the virtual
+    environment is never activated there, so every tool is named by its path in
+    .venv). Each step of a `&&` chain must be a form checked here; a new form fails
+    until this function learns what makes it work."""
+    import shlex
+    import tomllib
+
+    from memory_core.cli import build_parser
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    extras: dict[str, list[str]] = project["optional-dependencies"]
+    problems: list[str] = []
+    for step in (shlex.split(part) for part in line.split("&&")):
+        match step:
+            case ["python3", "-m", "venv", ".venv"]:
+                pass
+            case [".venv/bin/pip", "install", "-e", target]:
+                wanted = re.fullmatch(r"\.(?:\[([\w,-]+)\])?", target)
+                unknown = (
+                    [e for e in (wanted.group(1) or "").split(",") if e and e not in extras]
+                    if wanted
+                    else [target]
+                )
+                problems += [f"{line}: no extra or target {u!r} in pyproject.toml" for u in unknown]
+            case [".venv/bin/python", script] if script.endswith(".py"):
+                if not (ROOT / script).is_file():
+                    problems.append(f"{line}: {script} is not in the repository")
+            case [".venv/bin/python", "-m", "pytest", *_]:
+                if not any(r.startswith("pytest") for r in extras["test"]):
+                    problems.append(f"{line}: pytest is not in the test extra")
+            case [".venv/bin/yuji", *args]:
+                if "yuji" not in project["scripts"]:
+                    problems.append(f"{line}: no `yuji` console script")
+                try:
+                    build_parser().parse_args(args)
+                except SystemExit:
+                    problems.append(f"{line}: `yuji` does not take these arguments")
+            case [".venv/bin/mkdocs", "build", *_]:
+                if not (ROOT / "mkdocs.yml").is_file() or not any(
+                    r.startswith("mkdocs-material") for r in extras.get("docs", [])
+                ):
+                    problems.append(
+                        f"{line}: no mkdocs.yml, or no mkdocs-material in the docs extra"
+                    )
+            case _:
+                problems.append(f"{line}: `{shlex.join(step)}` is a form this test cannot check")
+    return problems
+
+
+def test_every_shell_command_in_the_readme_works_as_written() -> None:
+    commands = readme_commands((ROOT / "README.md").read_text("utf-8"))
+    assert (
+        "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/python bot.py" in commands
+    )
+    assert (
+        "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m pytest"
+        in commands
+    )
+    assert [p for c in commands for p in command_problems(c)] == []
+
+
+def test_the_readme_command_check_catches_what_it_is_for() -> None:
+    assert command_problems("yuji demo") == [
+        "yuji demo: `yuji demo` is a form this test cannot check"
+    ]
+    assert command_problems(".venv/bin/yuji no-such-command") == [
+        ".venv/bin/yuji no-such-command: `yuji` does not take these arguments"
+    ]
+    assert command_problems(".venv/bin/pip install -e '.[nope]'") == [
+        ".venv/bin/pip install -e '.[nope]': no extra or target 'nope' in pyproject.toml"
+    ]
+    assert command_problems(".venv/bin/python missing.py") == [
+        ".venv/bin/python missing.py: missing.py is not in the repository"
+    ]
 
 
 def test_env_example_is_written_from_the_settings_model() -> None:
@@ -202,7 +353,7 @@ def test_the_reference_check_catches_what_it_is_for() -> None:
         "`yuji train-relevance` is no subcommand",
     ]
     readme = ROOT / "docs" / "x.md"
-    links = "[a](../README.md#privacy) [b](missing.md) [c](#nowhere) [d](https://x.org/a.md)"
+    links = "[a](privacy.md#删除一个人) [b](missing.md) [c](#nowhere) [d](https://x.org/a.md)"
     found = broken_references(readme, links, names, _commands())
     assert [p.split(": ", 1)[1] for p in found] == [
         "missing.md is not in the repository",

@@ -10,7 +10,7 @@
 3. the model hangs, answers 500 / 429, answers garbage.
 
 The work is in tests/faults/ (CI runs a short form of each). Prints the tables the
-README's reliability section shows; exit 1 when any kill left a problem.
+reliability section of docs/benchmarks.md shows; exit 1 when any kill left a problem.
 """
 
 from __future__ import annotations

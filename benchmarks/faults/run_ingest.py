@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.faults.run_ingest [--quick] [--only flood,fuzz,sigterm]
 
-Prints one Markdown table of figures (README, "Reliability", shows the latest run)
+Prints one Markdown table of figures (docs/benchmarks.md, "可靠性", shows the latest run)
 and the raw figures as JSON. Full size: flood = 10,000 at full speed, then 500 msg/s
 for 60 s; fuzz = 10,000 bad frames with 2,500 valid messages among them (and one
 oversized frame that makes the server close the socket); SIGTERM right after 5,000.

@@ -59,6 +59,8 @@ async def load_demo(core: Yuji, data: dict[str, Any] | None = None) -> DemoRepor
         ids_by_scope[scope] = tuple(mem_ids)
         await _nightly(core, scope, chat, now, zone)
         await _turns(core, scope, chat["turns"], exp_ids, mem_ids, now)
+        if chat.get("name"):
+            await core.console.name_chats({scope: str(chat["name"])})
     await core.console.mark_sample(str(data["label"]))
     return DemoReport(
         label=str(data["label"]),

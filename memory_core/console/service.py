@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from typing import Literal
@@ -32,6 +32,7 @@ from memory_core.storage import (
     AuditEntry,
     Batch,
     ChatCounts,
+    ChatNames,
     ChatRepo,
     ConsoleRepo,
     Diary,
@@ -96,6 +97,8 @@ class ConsoleService:
 
     def __post_init__(self) -> None:
         self.repo = ConsoleRepo(self.db, self.memory_repo)
+        self.names = ChatNames(self.db)
+        """What each chat is called: the plugin writes what the client says, pages read."""
         self.sample_label = ""
         """Set when the database holds `yuji demo`'s sample world: every page says so."""
         self.zone = ZoneInfo(self.settings.timezone)
@@ -135,6 +138,7 @@ class ConsoleService:
         states = {s.scope: s for s in await self.chat_state.states()}
         activity = (await self._activity())[0]
         work = await self.repo.chat_work([c.scope for c in activity])
+        names = await self.names.names([c.scope for c in activity])
         rows: list[ChatRow] = []
         for counts in activity:
             state = states.get(counts.scope)
@@ -151,6 +155,7 @@ class ConsoleService:
                     night=last_run_of(counts.scope, done.steps, done.health),
                     backlog_chars=backlog.chars,
                     lag_s=backlog.lag_s(self.clock.now()),
+                    name=names.get(counts.scope, ""),
                 )
             )
         return rows
@@ -165,7 +170,15 @@ class ConsoleService:
             chart=(await self._activity())[1],
             online=online,
             backend=await self.backend() if self.backend is not None else None,
+            halted=self.consolidation.halted,
         )
+
+    async def name_chats(self, names: Mapping[str, str]) -> int:
+        """Record what the client calls these chats (scope -> name); how many changed."""
+        return await self.names.name(names, self.clock.now())
+
+    async def chat_name(self, scope: str) -> str:
+        return (await self.names.names([scope])).get(scope, "")
 
     # --- memories --------------------------------------------------------------------
 

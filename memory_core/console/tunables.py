@@ -73,6 +73,8 @@ def shown(name: str, value: Any) -> str:
         return ", ".join(str(v) for v in value)
     if value is None:  # the form shows it empty, with a placeholder saying what decides
         return ""
+    if isinstance(value, bool):  # as `.env` writes it, not Python's False
+        return "true" if value else "false"
     return str(value)
 
 

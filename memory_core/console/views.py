@@ -37,6 +37,9 @@ class ChatRow:
     """Characters of the messages consolidation has not acknowledged yet."""
     lag_s: float = 0.0
     """Seconds the oldest of them has waited (0 when nothing waits)."""
+    name: str = ""
+    """What the client calls the chat (the group's name, the person's nickname); empty
+    when it never said."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +60,8 @@ class Overview:
     """Whether the QQ account is online; None when no client is connected."""
     backend: Backend | None = None
     """Which database and vector store run."""
+    halted: str | None = None
+    """Why consolidation starts no batch (no model, no tool calling): the backlog stays."""
 
 
 @dataclass(frozen=True, slots=True)

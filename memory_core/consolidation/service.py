@@ -217,6 +217,18 @@ class ConsolidationService:
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
 
+    @property
+    def halted(self) -> str | None:
+        """Why no batch will start whatever waits (in Chinese, for the console), or
+        None while batches can start."""
+        if self._llm is None:
+            return (
+                "没有配置整理用的模型（YUJI_LLM_* 或 YUJI_CONSOLIDATION_LLM_*），这些消息会一直等着"
+            )
+        if self.lacks_tools is not None:
+            return "整理已停止：模型不支持工具调用（换一个支持的模型后重启）"
+        return None
+
     async def start_due(self) -> float:
         """One scheduler pass: check every chat's lag, start every batch that may start
         now; returns the seconds until the next pass is needed (a wake comes sooner)."""

@@ -1,4 +1,4 @@
-"""Forgetting a person in one chat, on their own request (README.md#privacy).
+"""Forgetting a person in one chat, on their own request (docs/privacy.md#删除一个人).
 
 `forget_person(scope, user_id)`:
 1. names them: their QQ number, every display name they had in this chat, and the

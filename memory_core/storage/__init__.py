@@ -25,6 +25,7 @@ from .chat.chat_repo import InjectedBlock as InjectedBlock
 from .chat.chat_repo import InjectedItem as InjectedItem
 from .chat.chat_repo import InjectedQuote as InjectedQuote
 from .chat.chat_repo import Injection as Injection
+from .chat.names_repo import ChatNames as ChatNames
 from .console.console_repo import AuditEntry as AuditEntry
 from .console.console_repo import ChatCounts as ChatCounts
 from .console.console_repo import ConsoleRepo as ConsoleRepo

@@ -368,6 +368,16 @@ chat_state = Table(
     Column("updated_at", UTCDateTime, nullable=False),
 )
 
+chat_names = Table(
+    "chat_names",
+    metadata,
+    Column("scope", String(64), primary_key=True),
+    # The group's name, or the person's nickname for a private chat, as the client
+    # last said it: the console shows it beside the id.
+    Column("name", Text, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
 injections = Table(
     "injections",
     metadata,

@@ -14,6 +14,7 @@ from memory_core import Yuji  # noqa: E402
 
 from . import archive_hooks as archive_hooks  # noqa: E402
 from . import chat as chat  # noqa: E402
+from . import chat_names as chat_names  # noqa: E402
 from . import commands as commands  # noqa: E402
 from . import console as console  # noqa: E402
 from . import deployment as deployment  # noqa: E402

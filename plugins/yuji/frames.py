@@ -5,7 +5,8 @@ conversion, one queue put, no matcher, no dependency solving.
 
 `needs_handlers` is the adapter's fast path. yuji's handlers act on commands, on
 messages that may wake the persona (private, @, reply, nickname), on the
-`bot_offline` notice and on heartbeats; any other event (a plain group message, most
+`bot_offline` notice, on notices that may rename a chat (chat_names.py) and on
+heartbeats; any other event (a plain group message, most
 notices, requests) skips NoneBot's matchers, which would only find nothing to do
 after solving their dependencies and log the whole event. When another plugin has
 matchers of its own, every event goes through.
@@ -26,6 +27,7 @@ from memory_core import SELF_THROTTLED, LogThrottle, repeats
 
 from . import runtime
 from .archive_convert import message_experience
+from .chat_names import names_a_chat
 from .ops_notices import OFFLINE_NOTICE
 
 log = logger.bind(**{SELF_THROTTLED: True})
@@ -76,7 +78,7 @@ def needs_handlers(data: Mapping[str, Any]) -> bool:
         return True
     post = data.get("post_type")
     if post == "notice":
-        return data.get("notice_type") == OFFLINE_NOTICE
+        return data.get("notice_type") == OFFLINE_NOTICE or names_a_chat(data)
     if post == "meta_event":
         return data.get("meta_event_type") == "heartbeat"
     if post not in MESSAGE_POSTS or data.get("message_type") not in ("group", "private"):

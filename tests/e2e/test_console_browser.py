@@ -33,6 +33,11 @@ FLAGS = [
 ]
 TOKEN = "browser-test-token-5a1f3c"
 GROUP = "group:900001"
+GROUP_NAME = "周末猫友会"
+"""The demo world's name of GROUP (memory_core/console/data/demo_world.json)."""
+TOFU = (Path(__file__).with_name("tofu.js")).read_text("utf-8")
+"""A page function: the Chinese characters under a node that render as the missing-glyph
+box (the same pixels as an unassigned private-use character in the same font)."""
 
 try:
     from playwright.async_api import Browser, Page, async_playwright
@@ -53,6 +58,37 @@ pytestmark = [
         "(or set YUJI_CHROMIUM to its path)",
     ),
 ]
+
+
+async def missing_glyphs(page: Page, selector: str = "body") -> str:
+    """The Chinese characters on the page drawn as boxes; asserts some were checked."""
+    found = await page.evaluate(TOFU, await page.query_selector(selector))
+    assert found["checked"] > 0, f"no Chinese text under {selector}"
+    return str(found["missing"])
+
+
+async def platform_fonts(page: Page, selector: str) -> list[str]:
+    """The fonts Chromium drew `selector`'s own text with (DevTools protocol), to name
+    in a failure what rendered the boxes."""
+    cdp = await page.context.new_cdp_session(page)
+    await cdp.send("DOM.enable")
+    await cdp.send("CSS.enable")
+    root = await cdp.send("DOM.getDocument")
+    node = await cdp.send(
+        "DOM.querySelector", {"nodeId": root["root"]["nodeId"], "selector": selector}
+    )
+    fonts = await cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node["nodeId"]})
+    await cdp.detach()
+    return [f"{f['familyName']} ({f['glyphCount']})" for f in fonts["fonts"]]
+
+
+PLACEHOLDER_FITS = """e => {
+  const s = getComputedStyle(e);
+  const c = document.createElement("canvas").getContext("2d");
+  c.font = s.font;
+  const room = e.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+  return c.measureText(e.placeholder).width <= room;
+}"""
 
 
 class Shots:
@@ -125,6 +161,9 @@ async def test_a_wrong_token_is_refused_in_the_browser(
     bot, _ = served
     await log_in(page, bot, token="not-the-token")
     assert await page.text_content("#login-error") == "令牌不对"
+    # the sample world's login says where its token was printed
+    assert "yuji demo" in (await page.text_content("#token-source") or "")
+    assert await missing_glyphs(page) == "", await platform_fonts(page, "h1")
     cookies = await page.context.cookies()
     assert [c for c in cookies if c["name"] == "yuji_console"] == []
 
@@ -139,12 +178,21 @@ async def test_log_in_search_open_evidence_retract_and_recall_no_longer_finds_it
     session = next(c for c in await page.context.cookies() if c["name"] == "yuji_console")
     assert session["httpOnly"] is True
     assert session["sameSite"] == "Strict"
-    assert GROUP in (await page.text_content("#chats") or "")
+    named = page.locator(f"#chats td.chat:has(a[href='/yuji/chats/{GROUP}'])")
+    assert await named.locator(".chat-name").text_content() == GROUP_NAME
+    assert await named.locator(".chat-id").text_content() == GROUP  # the id beside it
+    assert "向量存储：文件索引" in (await page.text_content("#backend") or "")
+    assert "没有配置整理用的模型" in (await page.text_content("#halted") or "")
+    assert await missing_glyphs(page) == "", await platform_fonts(page, "h1")
     await shots.take(page, "console-overview.png")
 
     # open the chat and ask the real recall (htmx swaps the results in)
     await page.click(f"a[href='/yuji/chats/{GROUP}']")
     await page.wait_for_selector("#search-form")
+    assert await page.text_content("h1 .chat-name") == GROUP_NAME
+    assert await page.title() == f"{GROUP_NAME} · 鱼记控制台"
+    mute = page.locator("input[name=duration]")  # its placeholder is not cut off
+    assert await mute.evaluate(PLACEHOLDER_FITS), await mute.get_attribute("placeholder")
     # a filter swaps the memory table in place (htmx)
     await page.check("input[name=type][value=preference]")
     await page.wait_for_function(
@@ -156,10 +204,16 @@ async def test_log_in_search_open_evidence_retract_and_recall_no_longer_finds_it
     await row.wait_for()
     coriander = world.memory_ids[GROUP][3]
     assert await row.get_attribute("data-id") == str(coriander)
+    headers = await page.locator("#search-results th").all_text_contents()
+    assert headers == ["#", "阶段", "档位", "P", "原因", "内容"]
     cells = await row.locator("td").all_text_contents()
-    assert cells[1] == "原词"  # stage, then score and reason
-    assert float(cells[2]) > 0
-    assert cells[3]
+    assert cells[1] == "原词"
+    assert cells[2] in ("确定", "相关")  # the band in a column of its own
+    assert 0 < float(cells[3]) <= 1
+    assert cells[3] not in cells[4]  # P once: the reason does not repeat it
+    assert "相关度" not in cells[4]
+    assert "仅供参考" not in cells[4]
+    assert await missing_glyphs(page, "main") == "", await platform_fonts(page, "h1")
     await shots.take(page, "console-recall.png")
 
     # the memory's evidence leads to the original message

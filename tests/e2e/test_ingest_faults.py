@@ -1,7 +1,7 @@
 """The ingest fault suite in its short form (full size: benchmarks/faults/run_ingest.py).
 
 Same scenarios, same code, smaller sizes; no timing assertions (the figures live in
-the README's reliability section)."""
+the reliability section of docs/benchmarks.md)."""
 
 from __future__ import annotations
 

@@ -138,6 +138,8 @@ async def test_the_right_bearer_token_opens_every_page(
     ):
         response = await client.get(path, headers=bearer)
         assert response.status_code == 200, path
+        if path == "/yuji/api/chats":  # a chat's name beside its id, for scripts too
+            assert {c["scope"]: c["name"] for c in response.json()}[GROUP] == "周末猫友会"
         if response.headers["content-type"].startswith("text/html"):
             # Times are shown in the configured zone, and the page says which.
             assert "时区 Asia/Shanghai (UTC+08:00)" in response.text, path

@@ -1,4 +1,4 @@
-"""One module per slash command (README.md#chat-commands); `_common` holds what they share."""
+"""One module per slash command (docs/chat-commands.md); `_common` holds what they share."""
 
 from . import backfill as backfill
 from . import backup as backup

@@ -40,6 +40,7 @@ async def chats() -> Any:
         [
             {
                 "scope": r.scope,
+                "name": r.name,
                 "messages": r.messages,
                 "memories": r.memories,
                 "pending": r.pending,

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from memory_core import Actor
+from memory_core import Actor, Yuji
 
 from .gate import COOKIE, PREFIX, address, authorize, gate, refuse_if_throttled, token_matches
 from .web import templates
@@ -17,8 +17,8 @@ router = APIRouter(prefix=PREFIX)
 
 @router.get("/login", response_class=HTMLResponse)
 async def login_form(request: Request) -> Response:
-    gate()  # 404 while the console is off
-    return templates.TemplateResponse(request, "login.html", {"error": ""})
+    door = gate()  # 404 while the console is off
+    return templates.TemplateResponse(request, "login.html", _context(door.core, ""))
 
 
 @router.post("/login", response_class=HTMLResponse)
@@ -29,7 +29,7 @@ async def login(request: Request, token: Annotated[str, Form()] = "") -> Respons
     if not token_matches(token.strip(), door.core.settings.console_token):
         door.throttle.failed(where)
         return templates.TemplateResponse(
-            request, "login.html", {"error": "令牌不对"}, status_code=401
+            request, "login.html", _context(door.core, "令牌不对"), status_code=401
         )
     session = door.sessions.open()
     response = RedirectResponse(f"{PREFIX}/", status_code=303)
@@ -37,6 +37,12 @@ async def login(request: Request, token: Annotated[str, Form()] = "") -> Respons
         COOKIE, session.id, httponly=True, samesite="strict", path=PREFIX, max_age=12 * 3600
     )
     return response
+
+
+def _context(core: Yuji, error: str) -> dict[str, object]:
+    """The form says where the token comes from: `yuji demo`'s terminal for the sample
+    world, else the setting."""
+    return {"error": error, "demo": bool(core.console.sample_label)}
 
 
 @router.post("/logout")

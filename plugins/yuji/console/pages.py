@@ -56,7 +56,7 @@ def online(current: Yuji) -> bool | None:
 async def overview(request: Request) -> Response:
     current = core()
     data = await current.console.overview(online=online(current))
-    return page(request, current, "overview.html", view=data)
+    return await page(request, current, "overview.html", view=data)
 
 
 @router.get("/chats/{scope}", response_class=HTMLResponse)
@@ -67,11 +67,11 @@ async def chat(request: Request, scope: str) -> Response:
     where = _filter(request)
     memories = await current.console.memory_page(scope, where)
     if request.headers.get("hx-request") == "true":
-        return page(
+        return await page(
             request, current, "_memories.html", scope=scope, page_data=memories, where=where
         )
     state = await current.chat_state.state(scope)
-    return page(
+    return await page(
         request,
         current,
         "chat.html",
@@ -90,7 +90,7 @@ async def search(request: Request, scope: str, q: str = "") -> Response:
     scope = scope_param(scope)
     current = core()
     result = await current.console.search(scope, q) if q.strip() else None
-    return page(request, current, "_search.html", scope=scope, q=q, result=result)
+    return await page(request, current, "_search.html", scope=scope, q=q, result=result)
 
 
 @router.get("/chats/{scope}/memories/{memory_id}", response_class=HTMLResponse)
@@ -98,7 +98,7 @@ async def memory(request: Request, scope: str, memory_id: int) -> Response:
     scope = scope_param(scope)
     current = core()
     detail = await current.console.memory(scope, memory_id)
-    return page(request, current, "memory.html", scope=scope, detail=detail)
+    return await page(request, current, "memory.html", scope=scope, detail=detail)
 
 
 @router.post("/chats/{scope}/memories/{memory_id}/{action}")
@@ -132,7 +132,7 @@ async def mute(scope: str, actor: Authorized, duration: Annotated[str, Form()] =
 async def cards(request: Request, scope: str) -> Response:
     scope = scope_param(scope)
     current = core()
-    return page(
+    return await page(
         request,
         current,
         "cards.html",
@@ -148,7 +148,7 @@ async def turns(request: Request, scope: str, n: int = 10) -> Response:
     scope = scope_param(scope)
     current = core()
     found = await current.console.turns(scope, max(1, min(n, 100)))
-    return page(request, current, "turns.html", scope=scope, turns=found)
+    return await page(request, current, "turns.html", scope=scope, turns=found)
 
 
 @router.get("/chats/{scope}/archive", response_class=HTMLResponse)
@@ -164,7 +164,7 @@ async def archive(
     except ValueError:
         chosen = None
     found = await current.console.archive_day(scope, chosen, q, before)
-    return page(
+    return await page(
         request,
         current,
         "archive.html",
@@ -185,7 +185,7 @@ async def work(request: Request, scope: str, note: str = "") -> Response:
     batches, grid, night = await current.console.work(scope)
     days = sorted({r.day for r in grid}, reverse=True)
     cells = {(r.day, r.step): r for r in grid}
-    return page(
+    return await page(
         request,
         current,
         "work.html",
@@ -221,7 +221,7 @@ async def work_action(
 async def settings(request: Request) -> Response:
     current = core()
     rows = await current.console.settings_views()
-    return page(request, current, "settings.html", rows=rows, tunables=TUNABLES)
+    return await page(request, current, "settings.html", rows=rows, tunables=TUNABLES)
 
 
 @router.post("/settings/{name}")
@@ -247,7 +247,7 @@ async def reset_setting(name: str, actor: Authorized) -> Response:
 @router.get("/audit", response_class=HTMLResponse)
 async def audit(request: Request) -> Response:
     current = core()
-    return page(request, current, "audit.html", entries=await current.console.audit())
+    return await page(request, current, "audit.html", entries=await current.console.audit())
 
 
 @router.get("/attachments/{sha256}")

@@ -27,7 +27,22 @@ from memory_core import (
     parse_scope,
 )
 
-from .format import STAGE_LABELS, STATUS_LABELS, TYPE_LABELS, local_time, percent, zone_label
+from .format import (
+    ORIGIN_LABELS,
+    OUTCOME_LABELS,
+    REASON_LABELS,
+    ROLE_LABELS,
+    STAGE_LABELS,
+    STATE_LABELS,
+    STATUS_LABELS,
+    STEP_LABELS,
+    TYPE_LABELS,
+    local_time,
+    percent,
+    reason_words,
+    vectors_label,
+    zone_label,
+)
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=HERE / "templates")
@@ -68,8 +83,11 @@ def scope_param(scope: str) -> str:
         raise HTTPException(404, "没有这个聊天") from None
 
 
-def page(request: Request, core: Yuji, name: str, **context: Any) -> HTMLResponse:
+async def page(request: Request, core: Yuji, name: str, **context: Any) -> HTMLResponse:
+    """A page of the console; a chat's page gets the chat's name (`chat_name`) too."""
     zone = ZoneInfo(core.settings.timezone)
+    scope = context.get("scope")
+    chat_name = await core.console.chat_name(scope) if isinstance(scope, str) else ""
 
     def when(instant: datetime | None) -> str:
         return local_time(instant, zone)
@@ -91,6 +109,15 @@ def page(request: Request, core: Yuji, name: str, **context: Any) -> HTMLRespons
             "band_words": BAND_WORDS,
             "type_labels": TYPE_LABELS,
             "status_labels": STATUS_LABELS,
+            "chat_name": chat_name,
+            "states": STATE_LABELS,
+            "outcomes": OUTCOME_LABELS,
+            "step_labels": STEP_LABELS,
+            "origins": ORIGIN_LABELS,
+            "roles": ROLE_LABELS,
+            "reasons": REASON_LABELS,
+            "reason_words": reason_words,
+            "vectors_label": vectors_label,
             **context,
         },
     )

@@ -110,3 +110,4 @@ def test_tunables_parse_like_settings_and_secrets_are_masked() -> None:
     assert shown("llm_api_key", "sk-secret") == "***"
     assert shown("console_token", "") == "（未设置）"
     assert shown("nicknames", ("a", "b")) == "a, b"
+    assert shown("attachment_allow_private", False) == "false"  # as .env writes it

@@ -1,0 +1,104 @@
+"""What the QQ client calls each chat, for the console (`core.console.name_chats`).
+
+When a bot connects: its group list (`get_group_list`) names the groups and its
+friend list (`get_friend_list`, the operator's remark before the nickname) the
+private chats. Afterwards a group's rename arrives as a notice (NapCat's
+`notify`/`group_name` carries the new name) and a group the account joins as a
+`group_increase` of the account itself; both are answered by asking the client
+(`get_group_info`) unless the notice says the name. A private chat the client never
+named is shown by its person's latest nickname in the archive (the core does that).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from nonebot import get_driver, logger, on_notice
+from nonebot.adapters.onebot.v11 import Bot, NoticeEvent
+
+from . import runtime
+
+
+def group_names(groups: Any) -> dict[str, str]:
+    """`get_group_list`'s answer as scope -> name (entries of another shape skipped)."""
+    if not isinstance(groups, list):
+        return {}
+    found: dict[str, str] = {}
+    for g in groups:  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(g, dict) and str(g.get("group_id", "")).isdecimal():  # pyright: ignore[reportUnknownMemberType]
+            found[f"group:{g['group_id']}"] = str(g.get("group_name") or "")  # pyright: ignore[reportUnknownMemberType]
+    return found
+
+
+def friend_names(friends: Any) -> dict[str, str]:
+    """`get_friend_list`'s answer as scope -> the remark, else the nickname."""
+    if not isinstance(friends, list):
+        return {}
+    found: dict[str, str] = {}
+    for f in friends:  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(f, dict) and str(f.get("user_id", "")).isdecimal():  # pyright: ignore[reportUnknownMemberType]
+            name = f.get("remark") or f.get("nickname") or ""  # pyright: ignore[reportUnknownMemberType]
+            found[f"private:{f['user_id']}"] = str(name)  # pyright: ignore[reportUnknownArgumentType]
+    return found
+
+
+def names_a_chat(data: Mapping[str, Any]) -> bool:
+    """A notice after which a group's name may be new: decided on the raw JSON, so the
+    ingest adapter passes it on to the handlers (frames.needs_handlers)."""
+    kind = data.get("notice_type")
+    if kind == "notify":
+        return data.get("sub_type") == "group_name"
+    if kind == "group_increase":
+        return str(data.get("user_id", "")) == str(data.get("self_id", "-"))
+    return False
+
+
+async def _ask(bot: Bot, api: str, **params: Any) -> Any:
+    try:
+        return await bot.call_api(api, **params)
+    except Exception as exc:  # an older client without the call: names stay as they were
+        logger.warning(f"yuji chat names: {api} failed ({exc!r})")
+        return None
+
+
+async def name_all(bot: Bot) -> None:
+    core = runtime.started()
+    if core is None:
+        return
+    names = group_names(await _ask(bot, "get_group_list"))
+    names |= friend_names(await _ask(bot, "get_friend_list"))
+    changed = await core.console.name_chats(names)
+    if changed:
+        logger.info(f"yuji chat names: {changed} chats named or renamed")
+
+
+naming: set[asyncio.Task[None]] = set()
+
+
+@get_driver().on_bot_connect
+async def on_connect(bot: Bot) -> None:
+    """In the background: the connection never waits for the lists."""
+    task = asyncio.create_task(name_all(bot), name="yuji-chat-names")
+    naming.add(task)
+    task.add_done_callback(naming.discard)
+
+
+def _is_name_notice(event: NoticeEvent) -> bool:
+    return names_a_chat(event.model_dump())
+
+
+renamed = on_notice(rule=_is_name_notice, priority=1, block=False)
+
+
+@renamed.handle()
+async def _renamed(bot: Bot, event: NoticeEvent) -> None:
+    data = event.model_dump()
+    group_id = data.get("group_id")
+    name = data.get("name_new")
+    if not isinstance(name, str) or not name.strip():
+        info = await _ask(bot, "get_group_info", group_id=group_id, no_cache=True)
+        name = info.get("group_name") if isinstance(info, dict) else None  # pyright: ignore[reportUnknownMemberType]
+    if isinstance(name, str) and group_id is not None:
+        await runtime.core().console.name_chats({f"group:{group_id}": name})
