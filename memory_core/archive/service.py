@@ -27,6 +27,7 @@ from memory_core.storage.engine import Database
 from memory_core.types import Experience, NewExperience, Source
 
 from .attachments import AttachmentIngest
+from .drops import ArchiveHealth, health_lines
 from .fetcher import AttachmentFetcher, HttpxFetcher
 from .store import AttachmentStore
 from .writer import DrainReport, GroupCommitWriter
@@ -118,6 +119,22 @@ class ArchiveService:
         """Shutdown: write everything queued within `timeout_s`, then refuse new rows;
         what is left is reported by chat (the next start's backfill fetches it)."""
         return await self.writer.drain(timeout_s)
+
+    def health(self) -> ArchiveHealth:
+        """The writer now: queued rows, whether the store refuses them, drops so far."""
+        return self.writer.health()
+
+    async def status_lines(self, scope: str = "") -> dict[str, str]:
+        """`/status` lines of the archive (the same for every chat)."""
+        return health_lines(self.health())
+
+    def take_gaps(self) -> dict[str, datetime]:
+        """Chats where a row was dropped -> since when, for the backfill to fetch again
+        (forgotten once taken; `put_back_gap` keeps one whose backfill failed)."""
+        return self.writer.drops.take_gaps()
+
+    def put_back_gap(self, scope: str, since: datetime) -> None:
+        self.writer.drops.put_back(scope, since)
 
     async def wait_attachments(self) -> None:
         """Wait until every scheduled attachment fetch has stored or failed."""

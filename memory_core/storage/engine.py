@@ -17,7 +17,10 @@ rollback journal) is `StorageBusy` too, after the whole write was rolled back. E
 failure of SQLite is translated into the error tree (`failures.py`): a write the disk has
 no room for is rolled back and raised as `StorageFull`; `on_full` is told once when
 writes start failing so, `on_writable` once when one succeeds again (the core wires
-both to its alerts).
+both to its alerts). Likewise a server that cannot be reached (refused, reset, shutting
+down: `StorageUnavailable`, also for the socket errors asyncpg raises as they are):
+`on_down` is told once when a read or write first meets it, `on_up` once when one
+succeeds again.
 
 On PostgreSQL the same single-writer model holds across every process of the
 deployment: a write transaction's first statement takes one transaction-level
@@ -54,7 +57,7 @@ from sqlalchemy import event
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from memory_core.errors import StorageBusy, StorageClosed, StorageFull
+from memory_core.errors import StorageBusy, StorageClosed, StorageFull, StorageUnavailable
 
 from .failures import error_class, translating
 
@@ -79,6 +82,8 @@ class Database:
         busy_timeout_s: float = BUSY_TIMEOUT_S,
         on_full: Callable[[str], None] | None = None,
         on_writable: Callable[[], None] | None = None,
+        on_down: Callable[[str], None] | None = None,
+        on_up: Callable[[], None] | None = None,
     ) -> None:
         self.url = url
         self.busy_timeout_s = busy_timeout_s
@@ -106,6 +111,10 @@ class Database:
         self.on_writable = on_writable
         self.full = False
         """The last write failed for want of room."""
+        self.on_down = on_down
+        self.on_up = on_up
+        self.down = False
+        """The last read or write could not reach the server."""
 
     @property
     def sqlite_path(self) -> Path | None:
@@ -120,7 +129,7 @@ class Database:
     async def read(self) -> AsyncGenerator[AsyncConnection, None]:
         """A read transaction: one consistent snapshot for every statement in it."""
         self._check_open()
-        with self._in_use(), translating():
+        with self._reaching(), self._in_use(), translating():
             async with self.engine.connect() as conn:
                 if self.is_sqlite:
                     await conn.exec_driver_sql("BEGIN")
@@ -143,7 +152,7 @@ class Database:
             self._check_open()  # also when it closed while this write waited its turn
             begun = False
             try:
-                with self._in_use(), translating():
+                with self._reaching(), self._in_use(), translating():
                     async with self.engine.connect() as conn:
                         if self.is_sqlite:
                             await self._begin_immediate(conn)
@@ -170,6 +179,31 @@ class Database:
             self.full = False
             if self.on_writable is not None:
                 self.on_writable()
+
+    @contextlib.contextmanager
+    def _reaching(self) -> Generator[None]:
+        """Tell `on_down` / `on_up` when the server stops and starts answering."""
+        try:
+            yield
+        except StorageUnavailable as exc:
+            self._went_down(str(exc))
+            raise
+        except OSError as exc:  # asyncpg's socket errors, unwrapped by SQLAlchemy
+            if not self.is_postgres:
+                raise
+            error = StorageUnavailable(f"{type(exc).__name__}: {exc}")
+            self._went_down(str(error))
+            raise error from exc
+        if self.down:
+            self.down = False
+            if self.on_up is not None:
+                self.on_up()
+
+    def _went_down(self, detail: str) -> None:
+        if not self.down:
+            self.down = True
+            if self.on_down is not None:
+                self.on_down(detail)
 
     def _filled(self, error: StorageFull) -> StorageFull:
         detail = f"{error.args[0]}; nothing of this write was kept"
