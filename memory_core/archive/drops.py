@@ -46,14 +46,9 @@ class DropLog:
             self.gaps[drop.scope] = drop.received_at
 
     def take_gaps(self) -> dict[str, datetime]:
-        """The gaps to backfill (and forget them: a failed backfill puts one back)."""
+        """The gaps to backfill, forgotten once taken."""
         gaps, self.gaps = self.gaps, {}
         return gaps
-
-    def put_back(self, scope: str, since: datetime) -> None:
-        known = self.gaps.get(scope)
-        if known is None or since < known:
-            self.gaps[scope] = since
 
 
 @dataclass(frozen=True, slots=True)

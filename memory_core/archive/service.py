@@ -130,11 +130,8 @@ class ArchiveService:
 
     def take_gaps(self) -> dict[str, datetime]:
         """Chats where a row was dropped -> since when, for the backfill to fetch again
-        (forgotten once taken; `put_back_gap` keeps one whose backfill failed)."""
+        once (a row refused again is not fetched again and again)."""
         return self.writer.drops.take_gaps()
-
-    def put_back_gap(self, scope: str, since: datetime) -> None:
-        self.writer.drops.put_back(scope, since)
 
     async def wait_attachments(self) -> None:
         """Wait until every scheduled attachment fetch has stored or failed."""

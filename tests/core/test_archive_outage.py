@@ -59,7 +59,7 @@ def writer_for(store: FlakyStore, **kw: int) -> GroupCommitWriter:
 
 async def until(predicate: object, timeout_s: float = 5.0) -> None:
     async def wait() -> None:
-        while not predicate():  # type: ignore[operator]
+        while not predicate():  # type: ignore[operator]  # noqa: ASYNC110
             await asyncio.sleep(0.001)
 
     await asyncio.wait_for(wait(), timeout_s)

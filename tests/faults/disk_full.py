@@ -76,7 +76,7 @@ async def fill_and_heal(data_dir: Path) -> FullReport:
         cap["pages"] = pages + 3  # the disk fills up
         for i in range(5, 5 + OFFERED):
             await core.archive.enqueue(message(i))
-        while writer.held_s is None or writer.depth < OFFERED - 3:
+        while writer.held_s is None or writer.depth < OFFERED - 3:  # noqa: ASYNC110
             await asyncio.sleep(0.01)  # the pages left took a few; the rest wait
         held = writer.depth
         first_error = writer.last_error
