@@ -119,6 +119,7 @@ class ConsolidationService:
     ) -> None:
         self.live = settings
         self.clock = clock
+        self.db = db
         self.repo = ConsolidationRepo(db)
         self.usage = usage or UsageRepo(db)
         self.archive = archive
@@ -221,6 +222,11 @@ class ConsolidationService:
         """One scheduler pass: check every chat's lag, start every batch that may start
         now; returns the seconds until the next pass is needed (a wake comes sooner)."""
         tick = float(self.settings.consolidation_tick_s)
+        if self.db.full or self.db.down:
+            # The store's own alert said so; a batch now would only fail (and its
+            # streak alert again). The first write that succeeds clears the flag.
+            self._skip("the database is full or unreachable: waiting for it")
+            return tick
         llm = self._llm
         now = self.clock.now()
         pendings = await self.repo.pending()

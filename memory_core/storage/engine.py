@@ -205,6 +205,11 @@ class Database:
             if self.on_down is not None:
                 self.on_down(detail)
 
+    def mark_full(self, detail: str) -> None:
+        """Another writer to the store's disk found it full (a backup's ENOSPC): the
+        same state and alert as a write refused for want of room, cleared the same way."""
+        self._filled(StorageFull(detail))
+
     def _filled(self, error: StorageFull) -> StorageFull:
         detail = f"{error.args[0]}; nothing of this write was kept"
         if not self.full:
