@@ -165,6 +165,7 @@ class ConsoleService:
             chart=(await self._activity())[1],
             online=online,
             backend=await self.backend() if self.backend is not None else None,
+            archive=self.archive.health(),
         )
 
     # --- memories --------------------------------------------------------------------
