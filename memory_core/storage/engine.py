@@ -47,6 +47,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import shutil
 import time
 from collections.abc import AsyncGenerator, Callable, Collection, Generator
 from contextlib import asynccontextmanager
@@ -65,6 +66,8 @@ BUSY_TIMEOUT_S = 30.0
 YIELD_MAX_S = 2.0
 """Longest a writer waits for another process's waiting writer before it begins."""
 YIELD_POLL_S = 0.01
+ROOM_BYTES = 8 << 20
+"""Free bytes on a full SQLite disk's file system before it counts as writable again."""
 DRAIN_S = 5.0
 """Longest `dispose` waits for the reads and writes under way."""
 WRITE_LOCK = 0x79756A69  # "yuji": the key of the deployment's one writer turn
@@ -175,7 +178,7 @@ class Database:
                     f"{self.busy_timeout_s:g} s (YUJI_DB_BUSY_TIMEOUT_S) in the middle of "
                     "this write; nothing of it was kept, try again"
                 ) from busy
-        if self.full:
+        if self.full and self._has_room():
             self.full = False
             if self.on_writable is not None:
                 self.on_writable()
@@ -204,6 +207,18 @@ class Database:
             self.down = True
             if self.on_down is not None:
                 self.on_down(detail)
+
+    def _has_room(self) -> bool:
+        """Room on the SQLite file's disk for more than the next small write: SQLite
+        reuses its WAL's pages, so a write may pass on a disk that is still full, and
+        "writable again" should not be said (and alerted) until there is room."""
+        path = self.sqlite_path
+        if path is None:
+            return True
+        try:
+            return shutil.disk_usage(path.parent).free >= ROOM_BYTES
+        except OSError:
+            return True
 
     def mark_full(self, detail: str) -> None:
         """Another writer to the store's disk found it full (a backup's ENOSPC): the

@@ -14,16 +14,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
+import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from benchmarks.faults.ingest_scenarios import ArchiveWatch
 from tests.e2e.harness import BotProcess, OnebotPeer, query
-from tests.e2e.test_consolidation_e2e import consolidating_model
-from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.telegram_server import FakeTelegramServer
 
 GROUP = 9200
@@ -54,6 +56,17 @@ class DiskFullFigures:
     def alert_count(self, key: str, recovered: bool) -> int:
         mark = "恢复" if recovered else "告警"
         return sum(f"[{key}]" in a and mark in a.split("\n", 1)[0] for a in self.alerts)
+
+
+def acknowledging_model(body: dict[str, Any]) -> Reply | None:
+    """Acknowledges every consolidation batch, of one line or forty, writing nothing."""
+    messages = body.get("messages", [])
+    user = str(messages[1].get("content") or "") if len(messages) > 1 else ""
+    match = re.search(r"token：(\S+)", user)
+    if not body.get("tools") or match is None or any(m.get("role") == "tool" for m in messages):
+        return Reply.text("嗯嗯")
+    summary = {"token": match.group(1), "outcome": "nothing", "summary": "闲聊"}
+    return Reply.tools(("acknowledge", summary))
 
 
 def can_mount() -> bool:
@@ -130,7 +143,7 @@ async def disk_full(
     """`backups`: also wait for a scheduled backup after space returned (a minute)."""
     telegram = FakeTelegramServer().start()
     model = FakeOpenAIServer().start()
-    model.handler = consolidating_model
+    model.handler = acknowledging_model
     env = {
         **telegram.env(),
         **model.env(api_key="sk-e2e"),
@@ -150,6 +163,9 @@ async def disk_full(
                 await send(peer, 0, batch, rate)
                 await _wait(lambda: _count(watch) >= batch, settle_s)
                 filler = bot.data_dir / "filler"
+                # An empty WAL first, so the next write needs new blocks (SQLite reuses a
+                # WAL's pages, and a write that fits in them passes on a full disk).
+                await asyncio.to_thread(_truncate_wal, bot.database)
                 await asyncio.to_thread(fill, filler)
                 full_at = time.monotonic()
                 await send(peer, batch, batch, rate)
@@ -190,6 +206,11 @@ async def disk_full(
         backups_after=backups_after,
         logs=bot.log_text(),
     )
+
+
+def _truncate_wal(database: Path) -> None:
+    with contextlib.closing(sqlite3.connect(database, timeout=30)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
 
 
 def _count(watch: ArchiveWatch) -> int:
