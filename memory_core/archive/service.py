@@ -125,8 +125,12 @@ class ArchiveService:
         return self.writer.health()
 
     async def status_lines(self, scope: str = "") -> dict[str, str]:
-        """`/status` lines of the archive (the same for every chat)."""
-        return health_lines(self.health())
+        """`/status` lines of the archive (the same for every chat); none from a process
+        that never archived (`yuji status`: the counts are the bot process's own)."""
+        health = self.health()
+        if self.writer.batches == 0 and not health.dropped and health.held_s is None:
+            return {}
+        return health_lines(health)
 
     def take_gaps(self) -> dict[str, datetime]:
         """Chats where a row was dropped -> since when, for the backfill to fetch again

@@ -8,10 +8,12 @@ import asyncio
 import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 from sqlalchemy.exc import DataError, OperationalError
 
+from memory_core import Settings, Yuji
 from memory_core.archive.drops import ArchiveHealth, health_lines
 from memory_core.archive.writer import GroupCommitWriter
 from memory_core.errors import (
@@ -224,3 +226,16 @@ def test_status_says_when_the_store_holds_rows() -> None:
     assert lines["归档"].startswith("数据库暂时写不进（已 12 秒")
     assert "120 条消息在队列里等着重试" in lines["归档"]
     assert lines["归档丢弃"] == "本次启动以来没有丢弃过消息"
+
+
+async def test_status_lines_come_from_a_process_that_archives(tmp_path: Path) -> None:
+    core = await Yuji.open(Settings(data_dir=tmp_path / "data", vector_mode="off"))
+    try:
+        assert await core.archive.status_lines() == {}  # `yuji status`: not its to say
+        await core.archive.append(exp(fp="one"))
+        lines = await core.archive.status_lines()
+        assert lines["归档"] == "正常，队列 0 条"
+        assert lines["归档丢弃"] == "本次启动以来没有丢弃过消息"
+        assert "归档丢弃" in (await core.chat_status.scope_status("group:1")).extra
+    finally:
+        await core.close()
