@@ -7,6 +7,7 @@
     │   │   └── AppendOnlyViolation    UPDATE/DELETE of archived content (a trigger)
     │   ├── StorageBusy            another process held the write lock past the bound
     │   ├── StorageFull            the disk (or the database's page limit) is full
+    │   ├── StorageUnavailable     the server cannot be reached: refused, reset, shutting down
     │   ├── ArchiveClosed          the archive writer stopped (shutdown) before the row
     │   └── StorageClosed          the database was closed (shutdown) before this work
     ├── NotFound               an id that does not exist *in this scope*
@@ -63,6 +64,15 @@ class StorageBusy(StorageError):
 class StorageFull(StorageError):
     def __str__(self) -> str:
         return f"database full: {super().__str__()}"
+
+
+class StorageUnavailable(StorageError):
+    """The database server cannot be reached now (connection refused or reset, the
+    server shutting down or starting up, too many connections): the work may be tried
+    again once it is back."""
+
+    def __str__(self) -> str:
+        return f"database unreachable: {super().__str__()}"
 
 
 class ArchiveClosed(StorageError):

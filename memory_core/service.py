@@ -30,6 +30,7 @@ from .ops.alerts import AlertGate, AlertSink
 from .ops.backend import Backend
 from .ops.backend import describe as describe_backend
 from .ops.capacity import StorageFullAlerts
+from .ops.outage import OutageAlerts
 from .ops.service import OpsService
 from .ops.store_check import check_store
 from .ops.telegram import make_alert_sink
@@ -155,6 +156,8 @@ class Yuji:
         # the database, and the database tells the gate when it is full.
         storage_alerts = StorageFullAlerts(alerts)
         db.on_full, db.on_writable = storage_alerts.full, storage_alerts.writable
+        outage_alerts = OutageAlerts(alerts)
+        db.on_down, db.on_up = outage_alerts.down, outage_alerts.up
         ops = OpsService(db, settings, clock, alerts)
         vector_place = await place_for(db, settings.vectors_dir, clock)
         vectors = (
@@ -230,6 +233,7 @@ class Yuji:
             consolidation,
             chat_state,
             extras=(
+                archive.status_lines,
                 consolidation.status_lines,
                 nightly.status_lines,
                 ops.status_lines,
@@ -238,6 +242,7 @@ class Yuji:
             ),
         )
         deployment = Deployment(db, clock, alerts)
+        outage_alerts.speaks = deployment.leader.speaks_for_deployment
         chat = ChatService(
             settings=live,
             clock=clock,

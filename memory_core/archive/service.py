@@ -27,6 +27,7 @@ from memory_core.storage.engine import Database
 from memory_core.types import Experience, NewExperience, Source
 
 from .attachments import AttachmentIngest
+from .drops import ArchiveHealth, health_lines
 from .fetcher import AttachmentFetcher, HttpxFetcher
 from .store import AttachmentStore
 from .writer import DrainReport, GroupCommitWriter
@@ -118,6 +119,23 @@ class ArchiveService:
         """Shutdown: write everything queued within `timeout_s`, then refuse new rows;
         what is left is reported by chat (the next start's backfill fetches it)."""
         return await self.writer.drain(timeout_s)
+
+    def health(self) -> ArchiveHealth:
+        """The writer now: queued rows, whether the store refuses them, drops so far."""
+        return self.writer.health()
+
+    async def status_lines(self, scope: str = "") -> dict[str, str]:
+        """`/status` lines of the archive (the same for every chat); none from a process
+        that never archived (`yuji status`: the counts are the bot process's own)."""
+        health = self.health()
+        if self.writer.batches == 0 and not health.dropped and health.held_s is None:
+            return {}
+        return health_lines(health)
+
+    def take_gaps(self) -> dict[str, datetime]:
+        """Chats where a row was dropped -> since when, for the backfill to fetch again
+        once (a row refused again is not fetched again and again)."""
+        return self.writer.drops.take_gaps()
 
     async def wait_attachments(self) -> None:
         """Wait until every scheduled attachment fetch has stored or failed."""

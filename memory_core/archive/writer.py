@@ -2,9 +2,16 @@
 
 Callers enqueue and await their own future; one writer task drains the queue, up to
 `max_batch` rows per transaction. While a transaction is open the next burst gathers,
-so the commit rate adapts to the load instead of paying one fsync per message. A
-batch the database refuses is retried row by row, so one bad row fails alone and
-never loses the rest.
+so the commit rate adapts to the load instead of paying one fsync per message.
+
+A refused batch is classified (`storage.failures.write_failure`). When the store
+failed (unreachable, busy, full, I/O), the batch goes back to the head of the queue,
+in order, and is tried again with a growing pause (`RETRY_FIRST_S` to `RETRY_MAX_S`)
+until the store takes it: nothing is dropped for an outage or a full disk, and the
+messages arriving meanwhile queue behind it. When the rows may be at fault, the
+batch is retried row by row, so a bad row fails alone: it is dropped (counted in
+`drops`, its chat's gap kept for the backfill), the rest written. A row failing for
+a reason that cannot be told is tried `UNKNOWN_TRIES` times before it is dropped.
 
 The queue is bounded (`capacity`): `put` waits for room, which is the backpressure
 the live ingest passes on to the client (it stops reading the socket), so memory
@@ -27,12 +34,21 @@ from datetime import datetime
 from memory_core.errors import ArchiveClosed
 from memory_core.log_throttle import LogThrottle, repeats
 from memory_core.storage import Appended
+from memory_core.storage.failures import WriteFailure, write_failure
 from memory_core.types import NewExperience
+
+from .drops import ArchiveHealth, Drop, DropLog
 
 log = logging.getLogger("yuji.archive")
 
 FULL_REPORT_S = 60.0
 """A full queue is reported at most once per this many seconds, with counts."""
+
+RETRY_FIRST_S = 0.1
+RETRY_MAX_S = 2.0
+"""The pause between tries of a batch the store refused grows from the first to this."""
+UNKNOWN_TRIES = 3
+"""Tries of a row refused for a reason `write_failure` cannot tell before it is dropped."""
 
 InsertMany = Callable[[Sequence[NewExperience], Sequence[datetime]], Awaitable[list[Appended]]]
 
@@ -42,6 +58,7 @@ class _Pending:
     exp: NewExperience
     received_at: datetime
     future: asyncio.Future[Appended]
+    tries: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +81,24 @@ class GroupCommitWriter:
         max_batch: int = 500,
         capacity: int = 10_000,
         clock: Callable[[], float] = time.monotonic,
+        classify: Callable[[BaseException], WriteFailure] = write_failure,
+        retry_first_s: float = RETRY_FIRST_S,
+        retry_max_s: float = RETRY_MAX_S,
     ) -> None:
         self._insert_many = insert_many
+        self._classify = classify
+        self._clock = clock
+        self._retry_first_s = retry_first_s
+        self._retry_max_s = max(retry_first_s, retry_max_s)
+        self._delay = retry_first_s
+        self._held_since: float | None = None
+        self._held_log = LogThrottle(FULL_REPORT_S, clock=clock)
+        self.last_error = ""
+        """The store's last refusal (while it refuses)."""
+        self.outages = 0
+        """Times the store started refusing writes (each healed by itself or pending)."""
+        self.drops = DropLog()
+        """Rows given up on: a reason retrying cannot cure (see the module docstring)."""
         self._max_batch = max(1, max_batch)
         self.capacity = max(self._max_batch, capacity)
         self._queue: deque[_Pending] = deque()
@@ -90,6 +123,22 @@ class GroupCommitWriter:
     def depth(self) -> int:
         """Messages queued and not yet committed (the batch in flight excluded)."""
         return len(self._queue)
+
+    @property
+    def held_s(self) -> float | None:
+        """How long the store has refused this writer's batches (None: it takes them)."""
+        return None if self._held_since is None else self._clock() - self._held_since
+
+    def health(self) -> ArchiveHealth:
+        return ArchiveHealth(
+            queued=len(self._queue),
+            capacity=self.capacity,
+            held_s=self.held_s,
+            last_error=self.last_error,
+            outages=self.outages,
+            dropped=self.drops.total,
+            dropped_by_reason=tuple(sorted(self.drops.by_reason.items())),
+        )
 
     async def put(self, exp: NewExperience, received_at: datetime) -> asyncio.Future[Appended]:
         """Queue one row, waiting while the queue is full; the future settles on commit."""
@@ -175,10 +224,12 @@ class GroupCommitWriter:
                 await self._wakeup.wait()
                 continue
             batch = [self._queue.popleft() for _ in range(min(self._max_batch, len(self._queue)))]
-            if len(self._queue) < self.capacity:
+            # While the store refuses, the batch in flight still counts against the
+            # bound: it comes back to the queue if refused again.
+            if self._held_since is None and len(self._queue) < self.capacity:
                 self._room.set()
             try:
-                await self._write(batch)
+                held, error = await self._write(batch)
             except asyncio.CancelledError:
                 # Cancelled mid-transaction (shutdown): the rows go back to the head of
                 # the queue for the next writer task (dedup makes a replay harmless),
@@ -189,21 +240,40 @@ class GroupCommitWriter:
             except Exception as exc:  # a bug past the insert: fail the callers, never hang them
                 log.exception("archive writer failed on a batch of %d", len(batch))
                 for pending in batch:
-                    _settle_error(pending, exc)
+                    if not pending.future.done():
+                        self._refused(pending, exc, "row")
+                continue
+            if error is None:
+                self._healed()
+                if len(self._queue) < self.capacity:
+                    self._room.set()
+                continue
+            # The store refused: the rows wait at the head of the queue, in order.
+            self._queue.extendleft(reversed(held))
+            try:
+                await self._pause(error)
+            except asyncio.CancelledError:
+                self._idle.set()
+                raise
 
-    async def _write(self, batch: list[_Pending]) -> None:
+    async def _write(self, batch: list[_Pending]) -> tuple[list[_Pending], BaseException | None]:
+        """Write `batch`; the rows to try again (in order) and why, or ([], None)."""
         try:
             results = await self._insert_many(
                 [p.exp for p in batch], [p.received_at for p in batch]
             )
         except Exception as exc:
+            kind = self._classify(exc)
+            if kind == "transient":
+                return batch, exc
             if len(batch) == 1:
-                _settle_error(batch[0], exc)
-                return
+                return self._refused(batch[0], exc, kind)
             log.warning("archive batch of %d refused (%s); retrying row by row", len(batch), exc)
-            for pending in batch:
-                await self._write([pending])
-            return
+            for i, pending in enumerate(batch):
+                held, error = await self._write([pending])
+                if error is not None:  # the store itself failed: keep this row and the rest
+                    return [*held, *batch[i + 1 :]], error
+            return [], None
         self.batches += 1
         self.written += len(batch)
         for listener in self.on_commit:
@@ -214,6 +284,58 @@ class GroupCommitWriter:
         for pending, result in zip(batch, results, strict=True):
             if not pending.future.done():
                 pending.future.set_result(result)
+        return [], None
+
+    def _refused(
+        self, pending: _Pending, exc: Exception, kind: WriteFailure
+    ) -> tuple[list[_Pending], BaseException | None]:
+        pending.tries += 1
+        if kind == "unknown" and pending.tries < UNKNOWN_TRIES:
+            return [pending], exc
+        exp = pending.exp
+        self.drops.add(
+            Drop(exp.scope, exp.fingerprint, pending.received_at, type(exc).__name__, str(exc))
+        )
+        _settle_error(pending, exc)
+        return [], None
+
+    async def _pause(self, error: BaseException) -> None:
+        self.last_error = f"{type(error).__name__}: {error}"
+        if self._held_since is None:
+            self._held_since = self._clock()
+            self._delay = self._retry_first_s
+            self.outages += 1
+            log.warning(
+                "archive: the store refused a write (%s); %d messages wait in the queue "
+                "and are retried until it takes them",
+                self.last_error,
+                len(self._queue),
+            )
+        else:
+            held = self._held_log.allow("held")
+            if held is not None:
+                log.warning(
+                    "archive: the store still refuses writes after %.0f s (%s); %d messages wait%s",
+                    self.held_s or 0.0,
+                    self.last_error,
+                    len(self._queue),
+                    repeats(held),
+                )
+        await asyncio.sleep(self._delay)
+        self._delay = min(self._delay * 2, self._retry_max_s)
+
+    def _healed(self) -> None:
+        if self._held_since is None:
+            return
+        log.warning(
+            "archive: the store takes writes again after %.1f s; %d messages still queued "
+            "are being written",
+            self.held_s or 0.0,
+            len(self._queue),
+        )
+        self._held_since = None
+        self.last_error = ""
+        self._delay = self._retry_first_s
 
 
 _REFUSED_LOG = LogThrottle(FULL_REPORT_S)
@@ -223,7 +345,7 @@ def _settle_error(pending: _Pending, exc: Exception) -> None:
     held = _REFUSED_LOG.allow(type(exc).__name__)
     if held is not None:
         log.error(
-            "archive refused %s/%s: %s%s",
+            "archive dropped %s/%s (the database refuses the row itself; counted in /status): %s%s",
             pending.exp.scope,
             pending.exp.fingerprint,
             exc,

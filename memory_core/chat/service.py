@@ -18,9 +18,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
+from zoneinfo import ZoneInfo
 
 from memory_core.clock import Clock
-from memory_core.errors import LLMError, LLMToolsUnsupported
+from memory_core.errors import LLMError, LLMToolsUnsupported, StorageError
 from memory_core.llm.base import ChatMessage, LLMClient
 from memory_core.llm.wire import strip_think
 from memory_core.prompts.budget import estimate_tokens
@@ -34,12 +35,13 @@ from memory_core.prompts.chat import (
 )
 from memory_core.recall.quotes import QUOTES as MAX_QUOTED
 from memory_core.settings import LiveSettings, Settings
-from memory_core.storage import ChatRepo, InjectedBlock, InjectedItem, InjectedQuote
+from memory_core.storage import ChatRepo, ChatState, InjectedBlock, InjectedItem, InjectedQuote
 from memory_core.types import Experience, Quoted, Recalled, group_scope
 
 from .backfill import BackfillReport, CallApi, ParseMessage, backfill_group
 from .citations import strip_citations
 from .context import ContextView, gather_context
+from .degraded import or_default, without_memories
 from .guard import OutOfCharacterGuard
 from .memory_tool import MemoryTool
 from .persona import load_persona
@@ -162,9 +164,14 @@ class ChatService:
         if wake_reason(signals, self.settings.nicknames) is None:
             return ReplyOutcome(kind="silent")  # most messages: no read of the chat's state
         deployment = self.deployment
-        if deployment is not None and await deployment.is_ours(incoming.sender_id):
+        scope = incoming.scope
+        if deployment is not None and await or_default(
+            deployment.is_ours(incoming.sender_id), False, "checking our accounts", scope
+        ):
             return ReplyOutcome(kind="silent")  # another of our accounts: bots never chat
-        state = await self.repo.state(incoming.scope)
+        state = await or_default(
+            self.repo.state(scope), ChatState(scope=scope), "reading mute state", scope
+        )
         decision = decide_wake(
             signals, nicknames=self.settings.nicknames, muted_until=state.muted_until, now=now
         )
@@ -176,7 +183,7 @@ class ChatService:
             and not await self._answers_nickname(deployment, incoming)
         ):
             return ReplyOutcome(kind="answered_elsewhere", reason=decision.reason)
-        await self.repo.touch(incoming.scope, now, wake_at=now)
+        await or_default(self.repo.touch(scope, now, wake_at=now), None, "noting the wake", scope)
         if self.llm is None:
             if not self._warned_no_model:
                 log.warning("yuji: woken but no LLM is configured; not replying")
@@ -193,8 +200,17 @@ class ChatService:
         for mentioned in incoming.mentioned_ids:
             if mentioned != incoming.self_id and await deployment.is_ours(mentioned):
                 return False
-        return await deployment.claim(
-            incoming.scope, incoming.sender_id, incoming.sent_at, incoming.text, incoming.self_id
+        return await or_default(
+            deployment.claim(
+                incoming.scope,
+                incoming.sender_id,
+                incoming.sent_at,
+                incoming.text,
+                incoming.self_id,
+            ),
+            True,
+            "claiming the wake",
+            incoming.scope,
         )
 
     async def backfill(
@@ -250,29 +266,34 @@ class ChatService:
         prompt: ChatPrompt | None = None
         tool: MemoryTool | None = None
         try:
-            trigger = await self.archive.by_fingerprint(incoming.scope, incoming.fingerprint)
-            recalled, quoted = await recall_turn(
-                self.recall,
-                incoming.scope,
-                incoming.text,
-                now=now,
-                limit=self.settings.recall_limit,
-                before_id=trigger.id if trigger is not None else None,
-            )
-            view = await gather_context(
-                incoming.scope,
-                now=now,
-                recalled=recalled,
-                trigger_id=trigger.id if trigger is not None else None,
-                trigger_fingerprint=incoming.fingerprint,
-                settings=self.settings,
-                archive=self.archive,
-                context=self.context,
-                blocks=self.blocks,
-                describe=self.describe,
-            )
+            try:
+                trigger = await self.archive.by_fingerprint(incoming.scope, incoming.fingerprint)
+                recalled, quoted = await recall_turn(
+                    self.recall,
+                    incoming.scope,
+                    incoming.text,
+                    now=now,
+                    limit=self.settings.recall_limit,
+                    before_id=trigger.id if trigger is not None else None,
+                )
+                view = await gather_context(
+                    incoming.scope,
+                    now=now,
+                    recalled=recalled,
+                    trigger_id=trigger.id if trigger is not None else None,
+                    trigger_fingerprint=incoming.fingerprint,
+                    settings=self.settings,
+                    archive=self.archive,
+                    context=self.context,
+                    blocks=self.blocks,
+                    describe=self.describe,
+                )
+                tool = self._memory_tool(incoming, view, now)
+            except StorageError as exc:  # the store is away: answer without it
+                without_memories(incoming.scope, exc)
+                trigger, recalled, quoted, tool = None, (), (), None
+                view = ContextView(zone=ZoneInfo(self.settings.timezone))
             prompt = build_chat_prompt(self._prompt_input(incoming, view, recalled, quoted, now))
-            tool = self._memory_tool(incoming, view, now)
             kind, text = await self._generate(llm, prompt.messages, incoming.scope, tool)
         except LLMError as exc:
             log.warning("yuji: model unavailable for %s: %s", incoming.scope, exc)
@@ -289,28 +310,36 @@ class ChatService:
         # Recorded before sending, so a `/why` right after the reply already sees it.
         injection_id = None
         if prompt is not None:
-            injection_id = await self.repo.add_injection(
+            injection_id = await or_default(
+                self.repo.add_injection(
+                    incoming.scope,
+                    trigger_experience_id=trigger.id if trigger is not None else None,
+                    reply_fingerprint=None,
+                    query=incoming.text,
+                    items=_items(recalled, injected, used),
+                    quotes=[
+                        InjectedQuote(q.message.id, q.score, q.band)
+                        for q in quoted
+                        if q.message.id in prompt.quote_ids
+                    ],
+                    now=now,
+                    blocks=[InjectedBlock(n, estimate_tokens(t), t) for n, t in prompt.blocks],
+                ),
+                None,
+                "recording the injection",
                 incoming.scope,
-                trigger_experience_id=trigger.id if trigger is not None else None,
-                reply_fingerprint=None,
-                query=incoming.text,
-                items=_items(recalled, injected, used),
-                quotes=[
-                    InjectedQuote(q.message.id, q.score, q.band)
-                    for q in quoted
-                    if q.message.id in prompt.quote_ids
-                ],
-                now=now,
-                blocks=[InjectedBlock(n, estimate_tokens(t), t) for n, t in prompt.blocks],
             )
         sent_ids = await self._send_all(parts, send, incoming.scope)
+        scope = incoming.scope
         if injection_id is not None and sent_ids and sent_ids[0]:
-            await self.repo.set_reply_fingerprint(injection_id, sent_ids[0])
+            fingerprint = self.repo.set_reply_fingerprint(injection_id, sent_ids[0])
+            await or_default(fingerprint, None, "noting the reply", scope)
         if used and sent_ids:
-            await self.memories.credit(incoming.scope, used, now)
+            await or_default(self.memories.credit(scope, used, now), None, "crediting", scope)
         if sent_ids:
             sent_at = self.clock.now()
-            await self.repo.touch(incoming.scope, sent_at, reply_at=sent_at)
+            touched = self.repo.touch(scope, sent_at, reply_at=sent_at)
+            await or_default(touched, None, "noting the reply", scope)
         return ReplyOutcome(
             kind=kind,
             reason=reason,

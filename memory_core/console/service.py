@@ -171,6 +171,7 @@ class ConsoleService:
             online=online,
             backend=await self.backend() if self.backend is not None else None,
             halted=self.consolidation.halted,
+            archive=self.archive.health(),
         )
 
     async def name_chats(self, names: Mapping[str, str]) -> int:

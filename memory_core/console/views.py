@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from memory_core.archive.drops import ArchiveHealth
 from memory_core.nightly.types import LastRun
 from memory_core.ops.alerts import AlertRecord
 from memory_core.ops.backend import Backend
@@ -62,6 +63,8 @@ class Overview:
     """Which database and vector store run."""
     halted: str | None = None
     """Why consolidation starts no batch (no model, no tool calling): the backlog stays."""
+    archive: ArchiveHealth | None = None
+    """The archive writer: queued, held while the store refuses, dropped since start."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,7 @@ from zoneinfo import ZoneInfo
 
 from memory_core.archive.service import ArchiveService
 from memory_core.clock import Clock
-from memory_core.errors import LLMUnavailable
+from memory_core.errors import ConstraintViolation, LLMUnavailable, StorageError
 from memory_core.llm.base import LLMClient
 from memory_core.ops.alerts import AlertSink, LogAlertSink
 from memory_core.prompts.consolidation import Line, clip, quotes_bot_text
@@ -119,6 +119,7 @@ class ConsolidationService:
     ) -> None:
         self.live = settings
         self.clock = clock
+        self.db = db
         self.repo = ConsolidationRepo(db)
         self.usage = usage or UsageRepo(db)
         self.archive = archive
@@ -139,6 +140,8 @@ class ConsolidationService:
         self._batches: dict[str, asyncio.Task[BatchReport]] = {}
         """The scheduler's batch in flight per chat."""
         self._retry_at: dict[str, datetime] = {}
+        self._unsettled: dict[int, str] = {}
+        """Batch id -> why: batches the database failed under, to be marked failed."""
         self._lagging: set[str] = set()
         self._loop: asyncio.Task[None] | None = None
         self._closed = False
@@ -233,6 +236,11 @@ class ConsolidationService:
         """One scheduler pass: check every chat's lag, start every batch that may start
         now; returns the seconds until the next pass is needed (a wake comes sooner)."""
         tick = float(self.settings.consolidation_tick_s)
+        if self.db.full or self.db.down or not await self._settle():
+            # The store's own alert said so; a batch now would only fail (and its
+            # streak alert again). The first write that succeeds clears the flag.
+            self._skip("the database is full or unreachable: waiting for it")
+            return tick
         llm = self._llm
         now = self.clock.now()
         pendings = await self.repo.pending()
@@ -312,6 +320,37 @@ class ConsolidationService:
         return await self._execute(llm, batch, experiences)
 
     async def _execute(
+        self, llm: LLMClient, batch: Batch, experiences: Sequence[Experience]
+    ) -> BatchReport:
+        """`_run_batch`; a batch the database failed under (an outage, a full disk)
+        could not even be marked failed: it is, at the first pass the database takes
+        writes again, and its messages are delivered again from `acked`."""
+        try:
+            return await self._run_batch(llm, batch, experiences)
+        except StorageError as exc:
+            if isinstance(exc, ConstraintViolation):
+                raise
+            self._unsettled[batch.id] = f"the database failed during the batch: {exc}"
+            log.warning(
+                "consolidation: batch %d (%s) stopped, the database failed (%s); it is "
+                "failed and redone once the database takes writes again",
+                batch.id,
+                batch.scope,
+                exc,
+            )
+            raise
+
+    async def _settle(self) -> bool:
+        """Fail the batches the database failed under; False while it still refuses."""
+        for batch_id, error in list(self._unsettled.items()):
+            try:
+                await self.repo.fail(batch_id, error, self.clock.now())
+            except StorageError:
+                return False
+            del self._unsettled[batch_id]
+        return True
+
+    async def _run_batch(
         self, llm: LLMClient, batch: Batch, experiences: Sequence[Experience]
     ) -> BatchReport:
         """Run one latched batch to its end (done or failed) and account for it."""

@@ -10,7 +10,14 @@ again from `acked`); losing it (the lock's connection died) runs `on_lose`, whic
 stops the leader-only loops before another process can take over.
 
 On PostgreSQL a leader that takes over from a process that did not stop cleanly
-(its row is still in `leadership`) sends one alert; the others never do.
+(its row is still in `leadership`) sends one alert; the others never do. A takeover
+right after the server itself was away (this process could not reach it within
+`OUTAGE_QUIET_S`) sends none: every process lost the lock with the server, and the
+outage's own alert (ops/outage.py) already told the operator.
+
+The server is the only judge of who leads, so a dead connection can never leave two
+leaders: the lock goes with the session, and a process leads only while its own
+check of that session answers.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 from memory_core.clock import Clock
@@ -30,6 +38,8 @@ log = logging.getLogger("yuji.leader")
 STEP_S = 3.0
 """How often a follower tries the lock and the leader checks its connection."""
 TAKEOVER_ALERT_KEY = "leader-takeover"
+OUTAGE_QUIET_S = 300.0
+"""A takeover this soon after this process could not reach the server is no news."""
 
 Hook = Callable[[], Awaitable[None]]
 
@@ -66,6 +76,10 @@ class Leadership:
         self.is_leader = False
         self.term = 0
         """Counts the times this process gained leadership (a new term reconciles again)."""
+        self.led_last = False
+        """This process led when last it could tell (kept while the server is away):
+        the one that speaks for the deployment about an outage."""
+        self._unreachable_at: float | None = None
         self.on_gain: list[Hook] = []
         self.on_lose: list[Hook] = []
         self._task: asyncio.Task[None] | None = None
@@ -76,7 +90,12 @@ class Leadership:
         """Take or keep the lock once; whether this process leads now."""
         async with self._step_lock:
             held = await self._lock.hold()
+            if not self._lock.reachable:
+                self._unreachable_at = time.monotonic()
+            elif not held:
+                self.led_last = False  # the server answers: another process leads
             if held and not self.is_leader:
+                self.led_last = True
                 self.is_leader = True
                 self.term += 1
                 await self._gained()
@@ -86,6 +105,10 @@ class Leadership:
                 await self._run(self.on_lose)
             return self.is_leader
 
+    def speaks_for_deployment(self) -> bool:
+        """Whether this process's alerts about the shared store go out (see ops/outage.py)."""
+        return not self.shared or self.is_leader or self.led_last
+
     async def _gained(self) -> None:
         if self.shared:
             try:
@@ -93,7 +116,17 @@ class Leadership:
             except Exception:  # leading matters more than the record of it
                 log.exception("the leadership row could not be written")
                 previous = None
-            if previous is not None:
+            after_outage = (
+                self._unreachable_at is not None
+                and time.monotonic() - self._unreachable_at < OUTAGE_QUIET_S
+            )
+            if previous is not None and after_outage:
+                log.warning(
+                    "leadership taken over from %s after the database was away "
+                    "(no alert: the outage's own alert covers it)",
+                    describe(previous),
+                )
+            elif previous is not None:
                 self._alerts.fire(
                     TAKEOVER_ALERT_KEY,
                     f"bot process {describe(previous)} stopped leading without a clean stop "

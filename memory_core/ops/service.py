@@ -11,6 +11,7 @@ next success sends the recovery.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -125,7 +126,11 @@ class OpsService:
                     )
             except Exception as exc:  # disk full writing the manifest, and the like
                 log.exception("backup failed unexpectedly")
-                self.alerts.fire(BACKUP_ALERT_KEY, f"备份出错：{type(exc).__name__}: {exc}")
+                if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+                    # The disk is full: the storage-full alert, once, not a backup one.
+                    self.db.mark_full(f"{type(exc).__name__}: {exc}")
+                else:
+                    self.alerts.fire(BACKUP_ALERT_KEY, f"备份出错：{type(exc).__name__}: {exc}")
                 raise
         self._report(manifest, mirrored)
         return manifest
@@ -144,6 +149,11 @@ class OpsService:
     async def backup_if_due(self) -> BackupManifest | None:
         """The scheduled entry: back up when the interval has passed since the last try."""
         if self.db.sqlite_path is None and not self.db.is_postgres:
+            return None
+        if self.db.full or self.db.down:
+            # One alert says the store is full or away; a backup would only fail and
+            # alert again. It runs at the first tick after a write succeeds.
+            log.warning("scheduled backup waits: the database is full or unreachable")
             return None
         history = await self.backups()
         last = history[-1] if history else None

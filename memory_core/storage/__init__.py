@@ -21,6 +21,7 @@ from .archive.message_search import MessageSearch as MessageSearch
 from .archive.message_search import Unembedded as Unembedded
 from .archive.message_search import Window as Window
 from .chat.chat_repo import ChatRepo as ChatRepo
+from .chat.chat_repo import ChatState as ChatState
 from .chat.chat_repo import InjectedBlock as InjectedBlock
 from .chat.chat_repo import InjectedItem as InjectedItem
 from .chat.chat_repo import InjectedQuote as InjectedQuote

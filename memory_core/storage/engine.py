@@ -17,7 +17,10 @@ rollback journal) is `StorageBusy` too, after the whole write was rolled back. E
 failure of SQLite is translated into the error tree (`failures.py`): a write the disk has
 no room for is rolled back and raised as `StorageFull`; `on_full` is told once when
 writes start failing so, `on_writable` once when one succeeds again (the core wires
-both to its alerts).
+both to its alerts). Likewise a server that cannot be reached (refused, reset, shutting
+down: `StorageUnavailable`, also for the socket errors asyncpg raises as they are):
+`on_down` is told once when a read or write first meets it, `on_up` once when one
+succeeds again.
 
 On PostgreSQL the same single-writer model holds across every process of the
 deployment: a write transaction's first statement takes one transaction-level
@@ -44,6 +47,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import shutil
 import time
 from collections.abc import AsyncGenerator, Callable, Collection, Generator
 from contextlib import asynccontextmanager
@@ -54,7 +58,7 @@ from sqlalchemy import event
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from memory_core.errors import StorageBusy, StorageClosed, StorageFull
+from memory_core.errors import StorageBusy, StorageClosed, StorageFull, StorageUnavailable
 
 from .failures import error_class, translating
 
@@ -62,6 +66,8 @@ BUSY_TIMEOUT_S = 30.0
 YIELD_MAX_S = 2.0
 """Longest a writer waits for another process's waiting writer before it begins."""
 YIELD_POLL_S = 0.01
+ROOM_BYTES = 8 << 20
+"""Free bytes on a full SQLite disk's file system before it counts as writable again."""
 DRAIN_S = 5.0
 """Longest `dispose` waits for the reads and writes under way."""
 WRITE_LOCK = 0x79756A69  # "yuji": the key of the deployment's one writer turn
@@ -79,6 +85,8 @@ class Database:
         busy_timeout_s: float = BUSY_TIMEOUT_S,
         on_full: Callable[[str], None] | None = None,
         on_writable: Callable[[], None] | None = None,
+        on_down: Callable[[str], None] | None = None,
+        on_up: Callable[[], None] | None = None,
     ) -> None:
         self.url = url
         self.busy_timeout_s = busy_timeout_s
@@ -106,6 +114,10 @@ class Database:
         self.on_writable = on_writable
         self.full = False
         """The last write failed for want of room."""
+        self.on_down = on_down
+        self.on_up = on_up
+        self.down = False
+        """The last read or write could not reach the server."""
 
     @property
     def sqlite_path(self) -> Path | None:
@@ -120,7 +132,7 @@ class Database:
     async def read(self) -> AsyncGenerator[AsyncConnection, None]:
         """A read transaction: one consistent snapshot for every statement in it."""
         self._check_open()
-        with self._in_use(), translating():
+        with self._reaching(), self._in_use(), translating():
             async with self.engine.connect() as conn:
                 if self.is_sqlite:
                     await conn.exec_driver_sql("BEGIN")
@@ -143,7 +155,7 @@ class Database:
             self._check_open()  # also when it closed while this write waited its turn
             begun = False
             try:
-                with self._in_use(), translating():
+                with self._reaching(), self._in_use(), translating():
                     async with self.engine.connect() as conn:
                         if self.is_sqlite:
                             await self._begin_immediate(conn)
@@ -166,10 +178,52 @@ class Database:
                     f"{self.busy_timeout_s:g} s (YUJI_DB_BUSY_TIMEOUT_S) in the middle of "
                     "this write; nothing of it was kept, try again"
                 ) from busy
-        if self.full:
+        if self.full and self._has_room():
             self.full = False
             if self.on_writable is not None:
                 self.on_writable()
+
+    @contextlib.contextmanager
+    def _reaching(self) -> Generator[None]:
+        """Tell `on_down` / `on_up` when the server stops and starts answering."""
+        try:
+            yield
+        except StorageUnavailable as exc:
+            self._went_down(str(exc))
+            raise
+        except OSError as exc:  # asyncpg's socket errors, unwrapped by SQLAlchemy
+            if not self.is_postgres:
+                raise
+            error = StorageUnavailable(f"{type(exc).__name__}: {exc}")
+            self._went_down(str(error))
+            raise error from exc
+        if self.down:
+            self.down = False
+            if self.on_up is not None:
+                self.on_up()
+
+    def _went_down(self, detail: str) -> None:
+        if not self.down:
+            self.down = True
+            if self.on_down is not None:
+                self.on_down(detail)
+
+    def _has_room(self) -> bool:
+        """Room on the SQLite file's disk for more than the next small write: SQLite
+        reuses its WAL's pages, so a write may pass on a disk that is still full, and
+        "writable again" should not be said (and alerted) until there is room."""
+        path = self.sqlite_path
+        if path is None:
+            return True
+        try:
+            return shutil.disk_usage(path.parent).free >= ROOM_BYTES
+        except OSError:
+            return True
+
+    def mark_full(self, detail: str) -> None:
+        """Another writer to the store's disk found it full (a backup's ENOSPC): the
+        same state and alert as a write refused for want of room, cleared the same way."""
+        self._filled(StorageFull(detail))
 
     def _filled(self, error: StorageFull) -> StorageFull:
         detail = f"{error.args[0]}; nothing of this write was kept"

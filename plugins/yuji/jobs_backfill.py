@@ -8,6 +8,11 @@ socket or a full shutdown drain loses nothing the client still has. It runs in t
 background; the connection does not wait for it. `YUJI_BACKFILL_INTERVAL_S=0` turns
 every automatic backfill off, this one included.
 
+A message the archive dropped (the database refused the row itself; an outage or a
+full disk drops nothing) leaves a gap in its group: every `GAP_CHECK_S`, while the
+store takes writes, each gap is paged back once through the group's history
+(`core.archive.take_gaps`), so what the client still has comes back.
+
 Groups come from each connected bot's `get_group_list`, else from the archive.
 A failure in one group is logged and the next group goes on.
 """
@@ -31,6 +36,8 @@ from . import runtime  # noqa: E402
 from .backfill_convert import history_parser  # noqa: E402
 
 JOB_ID = "yuji_backfill"
+GAP_JOB_ID = "yuji_backfill_gaps"
+GAP_CHECK_S = 30
 
 
 async def group_ids(bot: Bot) -> list[int]:
@@ -85,6 +92,34 @@ async def catch_up_bot(bot: Bot, heard_before: datetime) -> None:
             logger.warning(f"yuji catch-up of group {group_id}: {report.error}")
 
 
+async def backfill_gaps() -> None:
+    """Page back once over each group where the archive dropped a message."""
+    core = runtime.started()
+    if core is None or core.archive.health().held_s is not None:
+        return  # the store refuses writes now: the gaps wait for it
+    bots = [b for b in get_bots().values() if isinstance(b, Bot)]
+    for scope, since in core.archive.take_gaps().items():
+        if not scope.startswith("group:") or not bots:
+            continue  # private chats have no history to ask for
+        group_id = int(scope.split(":", 1)[1])
+        for bot in bots:
+            try:
+                report = await core.chat.catch_up(
+                    group_id,
+                    call_api=bot.call_api,
+                    parse=history_parser(group_id, str(bot.self_id), core.clock.now),
+                    heard_before=since,
+                )
+            except Exception as exc:
+                logger.opt(exception=exc).error(f"yuji gap backfill of group {group_id} failed")
+                continue
+            logger.warning(
+                f"yuji: group {group_id} backfilled over a dropped message: "
+                f"{report.new} new of {report.fetched} fetched"
+            )
+            break
+
+
 _catch_ups: set[asyncio.Task[None]] = set()
 driver = get_driver()
 
@@ -111,6 +146,15 @@ def schedule(settings: Settings) -> None:
         "interval",
         seconds=interval,
         id=JOB_ID,
+        replace_existing=True,
+        max_instances=1,
+        coalesce=True,
+    )
+    scheduler.add_job(
+        backfill_gaps,
+        "interval",
+        seconds=GAP_CHECK_S,
+        id=GAP_JOB_ID,
         replace_existing=True,
         max_instances=1,
         coalesce=True,

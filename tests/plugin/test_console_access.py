@@ -25,6 +25,7 @@ from nonebot_plugin_apscheduler import scheduler
 from starlette.routing import BaseRoute
 
 from memory_core import Settings, Yuji
+from memory_core.archive.drops import Drop
 from memory_core.cli.demo_world import DemoReport, load_demo
 from plugins.yuji import jobs_nightly
 
@@ -314,3 +315,15 @@ def test_the_zone_label_carries_the_offset_in_force() -> None:
     zone = ZoneInfo("America/New_York")
     assert zone_label(zone, datetime(2026, 1, 5, tzinfo=UTC)) == "America/New_York (UTC-05:00)"
     assert zone_label(zone, datetime(2026, 7, 5, tzinfo=UTC)) == "America/New_York (UTC-04:00)"
+
+
+async def test_the_overview_shows_the_archive_and_what_it_dropped(
+    client: httpx.AsyncClient, world: DemoReport, yuji_core: Yuji
+) -> None:
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    page = await client.get("/yuji/", headers=bearer)
+    assert re.search(r"归档：.*正常.*本次启动以来丢弃 <span class=\"ok\">0 条", page.text, re.S)
+    received = yuji_core.clock.now()
+    yuji_core.archive.writer.drops.add(Drop(GROUP, "x1", received, "DataError", "a NUL byte"))
+    page = await client.get("/yuji/", headers=bearer)
+    assert '丢弃 <span class="bad">1 条</span>（DataError 1）' in page.text

@@ -10,6 +10,7 @@ from nonebot_plugin_apscheduler import scheduler
 from nonebug import App
 
 from memory_core import NewExperience, Yuji
+from memory_core.archive.drops import Drop
 from plugins.yuji import jobs_backfill
 from plugins.yuji.backfill_convert import history_parser
 
@@ -106,3 +107,27 @@ async def test_group_list_failure_falls_back_to_archived_groups(app: App, yuji_c
         bot = ctx.create_bot(base=Bot, self_id=BOT_ID)
         ctx.should_call_api("get_group_list", {}, exception=ActionFailed(retcode=1))
         assert await jobs_backfill.group_ids(bot) == [300]
+
+
+async def test_a_dropped_message_s_gap_is_backfilled_once(app: App, yuji_core: Yuji) -> None:
+    await yuji_core.archive.append(
+        NewExperience(
+            scope="group:100", fingerprint="1", sender_id="200", text="第1条", sent_at=NOW
+        )
+    )
+    heard = (await yuji_core.archive.recent("group:100", 1))[0].received_at
+    yuji_core.archive.writer.drops.add(
+        Drop("group:100", "2", heard + timedelta(seconds=1), "DataError", "a NUL byte")
+    )
+    assert "丢弃 1 条（DataError 1）" in (await yuji_core.archive.status_lines())["归档丢弃"]
+    async with app.test_api() as ctx:
+        ctx.create_bot(base=Bot, self_id=BOT_ID)
+        ctx.should_call_api(
+            "get_group_msg_history",
+            {"group_id": 100, "count": 50, "reverse_order": False},
+            page(100, range(1, 4)),
+        )
+        await jobs_backfill.backfill_gaps()
+        await jobs_backfill.backfill_gaps()  # taken once: no second call
+    stored = await yuji_core.archive.recent("group:100", 10)
+    assert sorted(e.fingerprint for e in stored) == ["1", "2", "3"]

@@ -30,9 +30,16 @@ class LeaderLock(Protocol):
 
     async def release(self) -> None: ...
 
+    @property
+    def reachable(self) -> bool:
+        """The last try reached the server (False: the lock was lost with it)."""
+        ...
+
 
 class AlwaysHeld:
     """SQLite: the one process of the file leads."""
+
+    reachable = True
 
     async def hold(self) -> bool:
         return True
@@ -51,6 +58,11 @@ class AdvisoryLock:
         self._key = key
         self._conn: AsyncConnection | None = None
         self._held = False
+        self._reachable = True
+
+    @property
+    def reachable(self) -> bool:
+        return self._reachable
 
     async def hold(self) -> bool:
         try:
@@ -65,7 +77,10 @@ class AdvisoryLock:
                 self._held = bool(result.scalar())
             await self._conn.rollback()  # idle, not idle in transaction
         except (SQLAlchemyError, OSError, TimeoutError):
+            self._reachable = False
             await self._drop()
+        else:
+            self._reachable = True
         return self._held
 
     async def release(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -13,7 +14,7 @@ from memory_core.chat.fake import FakeRecall
 from memory_core.chat.ports import MemoriesPort
 from memory_core.chat.service import ChatService, Incoming
 from memory_core.chat.sources import ChatContextSource
-from memory_core.errors import LLMError, LLMRateLimited, LLMTimeout
+from memory_core.errors import LLMError, LLMRateLimited, LLMTimeout, StorageUnavailable
 from memory_core.llm.base import ChatResponse
 from memory_core.llm.fake import LLMRequest, ScriptedLLM, text_response
 from memory_core.memories.fake import FakeMemories
@@ -373,3 +374,27 @@ async def test_a_reply_deadline_that_passes_is_an_llm_error(
     error = record.args[1]
     assert type(error) is LLMError
     assert str(error).startswith("no answer within")
+
+
+async def test_a_wake_while_the_database_is_away_is_answered_without_memories(
+    core: Yuji, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    m1 = await remembered(core, G1, "阿明养了一只猫", "e1")
+    recall = FakeRecall()
+    recall.items = [Recalled(m1, "lexical", 0.9, "字面命中「猫」")]
+    llm = ScriptedLLM([text_response("在的在的")])
+    service = make_service(core, llm, recall)
+
+    def unreachable(*_args: object, **_kw: object) -> Any:
+        raise StorageUnavailable("[Errno 111] Connection refused")
+
+    monkeypatch.setattr(core.db, "read", unreachable)
+    monkeypatch.setattr(core.db, "write", unreachable)
+    sent = Sent()
+    with caplog.at_level(logging.WARNING, logger="yuji.chat"):
+        out = await service.respond(incoming("大肥鱼，我的猫呢"), sent)
+    assert out.kind == "reply"
+    assert sent.parts == ["在的在的"]
+    assert out.injected_ids == ()  # nothing recalled while the store is away
+    assert "阿明养了一只猫" not in str(llm.requests[0])
+    assert "answering in group:1 without recalled memories" in caplog.text

@@ -94,3 +94,21 @@ async def test_a_clean_stop_hands_over_without_an_alert(
     await first.deployment.leader.aclose()
     assert await second.deployment.leader.step()
     assert second_sink.fired == []
+
+
+@pytest.mark.pg_only("one process per SQLite file: it always speaks")
+async def test_the_process_that_led_last_speaks_for_the_deployment(
+    pair: tuple[Yuji, Yuji, RecordingAlertSink, RecordingAlertSink],
+) -> None:
+    first, second, _, _ = pair
+    assert await first.deployment.leader.step()
+    assert not await second.deployment.leader.step()
+    assert first.deployment.leader.speaks_for_deployment()
+    assert not second.deployment.leader.speaks_for_deployment()
+    await _kill_lock_connection(first)
+    assert await _leads_soon(second)
+    assert not await first.deployment.leader.step()  # its session died: it cannot tell
+    assert first.deployment.leader.speaks_for_deployment()
+    assert not await first.deployment.leader.step()  # the server answers: another leads
+    assert not first.deployment.leader.speaks_for_deployment()
+    assert second.deployment.leader.speaks_for_deployment()
