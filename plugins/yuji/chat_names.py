@@ -1,21 +1,20 @@
 """What the QQ client calls each chat, for the console (`core.console.name_chats`).
 
-When a bot connects: its group list (`get_group_list`) names the groups and its
-friend list (`get_friend_list`, the operator's remark before the nickname) the
-private chats. Afterwards a group's rename arrives as a notice (NapCat's
-`notify`/`group_name` carries the new name) and a group the account joins as a
-`group_increase` of the account itself; both are answered by asking the client
-(`get_group_info`) unless the notice says the name. A private chat the client never
-named is shown by its person's latest nickname in the archive (the core does that).
+Group names come with the group list the backfill asks for anyway (`get_group_list`,
+at every connect and every backfill run: jobs_backfill.group_ids hands it here), so
+naming costs the client no call of its own. Afterwards a group's rename arrives as a
+notice (NapCat's `notify`/`group_name` carries the new name) and a group the account
+joins as a `group_increase` of the account itself; both are answered by asking the
+client (`get_group_info`) unless the notice says the name. A private chat is called by
+its person's latest nickname in the archive (the core does that).
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from nonebot import get_driver, logger, on_notice
+from nonebot import logger, on_notice
 from nonebot.adapters.onebot.v11 import Bot, NoticeEvent
 
 from . import runtime
@@ -29,18 +28,6 @@ def group_names(groups: Any) -> dict[str, str]:
     for g in groups:  # pyright: ignore[reportUnknownVariableType]
         if isinstance(g, dict) and str(g.get("group_id", "")).isdecimal():  # pyright: ignore[reportUnknownMemberType]
             found[f"group:{g['group_id']}"] = str(g.get("group_name") or "")  # pyright: ignore[reportUnknownMemberType]
-    return found
-
-
-def friend_names(friends: Any) -> dict[str, str]:
-    """`get_friend_list`'s answer as scope -> the remark, else the nickname."""
-    if not isinstance(friends, list):
-        return {}
-    found: dict[str, str] = {}
-    for f in friends:  # pyright: ignore[reportUnknownVariableType]
-        if isinstance(f, dict) and str(f.get("user_id", "")).isdecimal():  # pyright: ignore[reportUnknownMemberType]
-            name = f.get("remark") or f.get("nickname") or ""  # pyright: ignore[reportUnknownMemberType]
-            found[f"private:{f['user_id']}"] = str(name)  # pyright: ignore[reportUnknownArgumentType]
     return found
 
 
@@ -63,26 +50,19 @@ async def _ask(bot: Bot, api: str, **params: Any) -> Any:
         return None
 
 
-async def name_all(bot: Bot) -> None:
+async def name_groups(groups: Any) -> None:
+    """Record the names in a `get_group_list` answer (never raises: naming is a nicety
+    the backfill that asked must not lose a group to)."""
     core = runtime.started()
     if core is None:
         return
-    names = group_names(await _ask(bot, "get_group_list"))
-    names |= friend_names(await _ask(bot, "get_friend_list"))
-    changed = await core.console.name_chats(names)
+    try:
+        changed = await core.console.name_chats(group_names(groups))
+    except Exception as exc:
+        logger.warning(f"yuji chat names: not recorded ({exc!r})")
+        return
     if changed:
-        logger.info(f"yuji chat names: {changed} chats named or renamed")
-
-
-naming: set[asyncio.Task[None]] = set()
-
-
-@get_driver().on_bot_connect
-async def on_connect(bot: Bot) -> None:
-    """In the background: the connection never waits for the lists."""
-    task = asyncio.create_task(name_all(bot), name="yuji-chat-names")
-    naming.add(task)
-    task.add_done_callback(naming.discard)
+        logger.info(f"yuji chat names: {changed} groups named or renamed")
 
 
 def _is_name_notice(event: NoticeEvent) -> bool:

@@ -13,7 +13,8 @@ full disk drops nothing) leaves a gap in its group: every `GAP_CHECK_S`, while t
 store takes writes, each gap is paged back once through the group's history
 (`core.archive.take_gaps`), so what the client still has comes back.
 
-Groups come from each connected bot's `get_group_list`, else from the archive.
+Groups come from each connected bot's `get_group_list`, else from the archive; the
+names in that list go to the console (chat_names.py).
 A failure in one group is logged and the next group goes on.
 """
 
@@ -32,7 +33,7 @@ from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
 from memory_core import Settings  # noqa: E402
 
-from . import runtime  # noqa: E402
+from . import chat_names, runtime  # noqa: E402
 from .backfill_convert import history_parser  # noqa: E402
 
 JOB_ID = "yuji_backfill"
@@ -46,6 +47,7 @@ async def group_ids(bot: Bot) -> list[int]:
     except Exception as exc:
         logger.warning(f"yuji backfill: get_group_list failed ({exc!r}); using archived groups")
         groups = None
+    await chat_names.name_groups(groups)
     if isinstance(groups, list):
         ids = {str(g.get("group_id", "")) for g in groups if isinstance(g, dict)}  # pyright: ignore[reportUnknownVariableType]
         return sorted(int(i) for i in ids if i.isdecimal())

@@ -1,17 +1,16 @@
-"""Chat names from the QQ client: the group and friend lists on connect, a rename
-notice (NapCat's `notify`/`group_name`, parsed by the real adapter), the account
-joining a group (asked with get_group_info), and a client without the calls."""
+"""Chat names from the QQ client: the group list the backfill asks for, a rename notice
+(NapCat's `notify`/`group_name`, parsed by the real adapter), the account joining a
+group (asked with get_group_info), and a client without the list."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from nonebot.adapters.onebot.v11 import ActionFailed, Adapter, Bot, Event
 from nonebug import App
 
 from memory_core import Yuji
-from plugins.yuji import chat_names
+from plugins.yuji import chat_names, jobs_backfill
 from plugins.yuji.frames import needs_handlers
 
 from .factories import BOT_ID, TIME
@@ -27,7 +26,10 @@ def parsed(data: dict[str, Any]) -> Event:
     return event
 
 
-async def test_connect_names_groups_and_private_chats(app: App, yuji_core: Yuji) -> None:
+async def test_the_group_list_the_backfill_asks_for_names_the_groups(
+    app: App, yuji_core: Yuji
+) -> None:
+    """At every connect and backfill run: no call of its own to the client."""
     async with app.test_api() as ctx:
         bot = ctx.create_bot(base=Bot, self_id=BOT_ID, auto_connect=False)
         ctx.should_call_api(
@@ -39,29 +41,17 @@ async def test_connect_names_groups_and_private_chats(app: App, yuji_core: Yuji)
                 {"group_id": "x", "group_name": "坏的"},
             ],
         )
-        ctx.should_call_api(
-            "get_friend_list",
-            {},
-            result=[
-                {"user_id": 42, "nickname": "阿珍", "remark": ""},
-                {"user_id": 43, "nickname": "小林", "remark": "林老板"},
-            ],
-        )
-        await chat_names.on_connect(bot)  # what the driver runs when the client connects
-        await asyncio.gather(*chat_names.naming)
-    names = await yuji_core.console.names.names(
-        ["group:100", "group:200", "private:42", "private:43"]
-    )
-    assert names == {"group:100": "周末猫友会", "private:42": "阿珍", "private:43": "林老板"}
+        assert await jobs_backfill.group_ids(bot) == [100, 200]
+    names = await yuji_core.console.names.names(["group:100", "group:200"])
+    assert names == {"group:100": "周末猫友会"}
 
 
-async def test_a_client_without_the_calls_leaves_names_alone(app: App, yuji_core: Yuji) -> None:
+async def test_a_client_without_the_list_leaves_names_alone(app: App, yuji_core: Yuji) -> None:
     await yuji_core.console.name_chats({"group:100": "旧名字"})
     async with app.test_api() as ctx:
         bot = ctx.create_bot(base=Bot, self_id=BOT_ID, auto_connect=False)
         ctx.should_call_api("get_group_list", {}, exception=ActionFailed(retcode=1404))
-        ctx.should_call_api("get_friend_list", {}, exception=ActionFailed(retcode=1404))
-        await chat_names.name_all(bot)
+        await jobs_backfill.group_ids(bot)
     assert await yuji_core.console.chat_name("group:100") == "旧名字"
 
 

@@ -1,7 +1,7 @@
 """What each chat is called: `chat_names`, written from what the QQ client says (its
-group list on connect, a group's name change, the friend list), read by the console.
+group list at each connect and backfill, a group's rename), read by the console.
 
-A private chat the client never named is called by the nickname its person last
+A private chat nobody named is called by the nickname its person last
 sent a message under (the archive's `sender_name`), read newest first along the
 (scope, id) index, so a name costs one short index walk per private chat.
 """
