@@ -26,7 +26,7 @@ from tests.faults.pg_server import KillableServer
 
 GROUP0 = 9100
 ACCOUNT0 = 81000
-LEADER_LOCK = 0x79756A6C  # storage/deployment/leader_lock.py
+LEADER_LOCK = 0x79756A6C  # memory_core/storage/deployment/leader_lock.py
 DOWN_TEXT = "数据库连不上了"
 UP_TEXT = "数据库恢复了"
 POLL_S = 0.2
