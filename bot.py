@@ -199,8 +199,8 @@ def serve(settings: Settings) -> None:
     # NoneBot's own defaults (driver ~fastapi, 127.0.0.1:8080) apply unless set.
     init_nonebot(nonebot_keywords(settings))
     check_exposure(settings.allow_unauthenticated_onebot)
-    nonebot.load_plugins("plugins")
-    from plugins.yuji.onebot_adapter import IngestAdapter
+    nonebot.load_plugin("nonebot_plugin_yuji")
+    from nonebot_plugin_yuji.onebot_adapter import IngestAdapter
 
     nonebot.get_driver().register_adapter(IngestAdapter)
     nonebot.get_driver().on_startup(freeze_startup_heap)  # after the plugin's start-up

@@ -1,7 +1,7 @@
 """yuji's memory library: archive, memories, recall, consolidation.
 
 This module is the curated public API; plugins import only from here (a ruff rule in
-plugins/ruff.toml refuses anything else). It never imports nonebot.
+nonebot_plugin_yuji/ruff.toml refuses anything else). It never imports nonebot.
 """
 
 from .archive import AttachmentFetcher as AttachmentFetcher

@@ -3,7 +3,7 @@
 `BotProcess` runs `python bot.py` from the repository root with its own data folder,
 a free 127.0.0.1 port and whatever environment you add (the parent's `YUJI_*` and
 `ONEBOT_*` variables are dropped; a `.env` in the checkout is still read by NoneBot
-unless `clean_cwd=True`, which runs a copy of bot.py and plugins/ in an empty folder); its stdout+stderr go to `<tmp>/bot.log` (`bot.log_text()`). `OnebotPeer` plays NapCat: it connects to
+unless `clean_cwd=True`, which runs a copy of bot.py in an empty folder); its stdout+stderr go to `<tmp>/bot.log` (`bot.log_text()`). `OnebotPeer` plays NapCat: it connects to
 `ws://127.0.0.1:PORT/onebot/v11/ws` with `X-Self-ID`, `X-Client-Role: Universal`
 and `Authorization: Bearer <token>`, sends events, and answers the bot's API calls
 (`{"action", "params", "echo"}`) with a pluggable handler, recording every call.
@@ -100,16 +100,12 @@ class BotProcess:
         self.tmp_path = tmp_path
         self.cwd = ROOT
         if clean_cwd:
-            # A working directory with no `.env` at all: a copy of bot.py and plugins/.
+            # A working directory with no `.env` at all: a copy of bot.py (the plugin
+            # is imported from this checkout, by PYTHONPATH below).
             self.cwd = tmp_path / "cwd"
             if not self.cwd.exists():
                 self.cwd.mkdir(parents=True)
                 shutil.copy2(ROOT / "bot.py", self.cwd / "bot.py")
-                shutil.copytree(
-                    ROOT / "plugins",
-                    self.cwd / "plugins",
-                    ignore=shutil.ignore_patterns("__pycache__"),
-                )
         self.data_dir = tmp_path / "data"
         self.port = port or free_port()
         self.access_token = access_token

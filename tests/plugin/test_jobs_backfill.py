@@ -10,8 +10,8 @@ from nonebot_plugin_apscheduler import scheduler
 from nonebug import App
 
 from memory_core import NewExperience, Yuji
-from plugins.yuji import jobs_backfill
-from plugins.yuji.backfill_convert import history_parser
+from nonebot_plugin_yuji import jobs_backfill
+from nonebot_plugin_yuji.backfill_convert import history_parser
 
 from .factories import BOT_ID
 

@@ -34,7 +34,7 @@ MAX_HANDLED_SEGMENTS = 1000
 """A message of more segments is archived but not parsed for handlers (NoneBot builds
 a pydantic validator per segment: 20,000 segments hold the event loop for seconds)."""
 REPORT_S = 60.0
-PLUGIN = "yuji"
+PLUGIN = __name__.rpartition(".")[0]
 
 _throttle = LogThrottle(REPORT_S)
 

@@ -30,12 +30,20 @@ from . import runtime as runtime  # noqa: E402
 from . import shutdown as shutdown  # noqa: E402
 from .config import Config, origins, to_settings  # noqa: E402
 
+HOMEPAGE = "https://github.com/yuji-memory/nonebot-plugin-yuji"
+
 __plugin_meta__ = PluginMetadata(
     name="鱼记",
-    description="群聊长期记忆：存档、整理、回忆",
-    usage="/mute /unmute /remember /forget /cards /recall /why /backfill /status /backup",
+    description="群聊长期记忆：每条消息存档，后台整理成有证据的记忆，被叫到时回忆并回答",
+    usage=(
+        "群里 @机器人、回复它或叫它的昵称（私聊直接说）即可对话；管理命令："
+        "/mute /unmute /remember /forget /cards /recall /why /backfill /status /backup "
+        "/forget-me。设置见 .env 的 YUJI_* 项，详见 docs/plugin.md"
+    ),
     type="application",
+    homepage=HOMEPAGE,
     config=Config,
+    supported_adapters={"~onebot.v11"},
 )
 
 driver = get_driver()
