@@ -13,8 +13,9 @@ configuration at DEBUG), so no level ever shows the OneBot token, the LLM key or
 Telegram token.
 
 The OneBot v11 adapter registered is yuji's `IngestAdapter` (the stock one with a
-receive loop that archives first, skips malformed frames and applies backpressure);
-it is imported after the plugins are loaded because it lives in the plugin.
+receive loop that archives first, skips malformed frames and applies backpressure),
+or NoneBot's own with `YUJI_ONEBOT_ADAPTER=stock`; it is imported after the plugin is
+loaded because it lives in the plugin.
 
 SIGINT and SIGTERM stop the server gracefully (uvicorn stops accepting, the
 plugin's shutdown drains the archive); afterwards uvicorn re-raises the signal it
@@ -89,6 +90,7 @@ def read_settings(environ: Mapping[str, str] = os.environ, cwd: Path = Path()) -
 def nonebot_keywords(settings: Settings, environ: Mapping[str, str] = os.environ) -> dict[str, Any]:
     """Every yuji setting as validated here, and the `ONEBOT_*` variables."""
     keywords: dict[str, Any] = {f"yuji_{name}": value for name, value in settings}
+    keywords["yuji_standalone"] = True  # the plugin's start-up failing stops this bot
     keywords |= {k.lower(): v for k, v in environ.items() if k.upper().startswith("ONEBOT_")}
     return keywords
 
@@ -200,9 +202,14 @@ def serve(settings: Settings) -> None:
     init_nonebot(nonebot_keywords(settings))
     check_exposure(settings.allow_unauthenticated_onebot)
     nonebot.load_plugin("nonebot_plugin_yuji")
-    from nonebot_plugin_yuji.onebot_adapter import IngestAdapter
+    if settings.onebot_adapter == "ingest":
+        from nonebot_plugin_yuji.onebot_adapter import IngestAdapter
 
-    nonebot.get_driver().register_adapter(IngestAdapter)
+        nonebot.get_driver().register_adapter(IngestAdapter)
+    else:
+        from nonebot.adapters.onebot.v11 import Adapter
+
+        nonebot.get_driver().register_adapter(Adapter)
     nonebot.get_driver().on_startup(freeze_startup_heap)  # after the plugin's start-up
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _replayed_signal)

@@ -89,8 +89,10 @@ from .types import NewExperience as NewExperience
 from .types import Recalled as Recalled
 from .types import RecallResult as RecallResult
 from .types import group_scope as group_scope
+from .types import is_group_scope as is_group_scope
 from .types import parse_scope as parse_scope
 from .types import private_scope as private_scope
+from .types import scope_platform as scope_platform
 from .vectors import Dense as Dense
 from .vectors import needs_embedding as needs_embedding
 from .vectors import run_embed_process as run_embed_process
@@ -175,6 +177,7 @@ __all__ = [
     "error_text",
     "group_scope",
     "human_bytes",
+    "is_group_scope",
     "lag_text",
     "needs_embedding",
     "parse_cutoff",
@@ -184,6 +187,7 @@ __all__ = [
     "redact_loggers",
     "repeats",
     "run_embed_process",
+    "scope_platform",
     "settings_from_mapping",
     "token_matches",
 ]

@@ -28,7 +28,7 @@ from . import ops_logs as ops_logs  # noqa: E402
 from . import ops_notices as ops_notices  # noqa: E402
 from . import runtime as runtime  # noqa: E402
 from . import shutdown as shutdown  # noqa: E402
-from .config import Config, origins, to_settings  # noqa: E402
+from .config import STANDALONE, Config, one_line, origins, to_settings  # noqa: E402
 
 HOMEPAGE = "https://github.com/yuji-memory/nonebot-plugin-yuji"
 
@@ -54,7 +54,20 @@ if isinstance(_app, FastAPI):
 
 @driver.on_startup
 async def _start() -> None:
-    """The one start-up: settings read once, logs, the core, then the scheduled jobs."""
+    """The one start-up. In someone else's bot a setting or store yuji cannot start with
+    is one error line, and the plugin stays inactive (its matchers never match, nothing
+    is archived); the host bot runs on. `python bot.py` checked the settings before
+    NoneBot started, and there such a failure stops the bot (`YUJI_STANDALONE`)."""
+    try:
+        await _open()
+    except Exception as exc:
+        if getattr(driver.config, STANDALONE, False):
+            raise
+        logger.error(f"yuji: not started, the plugin stays inactive: {one_line(exc)}")
+
+
+async def _open() -> None:
+    """Settings read once, logs, the core, then the scheduled jobs."""
     settings = to_settings(get_plugin_config(Config), set(driver.config.nickname))
     ops_logs.start(settings)
     core = await Yuji.open(settings, origins=origins(settings, os.environ))
@@ -65,6 +78,9 @@ async def _start() -> None:
         raise
     runtime.set_core(core)
     shutdown.install(settings.shutdown_drain_s)
+    ingest.bound_handlers(settings.handler_slots)
+    if settings.archive_on_receive and ingest.hook_stock_adapters():
+        logger.info("yuji: the stock OneBot v11 adapter archives each message as it is read")
     for jobs in (
         jobs_backfill,
         jobs_consolidation,

@@ -1,7 +1,8 @@
 """The wake handler: event -> `core.chat.respond(incoming, send)` -> reply parts sent.
 
-Runs after the archive hook (priority 0) and the commands (priority 10), never
-blocks other handlers, and skips command-looking text. Replies are sent as plain
+Runs after the archive hook (a preprocessor) and the commands (`YUJI_CHAT_PRIORITY`
+50 after `YUJI_COMMAND_PRIORITY` 10), blocks other handlers only with
+`YUJI_CHAT_BLOCK`, and skips command-looking text. Replies are sent as plain
 text segments, so nothing the model writes is ever parsed as a CQ code; in groups
 the first part quotes the message it answers.
 """
@@ -19,15 +20,33 @@ from nonebot.adapters.onebot.v11 import (
     MessageSegment,
     PrivateMessageEvent,
 )
+from nonebot.rule import Rule
 
 from memory_core import Incoming, group_scope, private_scope
 
 from . import runtime
 from .archive_convert import convert, display_name, event_instant
+from .config import matcher_settings
 
-CHAT_PRIORITY = 50
 
-chat = on_message(priority=CHAT_PRIORITY, block=False)
+def may_wake(event: MessageEvent) -> bool:
+    """A cheap first look (a matcher rule): private, addressed to the bot, a mention or a
+    quote, or a nickname in the text. Plain chatter stops here, so it costs the host's
+    other plugins no handler run, dependency solving or log lines of yuji's."""
+    core = runtime.started()
+    if core is None:
+        return False
+    if event.to_me or event.reply is not None:
+        return True
+    if any(s.type in ("at", "reply") for s in event.original_message):
+        return True
+    text = event.original_message.extract_plain_text().casefold()
+    names = (*get_driver().config.nickname, *core.settings.nicknames)
+    return any(n.strip() and n.strip().casefold() in text for n in names)
+
+
+_MATCHERS = matcher_settings()
+chat = on_message(rule=Rule(may_wake), priority=_MATCHERS.chat_priority, block=_MATCHERS.chat_block)
 
 
 @chat.handle()

@@ -20,6 +20,7 @@ from nonebot.adapters.onebot.v11 import (
 )
 from nonebot.matcher import Matcher
 from nonebot.permission import SUPERUSER
+from nonebot.rule import Rule
 
 from memory_core import (
     ADMIN_ONLY,
@@ -37,8 +38,17 @@ from .. import runtime as runtime  # noqa: TID252 (plugin modules load under two
 from ..archive_convert import convert as convert  # noqa: TID252
 from ..archive_hooks import incoming_experience as incoming_experience  # noqa: TID252
 from ..backfill_convert import history_parser as history_parser  # noqa: TID252
+from ..config import matcher_settings  # noqa: TID252
+from ..runtime import active  # noqa: TID252
 
-COMMAND_PRIORITY = 10
+_MATCHERS = matcher_settings()
+COMMAND: dict[str, Any] = {
+    "priority": _MATCHERS.command_priority,
+    "block": _MATCHERS.command_block,
+    "rule": Rule(active),
+}
+"""Every command's matcher options: `YUJI_COMMAND` / `YUJI_COMMAND_BLOCK`, and
+inert while yuji is not started (docs/plugin.md#priorities)."""
 ADMIN_ROLES = frozenset({"owner", "admin"})
 
 

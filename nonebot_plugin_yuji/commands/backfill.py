@@ -11,7 +11,7 @@ from nonebot.params import CommandArg
 from memory_core import UsageError, backfill_text
 
 from ._common import (
-    COMMAND_PRIORITY,
+    COMMAND,
     answer,
     group_id_of,
     history_parser,
@@ -19,7 +19,7 @@ from ._common import (
     runtime,
 )
 
-backfill = on_command("backfill", aliases={"补拉"}, priority=COMMAND_PRIORITY, block=True)
+backfill = on_command("backfill", aliases={"补拉"}, **COMMAND)
 
 
 def parse_count(raw: str, default: int) -> int:

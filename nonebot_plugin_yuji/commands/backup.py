@@ -9,9 +9,9 @@ from nonebot.adapters.onebot.v11 import Bot, MessageEvent
 from memory_core import SUPERUSER_ONLY, ConfigError, NotPermitted, backup_reply
 
 from .. import runtime  # noqa: TID252 - the plugin's module name depends on how NoneBot loads it
-from ._common import COMMAND_PRIORITY, answer, is_superuser
+from ._common import COMMAND, answer, is_superuser
 
-backup = on_command("backup", aliases={"备份"}, priority=COMMAND_PRIORITY, block=True)
+backup = on_command("backup", aliases={"备份"}, **COMMAND)
 
 
 @backup.handle()

@@ -5,9 +5,9 @@ from __future__ import annotations
 from nonebot import on_command
 from nonebot.adapters.onebot.v11 import MessageEvent
 
-from ._common import COMMAND_PRIORITY, answer, runtime, scope_of
+from ._common import COMMAND, answer, runtime, scope_of
 
-cards = on_command("cards", aliases={"卡片"}, priority=COMMAND_PRIORITY, block=True)
+cards = on_command("cards", aliases={"卡片"}, **COMMAND)
 
 
 @cards.handle()

@@ -8,9 +8,9 @@ from nonebot import on_command
 from nonebot.adapters.onebot.v11 import Bot, Message, MessageEvent
 from nonebot.params import CommandArg
 
-from ._common import COMMAND_PRIORITY, answer, require_admin, runtime, scope_of
+from ._common import COMMAND, answer, require_admin, runtime, scope_of
 
-forget = on_command("forget", aliases={"忘掉"}, priority=COMMAND_PRIORITY, block=True)
+forget = on_command("forget", aliases={"忘掉"}, **COMMAND)
 
 
 @forget.handle()

@@ -6,9 +6,9 @@ from __future__ import annotations
 from nonebot import on_command
 from nonebot.adapters.onebot.v11 import MessageEvent
 
-from ._common import COMMAND_PRIORITY, answer, runtime, scope_of
+from ._common import COMMAND, answer, runtime, scope_of
 
-forget_me = on_command("forget-me", aliases={"忘记我"}, priority=COMMAND_PRIORITY, block=True)
+forget_me = on_command("forget-me", aliases={"忘记我"}, **COMMAND)
 
 
 @forget_me.handle()

@@ -8,9 +8,9 @@ from nonebot import on_command
 from nonebot.adapters.onebot.v11 import Bot, Message, MessageEvent
 from nonebot.params import CommandArg
 
-from ._common import COMMAND_PRIORITY, answer, require_admin, runtime, scope_of
+from ._common import COMMAND, answer, require_admin, runtime, scope_of
 
-mute = on_command("mute", aliases={"闭嘴"}, priority=COMMAND_PRIORITY, block=True)
+mute = on_command("mute", aliases={"闭嘴"}, **COMMAND)
 
 
 @mute.handle()

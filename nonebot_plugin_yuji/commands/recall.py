@@ -8,9 +8,9 @@ from nonebot import on_command
 from nonebot.adapters.onebot.v11 import Message, MessageEvent
 from nonebot.params import CommandArg
 
-from ._common import COMMAND_PRIORITY, answer, runtime, scope_of
+from ._common import COMMAND, answer, runtime, scope_of
 
-recall = on_command("recall", priority=COMMAND_PRIORITY, block=True)
+recall = on_command("recall", **COMMAND)
 
 
 @recall.handle()

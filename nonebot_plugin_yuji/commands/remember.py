@@ -8,9 +8,9 @@ from nonebot import on_command
 from nonebot.adapters.onebot.v11 import Bot, Message, MessageEvent
 from nonebot.params import CommandArg
 
-from ._common import COMMAND_PRIORITY, answer, incoming_experience, require_admin, runtime, scope_of
+from ._common import COMMAND, answer, incoming_experience, require_admin, runtime, scope_of
 
-remember = on_command("remember", aliases={"记住"}, priority=COMMAND_PRIORITY, block=True)
+remember = on_command("remember", aliases={"记住"}, **COMMAND)
 
 
 @remember.handle()

@@ -6,9 +6,9 @@ from __future__ import annotations
 from nonebot import on_command
 from nonebot.adapters.onebot.v11 import Bot, MessageEvent
 
-from ._common import COMMAND_PRIORITY, answer, require_group_admin, runtime, scope_of
+from ._common import COMMAND, answer, require_group_admin, runtime, scope_of
 
-status = on_command("status", aliases={"状态"}, priority=COMMAND_PRIORITY, block=True)
+status = on_command("status", aliases={"状态"}, **COMMAND)
 
 
 @status.handle()

@@ -5,9 +5,9 @@ from __future__ import annotations
 from nonebot import on_command
 from nonebot.adapters.onebot.v11 import Bot, MessageEvent
 
-from ._common import COMMAND_PRIORITY, answer, require_admin, runtime, scope_of
+from ._common import COMMAND, answer, require_admin, runtime, scope_of
 
-unmute = on_command("unmute", priority=COMMAND_PRIORITY, block=True)
+unmute = on_command("unmute", **COMMAND)
 
 
 @unmute.handle()

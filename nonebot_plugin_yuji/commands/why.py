@@ -8,9 +8,9 @@ from __future__ import annotations
 from nonebot import on_command
 from nonebot.adapters.onebot.v11 import MessageEvent
 
-from ._common import COMMAND_PRIORITY, answer, convert, runtime, scope_of
+from ._common import COMMAND, answer, convert, runtime, scope_of
 
-why = on_command("why", aliases={"为什么"}, priority=COMMAND_PRIORITY, block=True)
+why = on_command("why", aliases={"为什么"}, **COMMAND)
 
 
 @why.handle()

@@ -96,9 +96,14 @@ class BotProcess:
         access_token: str = DEFAULT_TOKEN,
         port: int | None = None,
         clean_cwd: bool = False,
+        cwd: Path | None = None,
+        python: str = sys.executable,
     ) -> None:
         self.tmp_path = tmp_path
-        self.cwd = ROOT
+        self.cwd = cwd or ROOT
+        self.python = python
+        """`cwd`/`python`: another project's bot.py, run by another environment's Python
+        (tests/e2e/host_project.py)."""
         if clean_cwd:
             # A working directory with no `.env` at all: a copy of bot.py (the plugin
             # is imported from this checkout, by PYTHONPATH below).
@@ -137,7 +142,7 @@ class BotProcess:
         self.tmp_path.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("ab") as log:
             self._proc = await asyncio.create_subprocess_exec(
-                sys.executable,
+                self.python,
                 str(self.cwd / "bot.py"),
                 cwd=self.cwd,
                 env=self.env,
@@ -194,7 +199,7 @@ class BotProcess:
         """Run a bot expected to refuse to start; its exit status and output (`prefix`:
         a command to run it under, e.g. `setpriv` to run it as another user)."""
         return subprocess.run(
-            [*prefix, sys.executable, str(self.cwd / "bot.py")],
+            [*prefix, self.python, str(self.cwd / "bot.py")],
             cwd=self.cwd,
             env=self.env,
             capture_output=True,
