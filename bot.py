@@ -91,7 +91,9 @@ def nonebot_keywords(settings: Settings, environ: Mapping[str, str] = os.environ
     """Every yuji setting as validated here, and the `ONEBOT_*` variables."""
     keywords: dict[str, Any] = {f"yuji_{name}": value for name, value in settings}
     keywords["yuji_standalone"] = True  # the plugin's start-up failing stops this bot
-    keywords |= {k.lower(): v for k, v in environ.items() if k.upper().startswith("ONEBOT_")}
+    keywords |= {
+        k.lower(): v for k, v in environ.items() if k.upper().startswith(("ONEBOT_", "TELEGRAM_"))
+    }
     return keywords
 
 
@@ -210,6 +212,10 @@ def serve(settings: Settings) -> None:
         from nonebot.adapters.onebot.v11 import Adapter
 
         nonebot.get_driver().register_adapter(Adapter)
+    if getattr(nonebot.get_driver().config, "telegram_bots", None):
+        from nonebot.adapters.telegram import Adapter as TelegramAdapter
+
+        nonebot.get_driver().register_adapter(TelegramAdapter)  # needs DRIVER=~fastapi+~httpx
     nonebot.get_driver().on_startup(freeze_startup_heap)  # after the plugin's start-up
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _replayed_signal)

@@ -11,6 +11,7 @@ from .archive import HttpxFetcher as HttpxFetcher
 from .chat import BackfillReport as BackfillReport
 from .chat import Incoming as Incoming
 from .chat import ReplyOutcome as ReplyOutcome
+from .chat import recall_turn as recall_turn
 from .chat.duration import parse_duration as parse_duration
 from .chat.texts import ADMIN_ONLY as ADMIN_ONLY
 from .chat.texts import BAND_WORDS as BAND_WORDS
@@ -86,6 +87,7 @@ from .types import Memory as Memory
 from .types import MemoryStatus as MemoryStatus
 from .types import MemoryType as MemoryType
 from .types import NewExperience as NewExperience
+from .types import Quoted as Quoted
 from .types import Recalled as Recalled
 from .types import RecallResult as RecallResult
 from .types import group_scope as group_scope
@@ -144,6 +146,7 @@ __all__ = [
     "OpenAICompatibleClient",
     "OpsStatus",
     "Origin",
+    "Quoted",
     "Recall",
     "RecallResult",
     "Recalled",
@@ -184,6 +187,7 @@ __all__ = [
     "parse_duration",
     "parse_scope",
     "private_scope",
+    "recall_turn",
     "redact_loggers",
     "repeats",
     "run_embed_process",

@@ -12,6 +12,7 @@ require("nonebot_plugin_apscheduler")
 
 from memory_core import Yuji  # noqa: E402
 
+from . import api as api  # noqa: E402
 from . import archive_hooks as archive_hooks  # noqa: E402
 from . import chat as chat  # noqa: E402
 from . import commands as commands  # noqa: E402
@@ -43,7 +44,7 @@ __plugin_meta__ = PluginMetadata(
     type="application",
     homepage=HOMEPAGE,
     config=Config,
-    supported_adapters={"~onebot.v11"},
+    supported_adapters={"~onebot.v11", "~telegram"},
 )
 
 driver = get_driver()

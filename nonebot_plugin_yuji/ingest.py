@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
+from datetime import datetime
 from typing import Annotated, Any, cast
 
 from nonebot import get_adapters
@@ -28,10 +29,13 @@ from nonebot.adapters import Bot as BaseBot
 from nonebot.adapters import Event as BaseEvent
 from nonebot.adapters.onebot.v11 import Adapter as OneBotV11Adapter
 from nonebot.adapters.onebot.v11 import Bot, Event, MessageEvent
+from nonebot.adapters.telegram import event as tg
 from nonebot.message import event_preprocessor
 from nonebot.params import Depends
 
-from . import runtime
+from memory_core import NewExperience
+
+from . import runtime, telegram_convert
 from .archive_hooks import incoming_experience
 from .frames import MESSAGE_POSTS, complain, offer_frame
 from .onebot_adapter import IngestAdapter
@@ -98,21 +102,32 @@ async def _archive_parsed(
         with contextlib.suppress(Exception):  # a refused row is logged by the writer
             await asyncio.shield(committed)
         return
+    if isinstance(event, tg.MessageEvent):
+        await _archive(
+            lambda now: telegram_convert.experience(event, self_id=str(bot.self_id), now=now),
+            event.message_id,
+        )
+        return
     if isinstance(bot.adapter, IngestAdapter) or not isinstance(bot, Bot):
         return
     if not isinstance(event, MessageEvent):
         if isinstance(event, Event) and event.post_type in MESSAGE_POSTS:
             complain("malformed", "malformed message event skipped", _dump(event))
         return
+    await _archive(lambda now: incoming_experience(bot, event, now=now()), event.message_id)
+
+
+async def _archive(
+    read: Callable[[Callable[[], datetime]], NewExperience | None], message_id: object
+) -> None:
     try:
         core = runtime.core()
-        exp = incoming_experience(bot, event, now=core.clock.now())
+        exp = read(core.clock.now)
         if exp is not None:
             await core.archive.append(exp)
     except Exception as exc:
         complain(
-            ("append", type(exc).__name__),
-            f"could not archive message {getattr(event, 'message_id', '?')} ({exc!r})",
+            ("append", type(exc).__name__), f"could not archive message {message_id} ({exc!r})"
         )
 
 

@@ -7,19 +7,13 @@ nothing stored (a memory, a card) is ever parsed as a CQ code.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn
 
 from nonebot import logger
-from nonebot.adapters.onebot.v11 import (
-    Bot,
-    GroupMessageEvent,
-    MessageEvent,
-    MessageSegment,
-    PrivateMessageEvent,
-)
-from nonebot.matcher import Matcher
-from nonebot.permission import SUPERUSER
+from nonebot.adapters import Bot, Event
+from nonebot.adapters.onebot import v11
+from nonebot.matcher import Matcher, current_bot
 from nonebot.rule import Rule
 
 from memory_core import (
@@ -30,15 +24,20 @@ from memory_core import (
     UsageError,
     YujiError,
     error_text,
-    group_scope,
-    private_scope,
 )
 
 from .. import runtime as runtime  # noqa: TID252 (plugin modules load under two names)
-from ..archive_convert import convert as convert  # noqa: TID252
-from ..archive_hooks import incoming_experience as incoming_experience  # noqa: TID252
 from ..backfill_convert import history_parser as history_parser  # noqa: TID252
 from ..config import matcher_settings  # noqa: TID252
+from ..platforms import experience_of as experience_of  # noqa: TID252
+from ..platforms import (  # noqa: TID252
+    is_chat_admin,
+    is_group,
+    plain,
+)
+from ..platforms import is_superuser as is_superuser  # noqa: TID252
+from ..platforms import quoted_id as quoted_id  # noqa: TID252
+from ..platforms import scope_of as scope_of  # noqa: TID252
 from ..runtime import active  # noqa: TID252
 
 _MATCHERS = matcher_settings()
@@ -47,61 +46,42 @@ COMMAND: dict[str, Any] = {
     "block": _MATCHERS.command_block,
     "rule": Rule(active),
 }
-"""Every command's matcher options: `YUJI_COMMAND` / `YUJI_COMMAND_BLOCK`, and
+"""Every command's matcher options: `YUJI_COMMAND_PRIORITY` / `YUJI_COMMAND_BLOCK`, and
 inert while yuji is not started (docs/plugin.md#priorities)."""
-ADMIN_ROLES = frozenset({"owner", "admin"})
 
 
-def scope_of(event: MessageEvent) -> str:
-    if isinstance(event, GroupMessageEvent):
-        return group_scope(event.group_id)
-    if isinstance(event, PrivateMessageEvent):
-        return private_scope(event.user_id)
-    raise UsageError("这里用不了这个命令。")
-
-
-def group_id_of(event: MessageEvent) -> int:
-    if not isinstance(event, GroupMessageEvent):
-        raise UsageError(GROUP_ONLY)
+def qq_group_id(event: Event) -> int:
+    """A QQ group's number (what has a history API to backfill from)."""
+    if not isinstance(event, v11.GroupMessageEvent):
+        raise UsageError(GROUP_ONLY if not is_group(event) else NO_HISTORY)
     return event.group_id
 
 
-async def is_superuser(bot: Bot, event: MessageEvent) -> bool:
-    return await SUPERUSER(bot, event)
+NO_HISTORY = "这个平台没有给机器人的历史消息接口，补拉不了（只有 QQ 群可以）。"
 
 
-async def group_role(bot: Bot, event: GroupMessageEvent) -> str | None:
-    """The sender's role from the event, else asked of the client (some omit it)."""
-    if event.sender.role:
-        return event.sender.role
-    try:
-        info: Any = await bot.get_group_member_info(
-            group_id=event.group_id, user_id=event.user_id, no_cache=True
-        )
-    except Exception as exc:
-        logger.warning(f"yuji: get_group_member_info failed: {exc!r}")
-        return None
-    role = info.get("role") if isinstance(info, Mapping) else None
-    return role if isinstance(role, str) else None
-
-
-async def require_admin(bot: Bot, event: MessageEvent) -> None:
-    """Group owner/admin or a superuser; in a private chat its owner counts as admin."""
-    if isinstance(event, PrivateMessageEvent) or await is_superuser(bot, event):
+async def require_admin(bot: Bot, event: Event) -> None:
+    """Group admin or a superuser; in a private chat its owner counts as admin."""
+    scope_of(event)
+    if not is_group(event) or await is_superuser(bot, event):
         return
-    if isinstance(event, GroupMessageEvent) and await group_role(bot, event) in ADMIN_ROLES:
+    if await is_chat_admin(bot, event):
         return
     raise NotPermitted(ADMIN_ONLY)
 
 
-async def require_group_admin(bot: Bot, event: MessageEvent) -> None:
+async def require_group_admin(bot: Bot, event: Event) -> None:
     """Admin of a group (or a superuser anywhere); a private chat does not qualify."""
     if await is_superuser(bot, event):
         return
-    if not isinstance(event, GroupMessageEvent):
+    if not is_group(event):
         raise NotPermitted(SUPERUSER_ONLY)
-    if await group_role(bot, event) not in ADMIN_ROLES:
+    if not await is_chat_admin(bot, event):
         raise NotPermitted(ADMIN_ONLY)
+
+
+def matcher_bot() -> Bot:
+    return current_bot.get()
 
 
 async def answer(matcher: type[Matcher], action: Callable[[], Awaitable[str]]) -> NoReturn:
@@ -111,4 +91,4 @@ async def answer(matcher: type[Matcher], action: Callable[[], Awaitable[str]]) -
         if not isinstance(exc, YujiError):
             logger.opt(exception=exc).error("yuji: command failed")
         text = error_text(exc)
-    await matcher.finish(MessageSegment.text(text))
+    await matcher.finish(plain(matcher_bot(), text))

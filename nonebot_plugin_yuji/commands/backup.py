@@ -4,7 +4,7 @@ it went."""
 from __future__ import annotations
 
 from nonebot import on_command
-from nonebot.adapters.onebot.v11 import Bot, MessageEvent
+from nonebot.adapters import Bot, Event
 
 from memory_core import SUPERUSER_ONLY, ConfigError, NotPermitted, backup_reply
 
@@ -15,7 +15,7 @@ backup = on_command("backup", aliases={"备份"}, **COMMAND)
 
 
 @backup.handle()
-async def _backup(bot: Bot, event: MessageEvent) -> None:
+async def _backup(bot: Bot, event: Event) -> None:
     async def action() -> str:
         if not await is_superuser(bot, event):
             raise NotPermitted(SUPERUSER_ONLY)

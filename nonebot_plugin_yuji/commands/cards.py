@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nonebot import on_command
-from nonebot.adapters.onebot.v11 import MessageEvent
+from nonebot.adapters import Event
 
 from ._common import COMMAND, answer, runtime, scope_of
 
@@ -11,7 +11,7 @@ cards = on_command("cards", aliases={"卡片"}, **COMMAND)
 
 
 @cards.handle()
-async def _cards(event: MessageEvent) -> None:
+async def _cards(event: Event) -> None:
     async def action() -> str:
         return await runtime.core().chat_commands.cards(scope_of(event))
 

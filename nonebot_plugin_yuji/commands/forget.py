@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from nonebot import on_command
-from nonebot.adapters.onebot.v11 import Bot, Message, MessageEvent
+from nonebot.adapters import Bot, Event, Message
 from nonebot.params import CommandArg
 
 from ._common import COMMAND, answer, require_admin, runtime, scope_of
@@ -14,11 +14,11 @@ forget = on_command("forget", aliases={"忘掉"}, **COMMAND)
 
 
 @forget.handle()
-async def _forget(bot: Bot, event: MessageEvent, args: Annotated[Message, CommandArg()]) -> None:
+async def _forget(bot: Bot, event: Event, args: Annotated[Message[Any], CommandArg()]) -> None:
     async def action() -> str:
         await require_admin(bot, event)
         return await runtime.core().chat_commands.forget(
-            scope_of(event), args.extract_plain_text(), by=str(event.user_id)
+            scope_of(event), args.extract_plain_text(), by=event.get_user_id()
         )
 
     await answer(forget, action)

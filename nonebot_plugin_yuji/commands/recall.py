@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from nonebot import on_command
-from nonebot.adapters.onebot.v11 import Message, MessageEvent
+from nonebot.adapters import Event, Message
 from nonebot.params import CommandArg
 
 from ._common import COMMAND, answer, runtime, scope_of
@@ -14,7 +14,7 @@ recall = on_command("recall", **COMMAND)
 
 
 @recall.handle()
-async def _recall(event: MessageEvent, args: Annotated[Message, CommandArg()]) -> None:
+async def _recall(event: Event, args: Annotated[Message[Any], CommandArg()]) -> None:
     async def action() -> str:
         return await runtime.core().chat_commands.recall_preview(
             scope_of(event), args.extract_plain_text()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nonebot import on_command
-from nonebot.adapters.onebot.v11 import Bot, MessageEvent
+from nonebot.adapters import Bot, Event
 
 from ._common import COMMAND, answer, require_admin, runtime, scope_of
 
@@ -11,7 +11,7 @@ unmute = on_command("unmute", **COMMAND)
 
 
 @unmute.handle()
-async def _unmute(bot: Bot, event: MessageEvent) -> None:
+async def _unmute(bot: Bot, event: Event) -> None:
     async def action() -> str:
         await require_admin(bot, event)
         return await runtime.core().chat_commands.unmute(scope_of(event))

@@ -101,7 +101,7 @@ tail = on_command("tail", priority=2, block=True)
 @ask.handle()
 async def _ask(bot: Bot, event: Event, arg: Message = CommandArg()) -> None:
     found = await api.recall(bot, event, arg.extract_plain_text())
-    lines = [f"{item.band}: {item.content}" for item in found]
+    lines = [f"{item.band}: {item.content}" for item in found.items]
     await ask.finish("\\n".join(lines) or "nothing")
 
 
