@@ -16,7 +16,8 @@ superusers; anyone in a private chat) and rests the memory on the asking message
 archived reads the append-only archive. `recall_scope` / `archived_scope` take a scope
 instead (`group:<id>`, `telegram-group:<id>`, ...) for jobs with no event. Before yuji
 has started, or in a plugin left inactive by a failed start, every call raises
-`NotStarted`.
+`NotStarted`. Every refusal is a `YujiError` (`NotPermitted`, `UsageError`, ...) whose
+text is a Chinese line fit to send back.
 """
 
 from __future__ import annotations
@@ -25,7 +26,16 @@ from dataclasses import dataclass
 
 from nonebot.adapters import Bot, Event
 
-from memory_core import Experience, Quoted, Recalled, UsageError, Yuji, recall_turn
+from memory_core import (
+    Experience,
+    NotPermitted,
+    Quoted,
+    Recalled,
+    UsageError,
+    Yuji,
+    YujiError,
+    recall_turn,
+)
 
 from . import runtime
 from .commands._common import require_admin
@@ -33,9 +43,12 @@ from .platforms import chat_scope, experience_of, scope_of
 
 __all__ = [
     "Item",
+    "NotPermitted",
     "NotStarted",
     "Recollection",
     "Remembered",
+    "UsageError",
+    "YujiError",
     "archived",
     "archived_scope",
     "recall",
@@ -45,7 +58,7 @@ __all__ = [
 ]
 
 
-class NotStarted(RuntimeError):
+class NotStarted(YujiError):
     """yuji has not started (or stays inactive after a failed start)."""
 
 

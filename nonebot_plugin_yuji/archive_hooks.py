@@ -38,7 +38,7 @@ TELEGRAM_SEND_APIS = frozenset({"send_message", "send_photo", "send_sticker"})
 async def _archive_own_send(
     bot: BaseBot, exception: Exception | None, api: str, data: dict[str, Any], result: Any
 ) -> None:
-    if exception is not None:
+    if exception is not None or runtime.started() is None:
         return
     if isinstance(bot, TelegramBot) and api in TELEGRAM_SEND_APIS:
         await _archive_telegram_send(bot, api, result)

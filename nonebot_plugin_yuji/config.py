@@ -61,7 +61,7 @@ def matcher_settings() -> Settings:
     says why in one line, and the plugin stays inactive)."""
     try:
         return get_plugin_config(Config)
-    except ValidationError:
+    except (ValidationError, YujiError):
         return Settings()
 
 

@@ -97,6 +97,8 @@ async def _archive_parsed(
     archive the parsed event. Under a burst the stock adapter starts a task per event
     at once, and every await of the archive writer waits a full round of the ready
     ones; asleep here (for a slot, then for the commit) they are not in that round."""
+    if runtime.started() is None:
+        return  # not started, or inactive after a failed start
     committed = _queued.pop(id(event), None)
     if committed is not None:
         with contextlib.suppress(Exception):  # a refused row is logged by the writer

@@ -107,7 +107,10 @@ async def _ask(bot: Bot, event: Event, arg: Message = CommandArg()) -> None:
 
 @note.handle()
 async def _note(bot: Bot, event: Event, arg: Message = CommandArg()) -> None:
-    done = await api.remember(bot, event, arg.extract_plain_text())
+    try:
+        done = await api.remember(bot, event, arg.extract_plain_text())
+    except api.YujiError as refused:  # not an admin, empty text, ...
+        await note.finish(str(refused))
     await note.finish(f"noted {done.memory_id}")
 
 
