@@ -7,7 +7,8 @@
 stock OneBot v11 adapter, yuji and a plugin of the host's own whose matcher sees
 every message) with its settings in `.env`, archiving on receive (the default);
 `host-preprocessor`: the same with `YUJI_ARCHIVE_ON_RECEIVE=false` (archived in an
-event preprocessor, as before); `bot`: this repository's `bot.py` with
+event preprocessor, as before); `host-unbounded`: archiving on receive with no bound on
+the events in matchers (`YUJI_HANDLER_SLOTS=0`); `bot`: this repository's `bot.py` with
 yuji's ingest adapter (`YUJI_ONEBOT_ADAPTER=ingest`, the default); `bot-stock`:
 bot.py told to register the stock adapter. Each run starts the bot on a fresh store
 (vectors and model off), connects one NapCat-like client and sends `--messages`
@@ -38,6 +39,8 @@ async def run(kind: str, folder: Path, messages: int, rate: int) -> tuple[float,
     if kind.startswith("host"):
         if kind == "host-preprocessor":
             settings["YUJI_ARCHIVE_ON_RECEIVE"] = "false"
+        if kind == "host-unbounded":
+            settings["YUJI_HANDLER_SLOTS"] = "0"
         port = free_port()
         project = write_project(
             folder / "project",

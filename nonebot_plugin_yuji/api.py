@@ -1,4 +1,4 @@
-"""yuji's memory for other plugins (docs/plugin.md#api).
+"""yuji's memory for other plugins (docs/plugin.md).
 
     from nonebot import require
     require("nonebot_plugin_yuji")

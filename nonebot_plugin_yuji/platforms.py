@@ -1,5 +1,5 @@
 """Who and where, whatever the adapter: the one place the plugin asks which platform
-an event came from (docs/plugin.md#adapters).
+an event came from (docs/plugin.md).
 
 OneBot v11 (QQ through NapCat, Lagrange, LLOneBot) and Telegram
 (nonebot-adapter-telegram) are read here from their own event fields, with no call to

@@ -47,7 +47,7 @@ COMMAND: dict[str, Any] = {
     "rule": Rule(active),
 }
 """Every command's matcher options: `YUJI_COMMAND_PRIORITY` / `YUJI_COMMAND_BLOCK`, and
-inert while yuji is not started (docs/plugin.md#priorities)."""
+inert while yuji is not started (docs/plugin.md)."""
 
 
 def qq_group_id(event: Event) -> int:
