@@ -324,10 +324,11 @@ class Settings(BaseModel):
     """With the stock OneBot v11 adapter, archive each message when the adapter reads its
     frame, before NoneBot's handlers run (about 4x the messages/s of an event
     preprocessor under a burst); off: archive in an event preprocessor."""
-    handler_slots: NonNegative = 128
+    handler_slots: NonNegative = 0
     """Events in NoneBot's matchers (every plugin's) at once; the next waits its turn
-    before its matchers run, nothing is skipped. Under a burst this keeps the archive
-    writer's turn in the event loop short; 0 = no bound."""
+    before its matchers run, nothing is skipped; 0 = no bound. A bound of 128 archived a
+    burst a fifth faster but held the other plugins' handling back three to five times
+    (docs/plugin.md), so there is none unless you set one."""
     command_priority: int = 10
     """NoneBot priority of yuji's slash commands (lower runs first)."""
     command_block: bool = True
