@@ -12,7 +12,7 @@ from memory_core.console.tunables import SettingView
 from memory_core.console.views import EvidenceItem
 from memory_core.settings import Settings
 from memory_core.types import MemoryVersion
-from plugins.yuji.onebot_adapter import IngestAdapter
+from nonebot_plugin_yuji.onebot_adapter import IngestAdapter
 
 _: Any = None
 
@@ -26,7 +26,7 @@ _.pre_tokenizer
 _.post_processor
 _.ir_version  # onnx's model proto
 
-# Read by the console's templates (plugins/yuji/console/templates).
+# Read by the console's templates (nonebot_plugin_yuji/console/templates).
 SettingView.help
 EvidenceItem.fragment_messages
 MemoryVersion.changed_at

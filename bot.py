@@ -13,8 +13,9 @@ configuration at DEBUG), so no level ever shows the OneBot token, the LLM key or
 Telegram token.
 
 The OneBot v11 adapter registered is yuji's `IngestAdapter` (the stock one with a
-receive loop that archives first, skips malformed frames and applies backpressure);
-it is imported after the plugins are loaded because it lives in the plugin.
+receive loop that archives first, skips malformed frames and applies backpressure),
+or NoneBot's own with `YUJI_ONEBOT_ADAPTER=stock`; it is imported after the plugin is
+loaded because it lives in the plugin.
 
 SIGINT and SIGTERM stop the server gracefully (uvicorn stops accepting, the
 plugin's shutdown drains the archive); afterwards uvicorn re-raises the signal it
@@ -97,7 +98,10 @@ def read_settings(environ: Mapping[str, str] = os.environ, cwd: Path = Path()) -
 def nonebot_keywords(settings: Settings, environ: Mapping[str, str] = os.environ) -> dict[str, Any]:
     """Every yuji setting as validated here, and the `ONEBOT_*` variables."""
     keywords: dict[str, Any] = {f"yuji_{name}": value for name, value in settings}
-    keywords |= {k.lower(): v for k, v in environ.items() if k.upper().startswith("ONEBOT_")}
+    keywords["yuji_standalone"] = True  # the plugin's start-up failing stops this bot
+    keywords |= {
+        k.lower(): v for k, v in environ.items() if k.upper().startswith(("ONEBOT_", "TELEGRAM_"))
+    }
     return keywords
 
 
@@ -265,7 +269,7 @@ def main() -> None:
     try:
         ensure_usable(settings.data_dir)
         with claimed(settings.data_dir):
-            serve(keywords)
+            serve(keywords, settings.onebot_adapter)
     except ConfigError as exc:
         remove_made(made)
         fail(str(exc))
@@ -309,13 +313,22 @@ def remove_made(made: Path | None) -> None:
             shutil.rmtree(made)
 
 
-def serve(keywords: Mapping[str, Any]) -> None:
+def serve(keywords: Mapping[str, Any], onebot_adapter: str) -> None:
     # NoneBot's own defaults (driver ~fastapi, 127.0.0.1:8080) apply unless set.
     init_nonebot(keywords)
-    nonebot.load_plugins("plugins")
-    from plugins.yuji.onebot_adapter import IngestAdapter
+    nonebot.load_plugin("nonebot_plugin_yuji")
+    if onebot_adapter == "ingest":
+        from nonebot_plugin_yuji.onebot_adapter import IngestAdapter
 
-    nonebot.get_driver().register_adapter(IngestAdapter)
+        nonebot.get_driver().register_adapter(IngestAdapter)
+    else:
+        from nonebot.adapters.onebot.v11 import Adapter
+
+        nonebot.get_driver().register_adapter(Adapter)
+    if getattr(nonebot.get_driver().config, "telegram_bots", None):
+        from nonebot.adapters.telegram import Adapter as TelegramAdapter
+
+        nonebot.get_driver().register_adapter(TelegramAdapter)  # needs DRIVER=~fastapi+~httpx
     nonebot.get_driver().on_startup(freeze_startup_heap)  # after the plugin's start-up
     nonebot.get_driver().on_startup(_started.hook)
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -107,7 +107,7 @@ async def fill_work(core: Yuji, messages: int) -> None:
 
 def app_for(core: Yuji) -> FastAPI:
     nonebot.init(driver="~fastapi")
-    from plugins.yuji import console, runtime
+    from nonebot_plugin_yuji import console, runtime
 
     runtime.set_core(core)
     app = FastAPI()

@@ -38,7 +38,7 @@ def rss(field):
 tmp = tempfile.mkdtemp()
 nonebot.init(yuji_data_dir=tmp)
 nonebot.get_driver().register_adapter(Adapter)
-nonebot.load_plugins("plugins")
+nonebot.load_plugin("nonebot_plugin_yuji")
 
 from memory_core import Settings, Yuji
 from memory_core.vectors import E5Embedder, sync_index

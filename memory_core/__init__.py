@@ -1,7 +1,7 @@
 """yuji's memory library: archive, memories, recall, consolidation.
 
 This module is the curated public API; plugins import only from here (a ruff rule in
-plugins/ruff.toml refuses anything else). It never imports nonebot.
+nonebot_plugin_yuji/ruff.toml refuses anything else). It never imports nonebot.
 """
 
 from .archive import AttachmentFetcher as AttachmentFetcher
@@ -11,6 +11,7 @@ from .archive import HttpxFetcher as HttpxFetcher
 from .chat import BackfillReport as BackfillReport
 from .chat import Incoming as Incoming
 from .chat import ReplyOutcome as ReplyOutcome
+from .chat import recall_turn as recall_turn
 from .chat.duration import parse_duration as parse_duration
 from .chat.texts import ADMIN_ONLY as ADMIN_ONLY
 from .chat.texts import BAND_WORDS as BAND_WORDS
@@ -87,11 +88,14 @@ from .types import Memory as Memory
 from .types import MemoryStatus as MemoryStatus
 from .types import MemoryType as MemoryType
 from .types import NewExperience as NewExperience
+from .types import Quoted as Quoted
 from .types import Recalled as Recalled
 from .types import RecallResult as RecallResult
 from .types import group_scope as group_scope
+from .types import is_group_scope as is_group_scope
 from .types import parse_scope as parse_scope
 from .types import private_scope as private_scope
+from .types import scope_platform as scope_platform
 from .vectors import Dense as Dense
 from .vectors import needs_embedding as needs_embedding
 from .vectors import run_embed_process as run_embed_process
@@ -143,6 +147,7 @@ __all__ = [
     "OpenAICompatibleClient",
     "OpsStatus",
     "Origin",
+    "Quoted",
     "Recall",
     "RecallResult",
     "Recalled",
@@ -177,15 +182,18 @@ __all__ = [
     "error_text",
     "group_scope",
     "human_bytes",
+    "is_group_scope",
     "lag_text",
     "needs_embedding",
     "parse_cutoff",
     "parse_duration",
     "parse_scope",
     "private_scope",
+    "recall_turn",
     "redact_loggers",
     "repeats",
     "run_embed_process",
+    "scope_platform",
     "settings_from_mapping",
     "token_matches",
 ]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 HELD_BACK = "yuji_held_back"
 """Key a log record's `extra` carries when a flood filter held it back (every sink
-drops such a record); the plugin's log patcher sets it, see `plugins/yuji/ops_logs.py`."""
+drops such a record); the plugin's log patcher sets it, see `nonebot_plugin_yuji/ops_logs.py`."""
 SELF_THROTTLED = "yuji_throttled"
 """Key in `extra` of a record already throttled where it was logged (left alone)."""
 

@@ -314,6 +314,30 @@ class Settings(BaseModel):
     allow_unauthenticated_onebot: bool = False
     """Listen on a non-loopback HOST with an empty ONEBOT_ACCESS_TOKEN (refused otherwise)."""
 
+    # the NoneBot plugin among other plugins (docs/plugin.md)
+    onebot_adapter: Literal["ingest", "stock"] = "ingest"
+    """Which OneBot v11 adapter this repository's `python bot.py` registers: `ingest`
+    (yuji's receive loop: archives each frame before NoneBot parses it, with
+    backpressure) or `stock` (NoneBot's own). A bot of your own registers its adapters
+    itself and never reads this."""
+    archive_on_receive: bool = True
+    """With the stock OneBot v11 adapter, archive each message when the adapter reads its
+    frame, before NoneBot's handlers run (about 4x the messages/s of an event
+    preprocessor under a burst); off: archive in an event preprocessor."""
+    handler_slots: NonNegative = 0
+    """Events in NoneBot's matchers (every plugin's) at once; the next waits its turn
+    before its matchers run, nothing is skipped; 0 = no bound. A bound of 128 archived a
+    burst a fifth faster but held the other plugins' handling back three to five times
+    (docs/plugin.md), so there is none unless you set one."""
+    command_priority: int = 10
+    """NoneBot priority of yuji's slash commands (lower runs first)."""
+    command_block: bool = True
+    """Whether a yuji command, once matched, stops lower-priority matchers from seeing it."""
+    chat_priority: int = 50
+    """NoneBot priority of the persona's wake handler (mention, reply, nickname, private)."""
+    chat_block: bool = False
+    """Whether a message the persona answered is hidden from lower-priority matchers."""
+
     # operations
     backup_interval_s: AtLeastOne = 3 * 3600
     """Seconds between verified backups."""

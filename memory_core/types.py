@@ -26,23 +26,46 @@ CardKind = Literal[
 """The seven cards the nightly run keeps per chat."""
 
 
-_SCOPE = re.compile(r"(group|private):[1-9][0-9]{0,19}")
+_SCOPE = re.compile(
+    r"(?:(group|private):[1-9][0-9]{0,19})"
+    r"|(?:([a-z][a-z0-9]{0,15})-(group|private):-?[1-9][0-9]{0,19})"
+)
+"""A chat (docs/design.md#scopes): QQ's `group:<id>` / `private:<id>` (positive ids, as
+every store and dataset has them), or another platform's `<platform>-group:<id>` /
+`<platform>-private:<id>` (e.g. `telegram-group:-1001234567890`: ids may be negative).
+Two platforms' chats never share a scope, whatever their digits."""
 
 
 def parse_scope(text: str) -> str:
-    """A chat id as the operator types it: `group:<number>` or `private:<number>`."""
+    """A chat id as the operator types it: `group:<number>`, `private:<number>`, or
+    with a platform in front: `telegram-group:<number>`."""
     scope = text.strip()
     if not _SCOPE.fullmatch(scope):
-        raise ValueError(f"not a chat id: {text!r} (expected group:<number> or private:<number>)")
+        raise ValueError(
+            f"not a chat id: {text!r} (expected group:<number>, private:<number>, "
+            "or <platform>-group:<number> / <platform>-private:<number>)"
+        )
     return scope
 
 
-def group_scope(group_id: int | str) -> str:
-    return f"group:{group_id}"
+def group_scope(group_id: int | str, platform: str = "") -> str:
+    """`platform` empty for QQ (OneBot v11), else e.g. `telegram`."""
+    return f"{platform}-group:{group_id}" if platform else f"group:{group_id}"
 
 
-def private_scope(user_id: int | str) -> str:
-    return f"private:{user_id}"
+def private_scope(user_id: int | str, platform: str = "") -> str:
+    return f"{platform}-private:{user_id}" if platform else f"private:{user_id}"
+
+
+def is_group_scope(scope: str) -> bool:
+    """A group chat of any platform (else a private one)."""
+    return scope.partition(":")[0].rpartition("-")[2] == "group"
+
+
+def scope_platform(scope: str) -> str:
+    """`qq` for an unprefixed scope, else the platform in front."""
+    kind = scope.partition(":")[0]
+    return kind.rpartition("-")[0] or "qq"
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from importlib.metadata import packages_distributions
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OWN = {"memory_core", "plugins", "bot"}
+OWN = {"memory_core", "nonebot_plugin_yuji", "bot"}
 
 
 def _name(requirement: str) -> str:
@@ -23,7 +23,7 @@ def _imported() -> dict[str, str]:
     found: dict[str, str] = {}
     files = [
         *(ROOT / "memory_core").rglob("*.py"),
-        *(ROOT / "plugins").rglob("*.py"),
+        *(ROOT / "nonebot_plugin_yuji").rglob("*.py"),
         ROOT / "bot.py",
     ]
     for path in files:

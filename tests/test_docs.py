@@ -41,7 +41,7 @@ def test_every_cli_subcommand_is_on_the_site() -> None:
 
 def test_every_chat_command_is_on_the_site() -> None:
     page = (ROOT / "docs" / "chat-commands.md").read_text("utf-8")
-    sources = "\n".join(p.read_text("utf-8") for p in (ROOT / "plugins").rglob("*.py"))
+    sources = "\n".join(p.read_text("utf-8") for p in (ROOT / "nonebot_plugin_yuji").rglob("*.py"))
     commands = set(re.findall(r"on_command\(\s*[\"']([^\"']+)[\"']", sources))
     assert commands, "no chat commands found: did the plugin layout change?"
     missing = sorted(c for c in commands if f"`/{c}" not in page)
@@ -208,7 +208,7 @@ def test_env_example_is_written_from_the_settings_model() -> None:
 
 # --- every reference points at a file that exists ------------------------------------
 
-SCANNED_PY = ("memory_core", "plugins", "benchmarks", "training")
+SCANNED_PY = ("memory_core", "nonebot_plugin_yuji", "benchmarks", "training")
 """Folders whose .py files are scanned (with bot.py); every .md of the repository is."""
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "data-demo"})
 

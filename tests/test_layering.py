@@ -1,6 +1,6 @@
 """The layers are a test (docs/design.md#layers).
 
-memory_core is a library of its own: it never imports nonebot or the plugins. Inside
+memory_core is a library of its own: it never imports nonebot or the plugin (nonebot_plugin_yuji). Inside
 it, every import (module level, in functions, under TYPE_CHECKING) goes down or
 sideways in the layer map below, never up, and the packages import each other
 without cycles.
@@ -44,7 +44,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("cli/eval", frozenset({"cli", "eval"})),
 )
 """Lowest first. A part is a top-level module or package of memory_core; `__init__`
-is the curated public API. The plugins sit above all of these."""
+is the curated public API. The plugin (nonebot_plugin_yuji) sits above all of these."""
 
 RANK = {part: rank for rank, (_, parts) in enumerate(LAYERS) for part in parts}
 
@@ -96,9 +96,9 @@ def test_memory_core_never_imports_nonebot() -> None:
     offenders = [
         f"{where}:{line}: {target}"
         for where, line, target in imports()
-        if target.split(".")[0] in ("nonebot", "plugins")
+        if target.split(".")[0] in ("nonebot", "nonebot_plugin_yuji")
     ]
-    assert offenders == [], "memory_core must not import nonebot or the plugins:\n" + "\n".join(
+    assert offenders == [], "memory_core must not import nonebot or the plugin:\n" + "\n".join(
         offenders
     )
 

@@ -1,6 +1,6 @@
-"""plugins/ imports memory_core's public names only: a ruff banned-api rule says so.
+"""The plugin package (nonebot_plugin_yuji/) imports memory_core's public names only: a ruff banned-api rule says so.
 
-The rule lives in plugins/ruff.toml (ruff scopes banned-api per folder only through a
+The rule lives in nonebot_plugin_yuji/ruff.toml (ruff scopes banned-api per folder only through a
 nested config); these tests keep its list equal to memory_core's submodules, prove
 the rule fires on a reach past the API, and that the tree passes it.
 """
@@ -27,8 +27,8 @@ def _ruff(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[s
     )
 
 
-def test_every_submodule_of_memory_core_is_banned_in_plugins() -> None:
-    config = tomllib.loads((ROOT / "plugins" / "ruff.toml").read_text(encoding="utf-8"))
+def test_every_submodule_of_memory_core_is_banned_in_the_plugin() -> None:
+    config = tomllib.loads((ROOT / "nonebot_plugin_yuji" / "ruff.toml").read_text(encoding="utf-8"))
     banned = set(config["lint"]["flake8-tidy-imports"]["banned-api"])
     submodules = {
         f"memory_core.{path.stem}"
@@ -45,13 +45,13 @@ def test_the_rule_refuses_a_reach_past_the_public_api() -> None:
         "from memory_core.chat.texts import error_text\n"
         "from nonebot.internal.matcher import Matcher\n"
     )
-    found = _ruff("--stdin-filename", "plugins/yuji/probe.py", "-", stdin=probe)
+    found = _ruff("--stdin-filename", "nonebot_plugin_yuji/probe.py", "-", stdin=probe)
     assert found.returncode == 1
     assert "`memory_core.chat` is banned" in found.stdout
     assert "`nonebot.internal` is banned" in found.stdout
     assert "memory_core` is banned" not in found.stdout  # the public API itself is fine
 
 
-def test_the_plugins_pass_the_rule() -> None:
-    found = _ruff("plugins")
+def test_the_plugin_passes_the_rule() -> None:
+    found = _ruff("nonebot_plugin_yuji")
     assert found.returncode == 0, found.stdout + found.stderr

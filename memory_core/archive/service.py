@@ -88,8 +88,18 @@ class ArchiveService:
         while the queue is full), not once it is committed. Attachments are scheduled
         when the row commits; a refused row is logged by the writer."""
         _validate(exp)
-        future = await self.writer.put(exp, self.clock.now())
+        self._on_commit(exp, await self.writer.put(exp, self.clock.now()))
 
+    def offer(self, exp: NewExperience) -> asyncio.Future[Appended] | None:
+        """`enqueue` without waiting (for a synchronous hook): the future of its commit,
+        or None when the queue is full and nothing was queued."""
+        _validate(exp)
+        future = self.writer.offer(exp, self.clock.now())
+        if future is not None:
+            self._on_commit(exp, future)
+        return future
+
+    def _on_commit(self, exp: NewExperience, future: asyncio.Future[Appended]) -> None:
         def committed(done: asyncio.Future[Appended]) -> None:
             if done.cancelled() or done.exception() is not None:
                 return
@@ -201,7 +211,7 @@ class ArchiveService:
 def _validate(exp: NewExperience) -> None:
     if not exp.scope or not exp.fingerprint:
         raise ValidationError("an experience needs a scope and a fingerprint")
-    if not (exp.scope.startswith("group:") or exp.scope.startswith("private:")):
+    if exp.scope.partition(":")[0].rpartition("-")[2] not in ("group", "private"):
         raise ValidationError(f"unknown scope kind: {exp.scope!r}")
     if exp.source not in SOURCES:
         raise ValidationError(f"unknown source: {exp.source!r}")

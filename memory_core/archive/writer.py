@@ -159,6 +159,16 @@ class GroupCommitWriter:
                 await self._room.wait()
         if self._closed:
             raise ArchiveClosed("the archive writer is closed")
+        return self._queued(exp, received_at)
+
+    def offer(self, exp: NewExperience, received_at: datetime) -> asyncio.Future[Appended] | None:
+        """`put` for a caller that cannot wait (a synchronous hook): None when the queue
+        is full or closed, and the caller archives it the waiting way instead."""
+        if self._closed or len(self._queue) >= self.capacity:
+            return None
+        return self._queued(exp, received_at)
+
+    def _queued(self, exp: NewExperience, received_at: datetime) -> asyncio.Future[Appended]:
         future: asyncio.Future[Appended] = asyncio.get_running_loop().create_future()
         self._queue.append(_Pending(exp, received_at, future))
         self._idle.clear()

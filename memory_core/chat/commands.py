@@ -19,7 +19,7 @@ from memory_core.clock import Clock
 from memory_core.errors import ScopeViolation, UsageError, ValidationError
 from memory_core.settings import LiveSettings, Settings
 from memory_core.storage import ChatRepo
-from memory_core.types import EvidenceRef, NewExperience
+from memory_core.types import EvidenceRef, NewExperience, is_group_scope
 
 from . import texts
 from .duration import parse_duration
@@ -121,7 +121,7 @@ class ChatCommands:
         outcome = await self.memories.write(
             scope,
             type="fact",
-            subject="group" if scope.startswith("group:") else command.sender_id,
+            subject="group" if is_group_scope(scope) else command.sender_id,
             content=content,
             evidence=[EvidenceRef(experience_id=evidence_id)],
             importance=0.9,

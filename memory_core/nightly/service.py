@@ -282,7 +282,7 @@ class NightlyService:
 
     async def _housekeeping(self, latest: date) -> StepReport:
         """Once per run: merge the derived full-text index. (Old logs are not pruned here:
-        the log sink that writes them drops them, plugins/yuji/ops_logs.py.)"""
+        the log sink that writes them drops them, nonebot_plugin_yuji/ops_logs.py.)"""
         notes: list[str] = []
         try:
             optimized = await self.services.memory_repo.optimize_derived()

@@ -3,7 +3,7 @@
 `BotProcess` runs `python bot.py` from the repository root with its own data folder,
 a free 127.0.0.1 port and whatever environment you add (the parent's `YUJI_*` and
 `ONEBOT_*` variables are dropped; a `.env` in the checkout is still read by NoneBot
-unless `clean_cwd=True`, which runs a copy of bot.py and plugins/ in an empty folder); its stdout+stderr go to `<tmp>/bot.log` (`bot.log_text()`). `OnebotPeer` plays NapCat: it connects to
+unless `clean_cwd=True`, which runs a copy of bot.py in an empty folder); its stdout+stderr go to `<tmp>/bot.log` (`bot.log_text()`). `OnebotPeer` plays NapCat: it connects to
 `ws://127.0.0.1:PORT/onebot/v11/ws` with `X-Self-ID`, `X-Client-Role: Universal`
 and `Authorization: Bearer <token>`, sends events, and answers the bot's API calls
 (`{"action", "params", "echo"}`) with a pluggable handler, recording every call.
@@ -96,20 +96,21 @@ class BotProcess:
         access_token: str = DEFAULT_TOKEN,
         port: int | None = None,
         clean_cwd: bool = False,
+        cwd: Path | None = None,
+        python: str = sys.executable,
     ) -> None:
         self.tmp_path = tmp_path
-        self.cwd = ROOT
+        self.cwd = cwd or ROOT
+        self.python = python
+        """`cwd`/`python`: another project's bot.py, run by another environment's Python
+        (tests/e2e/host_project.py)."""
         if clean_cwd:
-            # A working directory with no `.env` at all: a copy of bot.py and plugins/.
+            # A working directory with no `.env` at all: a copy of bot.py (the plugin
+            # is imported from this checkout, by PYTHONPATH below).
             self.cwd = tmp_path / "cwd"
             if not self.cwd.exists():
                 self.cwd.mkdir(parents=True)
                 shutil.copy2(ROOT / "bot.py", self.cwd / "bot.py")
-                shutil.copytree(
-                    ROOT / "plugins",
-                    self.cwd / "plugins",
-                    ignore=shutil.ignore_patterns("__pycache__"),
-                )
         self.data_dir = tmp_path / "data"
         self.port = port or free_port()
         self.access_token = access_token
@@ -141,7 +142,7 @@ class BotProcess:
         self.tmp_path.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("ab") as log:
             self._proc = await asyncio.create_subprocess_exec(
-                sys.executable,
+                self.python,
                 str(self.cwd / "bot.py"),
                 cwd=self.cwd,
                 env=self.env,
@@ -198,7 +199,7 @@ class BotProcess:
         """Run a bot expected to refuse to start; its exit status and output (`prefix`:
         a command to run it under, e.g. `setpriv` to run it as another user)."""
         return subprocess.run(
-            [*prefix, sys.executable, str(self.cwd / "bot.py")],
+            [*prefix, self.python, str(self.cwd / "bot.py")],
             cwd=self.cwd,
             env=self.env,
             capture_output=True,

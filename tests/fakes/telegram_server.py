@@ -8,6 +8,10 @@ subprocess (`YUJI_TELEGRAM_BASE_URL=server.base_url`) can both use it.
 
 - `server.messages`: every accepted `sendMessage` (chat_id, text);
   `server.requests`: every request (token, method, parsed params).
+- A bot's side too (nonebot-adapter-telegram polling it): `server.push_update(...)`
+  queues an update `getUpdates` hands out (long-polled, by offset), `server.admins`
+  holds the (chat id, user id) pairs `getChatMember` calls administrators, and
+  `server.sent(chat_id)` lists what the bot sent to a chat; `deleteWebhook` succeeds.
 - `server.hold()` makes requests hang until `server.release()` (a slow Telegram);
   `server.fail_next(status, description)` scripts Bot API errors;
   `closed_port()` gives a loopback port where nothing listens (Telegram down).
@@ -76,6 +80,9 @@ class FakeTelegramServer:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _open: threading.Event = field(default_factory=threading.Event)
     _httpd: ThreadingHTTPServer | None = None
+    updates: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    admins: set[tuple[int, int]] = field(default_factory=set[tuple[int, int]])
+    _new_update: threading.Condition = field(default_factory=threading.Condition)
 
     def start(self) -> FakeTelegramServer:
         server = self
@@ -148,6 +155,37 @@ class FakeTelegramServer:
         with self._lock:
             self._errors.append((status, description))
 
+    def push_update(self, message: dict[str, Any]) -> int:
+        """Queue `{"update_id": n, "message": message}` for getUpdates; returns n."""
+        with self._new_update:
+            update_id = len(self.updates) + 1
+            self.updates.append({"update_id": update_id, "message": message})
+            self._new_update.notify_all()
+        return update_id
+
+    def sent(self, chat_id: int) -> list[dict[str, str]]:
+        """The params of every sendMessage to `chat_id`."""
+        with self._lock:
+            return [
+                r.params
+                for r in self.requests
+                if r.method == "sendMessage" and r.params.get("chat_id") == str(chat_id)
+            ]
+
+    def _get_updates(self, params: dict[str, str]) -> list[dict[str, Any]]:
+        offset = int(params["offset"]) if params.get("offset") else 0
+        wait = min(float(params.get("timeout") or 0), 1.0)
+        with self._new_update:
+            self._new_update.wait_for(lambda: len(self.updates) >= max(offset, 1), wait)
+            return [u for u in self.updates if u["update_id"] >= offset]
+
+    def _chat_member(self, params: dict[str, str]) -> dict[str, Any]:
+        chat_id, user_id = int(params["chat_id"]), int(params["user_id"])
+        user = {"id": user_id, "is_bot": False, "first_name": f"user{user_id}"}
+        if (chat_id, user_id) in self.admins:
+            return {"status": "creator", "user": user, "is_anonymous": False}
+        return {"status": "member", "user": user}
+
     @property
     def messages(self) -> list[SentMessage]:
         with self._lock:
@@ -174,6 +212,12 @@ class FakeTelegramServer:
             return status, {"ok": False, "error_code": status, "description": description}
         if method == "getMe":
             return 200, {"ok": True, "result": _bot_user()}
+        if method == "deleteWebhook":
+            return 200, {"ok": True, "result": True}
+        if method == "getUpdates":
+            return 200, {"ok": True, "result": self._get_updates(params)}
+        if method == "getChatMember":
+            return 200, {"ok": True, "result": self._chat_member(params)}
         if method != "sendMessage":
             return 404, {"ok": False, "error_code": 404, "description": "Not Found"}
         if not params.get("chat_id") or not params.get("text"):

@@ -4,11 +4,11 @@
   the FastAPI driver, the persona nickname, `/` commands, a superuser, and a
   session-wide throwaway `yuji_data_dir`, so the startup hook never touches `data/`.
   It also calls `nonebot.init` with them right away, registers the OneBot v11
-  adapter and loads `plugins.yuji` (nonebug's own later `init` is then a no-op and
-  its matcher provider copies ours). So test modules may import `plugins.yuji.*` at
+  adapter and loads `nonebot_plugin_yuji` (nonebug's own later `init` is then a no-op and
+  its matcher provider copies ours). So test modules may import `nonebot_plugin_yuji.*` at
   the top, and the plugin's startup hook runs in nonebug's lifespan.
 - `yuji_core` (autouse) opens a fresh core on the test's own `tmp_path`, installs it
-  as `plugins.yuji.runtime.core()` for the test, and closes it afterwards, so every
+  as `nonebot_plugin_yuji.runtime.core()` for the test, and closes it afterwards, so every
   test starts from an empty database. Override the small fixtures it is built from
   in a test module to change it: `yuji_settings`, `yuji_clock`, `yuji_fetcher`,
   `yuji_open_kwargs` (e.g. add `llm=ScriptedLLM(...)`).
@@ -55,7 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
     driver = nonebot.get_driver()
     if OneBotV11Adapter.get_name() not in driver._adapters:  # pyright: ignore[reportPrivateUsage]
         driver.register_adapter(OneBotV11Adapter)
-    nonebot.load_plugin("plugins.yuji")
+    nonebot.load_plugin("nonebot_plugin_yuji")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -92,7 +92,7 @@ def yuji_open_kwargs(yuji_clock: FakeClock, yuji_fetcher: FakeFetcher) -> dict[s
 async def yuji_core(
     yuji_settings: Settings, yuji_open_kwargs: dict[str, Any]
 ) -> AsyncIterator[Yuji]:
-    from plugins.yuji import runtime
+    from nonebot_plugin_yuji import runtime
 
     try:
         previous: Yuji | None = runtime.core()

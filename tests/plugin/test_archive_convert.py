@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_core import AttachmentRef
-from plugins.yuji.archive_convert import (
+from nonebot_plugin_yuji.archive_convert import (
     MAX_INLINE_DATA,
     MAX_SEGMENT_DEPTH,
     MAX_SEGMENTS,

@@ -10,7 +10,7 @@ import pytest
 
 import bot
 from memory_core.cli.common import load_settings
-from plugins.yuji.config import Config, to_settings
+from nonebot_plugin_yuji.config import Config, to_settings
 
 TRICKY_ENV = """\
 # a comment line, then every form python-dotenv reads

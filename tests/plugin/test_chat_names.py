@@ -10,8 +10,8 @@ from nonebot.adapters.onebot.v11 import ActionFailed, Adapter, Bot, Event
 from nonebug import App
 
 from memory_core import Yuji
-from plugins.yuji import chat_names, jobs_backfill
-from plugins.yuji.frames import needs_handlers
+from nonebot_plugin_yuji import chat_names, jobs_backfill
+from nonebot_plugin_yuji.frames import needs_handlers
 
 from .factories import BOT_ID, TIME
 

@@ -131,7 +131,7 @@ async def test_unknown_command_text_does_not_wake(
 
 
 def test_to_incoming_reads_mentions_quotes_and_skips_commands() -> None:
-    from plugins.yuji.chat import to_incoming
+    from nonebot_plugin_yuji.chat import to_incoming
 
     event = group_message(
         [

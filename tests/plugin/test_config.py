@@ -9,7 +9,7 @@ from memory_core.errors import ConfigError
 
 
 def test_config_reads_yuji_keys_and_ignores_bare_ones() -> None:
-    from plugins.yuji.config import Config, to_settings
+    from nonebot_plugin_yuji.config import Config, to_settings
 
     config = Config.model_validate(
         {"yuji_recall_limit": 3, "yuji_nicknames": "小鱼,大肥鱼", "data_dir": "/elsewhere"}
@@ -23,7 +23,7 @@ def test_config_reads_yuji_keys_and_ignores_bare_ones() -> None:
 
 
 def test_config_names_the_variable_it_refuses() -> None:
-    from plugins.yuji.config import Config
+    from nonebot_plugin_yuji.config import Config
 
     with pytest.raises(ConfigError, match="YUJI_NIGHTLY_TIME"):
         Config.model_validate({"yuji_nightly_time": "25:00"})

@@ -27,7 +27,7 @@ from starlette.routing import BaseRoute
 from memory_core import Settings, Yuji
 from memory_core.archive.drops import Drop
 from memory_core.cli.demo_world import DemoReport, load_demo
-from plugins.yuji import jobs_nightly
+from nonebot_plugin_yuji import jobs_nightly
 
 from .conftest import NICKNAME
 
@@ -310,7 +310,7 @@ async def test_moving_the_nightly_time_moves_the_night_job(
 def test_the_zone_label_carries_the_offset_in_force() -> None:
     from datetime import UTC, datetime
 
-    from plugins.yuji.console.format import zone_label
+    from nonebot_plugin_yuji.console.format import zone_label
 
     zone = ZoneInfo("America/New_York")
     assert zone_label(zone, datetime(2026, 1, 5, tzinfo=UTC)) == "America/New_York (UTC-05:00)"

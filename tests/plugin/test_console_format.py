@@ -13,7 +13,7 @@ from memory_core.recall.dense_port import RELATED_LABEL
 from memory_core.storage.engine import Database
 from memory_core.vectors.pgvector_place import PgvectorPlace
 from memory_core.vectors.place import FolderPlace, TablePlace
-from plugins.yuji.console.format import reason_words, vectors_label
+from nonebot_plugin_yuji.console.format import reason_words, vectors_label
 
 
 def test_a_reason_loses_its_band_and_its_p() -> None:

@@ -11,8 +11,8 @@ from nonebug import App
 
 from memory_core import NewExperience, Yuji
 from memory_core.archive.drops import Drop
-from plugins.yuji import jobs_backfill
-from plugins.yuji.backfill_convert import history_parser
+from nonebot_plugin_yuji import jobs_backfill
+from nonebot_plugin_yuji.backfill_convert import history_parser
 
 from .factories import BOT_ID
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from memory_core import LogThrottle
 from memory_core.log_throttle import SELF_THROTTLED
-from plugins.yuji.ops_logs import flood_marker, not_held_back
+from nonebot_plugin_yuji.ops_logs import flood_marker, not_held_back
 
 
 class Ticks:
@@ -26,7 +26,7 @@ def record(
         "message": message,
         "level": SimpleNamespace(no=level),
         "exception": None if error is None else SimpleNamespace(type=error),
-        "name": "plugins.yuji.ingest",
+        "name": "nonebot_plugin_yuji.ingest",
         "function": "archive_frame",
         "line": line,
         "extra": dict(extra),

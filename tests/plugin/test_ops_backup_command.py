@@ -7,7 +7,7 @@ from typing import Any
 from nonebot.adapters.onebot.v11 import Bot, MessageEvent
 from nonebug import App
 
-import plugins.yuji.commands.backup as backup_command
+import nonebot_plugin_yuji.commands.backup as backup_command
 from memory_core import Yuji
 from memory_core.chat.texts import SUPERUSER_ONLY
 from memory_core.ops import backup_reply

@@ -14,7 +14,7 @@ from nonebug import App
 
 from memory_core import FakeClock, RecordingAlertSink, Settings, Yuji
 from memory_core.ops.manifest import list_manifests
-from plugins.yuji import jobs_ops, ops_logs
+from nonebot_plugin_yuji import jobs_ops, ops_logs
 
 from .factories import BOT_ID, TIME
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from nonebot import on_command
-from nonebot.adapters.onebot.v11 import MessageEvent
+from nonebot.adapters import Event
 
-from ._common import COMMAND_PRIORITY, answer, runtime, scope_of
+from ._common import COMMAND, answer, runtime, scope_of
 
-cards = on_command("cards", aliases={"卡片"}, priority=COMMAND_PRIORITY, block=True)
+cards = on_command("cards", aliases={"卡片"}, **COMMAND)
 
 
 @cards.handle()
-async def _cards(event: MessageEvent) -> None:
+async def _cards(event: Event) -> None:
     async def action() -> str:
         return await runtime.core().chat_commands.cards(scope_of(event))
 

@@ -10,9 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pydantic import AliasGenerator, ConfigDict
+from nonebot import get_plugin_config
+from pydantic import AliasGenerator, ConfigDict, ValidationError
 
-from memory_core import Origin, Settings
+from memory_core import Origin, Settings, YujiError
+
+STANDALONE = "yuji_standalone"
+"""The NoneBot setting `bot.py` passes: this process is yuji's own bot, so a start-up
+that fails stops it (in someone else's bot it leaves the plugin inactive)."""
 
 
 def _nonebot_key(name: str) -> str:
@@ -48,3 +53,28 @@ def origins(settings: Settings, environ: Mapping[str, str]) -> dict[str, Origin]
         else:
             found[name] = "default"
     return found
+
+
+def matcher_settings() -> Settings:
+    """The settings as NoneBot holds them when the plugin is imported, for its matchers'
+    priorities and blocking; the defaults when they do not validate (the start-up then
+    says why in one line, and the plugin stays inactive)."""
+    try:
+        return get_plugin_config(Config)
+    except (ValidationError, YujiError):
+        return Settings()
+
+
+def one_line(exc: BaseException) -> str:
+    """What went wrong, in one line: a settings error names each field and its problem."""
+    if isinstance(exc, ValidationError):
+        return "invalid settings: " + "; ".join(
+            f"{_variable(e['loc'])}: {e['msg']}" for e in exc.errors()
+        )
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if not isinstance(exc, YujiError) else text
+
+
+def _variable(loc: tuple[int | str, ...]) -> str:
+    name = str(loc[0]) if loc else "settings"
+    return (name if name.startswith("yuji_") else f"yuji_{name}").upper()

@@ -6,17 +6,17 @@ Quoting one of the bot's messages with `/why` asks about that reply instead.
 from __future__ import annotations
 
 from nonebot import on_command
-from nonebot.adapters.onebot.v11 import MessageEvent
+from nonebot.adapters import Event
 
-from ._common import COMMAND_PRIORITY, answer, convert, runtime, scope_of
+from ._common import COMMAND, answer, quoted_id, runtime, scope_of
 
-why = on_command("why", aliases={"为什么"}, priority=COMMAND_PRIORITY, block=True)
+why = on_command("why", aliases={"为什么"}, **COMMAND)
 
 
 @why.handle()
-async def _why(event: MessageEvent) -> None:
+async def _why(event: Event) -> None:
     async def action() -> str:
-        quoted = convert(event.original_message).reply_to
+        quoted = quoted_id(event)
         return await runtime.core().chat_commands.why(scope_of(event), quoted)
 
     await answer(why, action)

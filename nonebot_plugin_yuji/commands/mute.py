@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from nonebot import on_command
-from nonebot.adapters.onebot.v11 import Bot, Message, MessageEvent
+from nonebot.adapters import Bot, Event, Message
 from nonebot.params import CommandArg
 
-from ._common import COMMAND_PRIORITY, answer, require_admin, runtime, scope_of
+from ._common import COMMAND, answer, require_admin, runtime, scope_of
 
-mute = on_command("mute", aliases={"闭嘴"}, priority=COMMAND_PRIORITY, block=True)
+mute = on_command("mute", aliases={"闭嘴"}, **COMMAND)
 
 
 @mute.handle()
-async def _mute(bot: Bot, event: MessageEvent, args: Annotated[Message, CommandArg()]) -> None:
+async def _mute(bot: Bot, event: Event, args: Annotated[Message[Any], CommandArg()]) -> None:
     async def action() -> str:
         await require_admin(bot, event)
         return await runtime.core().chat_commands.mute(scope_of(event), args.extract_plain_text())

@@ -17,13 +17,14 @@ at most once a minute with a count.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Hashable, Mapping
 from typing import Any
 
 from nonebot import get_driver, logger
 from nonebot.matcher import matchers
 
-from memory_core import SELF_THROTTLED, LogThrottle, repeats
+from memory_core import SELF_THROTTLED, LogThrottle, NewExperience, Yuji, repeats
 
 from . import runtime
 from .archive_convert import message_experience
@@ -36,24 +37,17 @@ MAX_HANDLED_SEGMENTS = 1000
 """A message of more segments is archived but not parsed for handlers (NoneBot builds
 a pydantic validator per segment: 20,000 segments hold the event loop for seconds)."""
 REPORT_S = 60.0
-PLUGIN = "yuji"
+PLUGIN = __name__.rpartition(".")[0]
 
 _throttle = LogThrottle(REPORT_S)
 
 
 async def archive_frame(self_id: str, data: Mapping[str, Any]) -> None:
     """Queue the message in one decoded frame (anything else is left alone)."""
-    if data.get("post_type") not in MESSAGE_POSTS:
+    found = _experience(self_id, data)
+    if found is None:
         return
-    try:
-        core = runtime.core()
-        exp = message_experience(data, self_id=str(self_id), now=core.clock.now)
-    except Exception as exc:
-        complain(("convert", type(exc).__name__), f"unreadable message skipped ({exc!r})", data)
-        return
-    if exp is None:
-        complain("malformed", "malformed message event skipped (no chat, id or sender)", data)
-        return
+    core, exp = found
     try:
         await core.archive.enqueue(exp)
     except Exception as exc:
@@ -62,6 +56,41 @@ async def archive_frame(self_id: str, data: Mapping[str, Any]) -> None:
             f"could not archive message {exp.scope}/{exp.fingerprint} ({exc!r})",
             data,
         )
+
+
+def offer_frame(self_id: str, data: Mapping[str, Any]) -> asyncio.Future[Any] | None:
+    """`archive_frame` for a synchronous caller: the future of the message's commit;
+    None when there is nothing to wait for (not a message, or unreadable and logged)
+    or when the queue is full (then nothing was queued: the caller archives the parsed
+    event the waiting way)."""
+    found = _experience(self_id, data)
+    if found is None:
+        return None
+    core, exp = found
+    try:
+        return core.archive.offer(exp)
+    except Exception as exc:
+        complain(
+            ("enqueue", type(exc).__name__),
+            f"could not archive message {exp.scope}/{exp.fingerprint} ({exc!r})",
+            data,
+        )
+        return None
+
+
+def _experience(self_id: str, data: Mapping[str, Any]) -> tuple[Yuji, NewExperience] | None:
+    if data.get("post_type") not in MESSAGE_POSTS:
+        return None
+    try:
+        core = runtime.core()
+        exp = message_experience(data, self_id=str(self_id), now=core.clock.now)
+    except Exception as exc:
+        complain(("convert", type(exc).__name__), f"unreadable message skipped ({exc!r})", data)
+        return None
+    if exp is None:
+        complain("malformed", "malformed message event skipped (no chat, id or sender)", data)
+        return None
+    return core, exp
 
 
 def complain(key: Hashable, what: str, data: Mapping[str, Any] | None = None) -> None:

@@ -4,18 +4,18 @@ it went."""
 from __future__ import annotations
 
 from nonebot import on_command
-from nonebot.adapters.onebot.v11 import Bot, MessageEvent
+from nonebot.adapters import Bot, Event
 
 from memory_core import SUPERUSER_ONLY, ConfigError, NotPermitted, backup_reply
 
 from .. import runtime  # noqa: TID252 - the plugin's module name depends on how NoneBot loads it
-from ._common import COMMAND_PRIORITY, answer, is_superuser
+from ._common import COMMAND, answer, is_superuser
 
-backup = on_command("backup", aliases={"备份"}, priority=COMMAND_PRIORITY, block=True)
+backup = on_command("backup", aliases={"备份"}, **COMMAND)
 
 
 @backup.handle()
-async def _backup(bot: Bot, event: MessageEvent) -> None:
+async def _backup(bot: Bot, event: Event) -> None:
     async def action() -> str:
         if not await is_superuser(bot, event):
             raise NotPermitted(SUPERUSER_ONLY)

@@ -12,6 +12,7 @@ require("nonebot_plugin_apscheduler")
 
 from memory_core import Yuji  # noqa: E402
 
+from . import api as api  # noqa: E402
 from . import archive_hooks as archive_hooks  # noqa: E402
 from . import chat as chat  # noqa: E402
 from . import chat_names as chat_names  # noqa: E402
@@ -29,14 +30,22 @@ from . import ops_logs as ops_logs  # noqa: E402
 from . import ops_notices as ops_notices  # noqa: E402
 from . import runtime as runtime  # noqa: E402
 from . import shutdown as shutdown  # noqa: E402
-from .config import Config, origins, to_settings  # noqa: E402
+from .config import STANDALONE, Config, one_line, origins, to_settings  # noqa: E402
+
+HOMEPAGE = "https://github.com/yuji-memory/nonebot-plugin-yuji"
 
 __plugin_meta__ = PluginMetadata(
     name="鱼记",
-    description="群聊长期记忆：存档、整理、回忆",
-    usage="/mute /unmute /remember /forget /cards /recall /why /backfill /status /backup",
+    description="群聊长期记忆：每条消息存档，后台整理成有证据的记忆，被叫到时回忆并回答",
+    usage=(
+        "群里 @机器人、回复它或叫它的昵称（私聊直接说）即可对话；管理命令："
+        "/mute /unmute /remember /forget /cards /recall /why /backfill /status /backup "
+        "/forget-me。设置见 .env 的 YUJI_* 项，详见 docs/plugin.md"
+    ),
     type="application",
+    homepage=HOMEPAGE,
     config=Config,
+    supported_adapters={"~onebot.v11", "~telegram"},
 )
 
 driver = get_driver()
@@ -47,7 +56,20 @@ if isinstance(_app, FastAPI):
 
 @driver.on_startup
 async def _start() -> None:
-    """The one start-up: settings read once, logs, the core, then the scheduled jobs."""
+    """The one start-up. In someone else's bot a setting or store yuji cannot start with
+    is one error line, and the plugin stays inactive (its matchers never match, nothing
+    is archived); the host bot runs on. `python bot.py` checked the settings before
+    NoneBot started, and there such a failure stops the bot (`YUJI_STANDALONE`)."""
+    try:
+        await _open()
+    except Exception as exc:
+        if getattr(driver.config, STANDALONE, False):
+            raise
+        logger.error(f"yuji: not started, the plugin stays inactive: {one_line(exc)}")
+
+
+async def _open() -> None:
+    """Settings read once, logs, the core, then the scheduled jobs."""
     settings = to_settings(get_plugin_config(Config), set(driver.config.nickname))
     ops_logs.start(settings)
     core = await Yuji.open(settings, origins=origins(settings, os.environ))
@@ -58,6 +80,9 @@ async def _start() -> None:
         raise
     runtime.set_core(core)
     shutdown.install(settings.shutdown_drain_s)
+    ingest.bound_handlers(settings.handler_slots)
+    if settings.archive_on_receive and ingest.hook_stock_adapters():
+        logger.info("yuji: the stock OneBot v11 adapter archives each message as it is read")
     for jobs in (
         jobs_backfill,
         jobs_consolidation,

@@ -22,20 +22,28 @@ from typing import Any
 from nonebot import logger
 from nonebot.adapters import Bot as BaseBot
 from nonebot.adapters.onebot.v11 import Bot, MessageEvent
+from nonebot.adapters.telegram import Bot as TelegramBot
 
 from memory_core import NewExperience, group_scope, private_scope
 
 from . import runtime
 from .archive_convert import convert, message_experience, raw_segments
+from .telegram_convert import sent_experience
 
 SEND_APIS = frozenset({"send_group_msg", "send_private_msg", "send_msg"})
+TELEGRAM_SEND_APIS = frozenset({"send_message", "send_photo", "send_sticker"})
 
 
 @BaseBot.on_called_api
 async def _archive_own_send(
     bot: BaseBot, exception: Exception | None, api: str, data: dict[str, Any], result: Any
 ) -> None:
-    if exception is not None or api not in SEND_APIS or not isinstance(bot, Bot):
+    if exception is not None or runtime.started() is None:
+        return
+    if isinstance(bot, TelegramBot) and api in TELEGRAM_SEND_APIS:
+        await _archive_telegram_send(bot, api, result)
+        return
+    if api not in SEND_APIS or not isinstance(bot, Bot):
         return
     try:
         core = runtime.core()
@@ -48,6 +56,18 @@ async def _archive_own_send(
         await core.archive.append(exp)
     except Exception as exc:
         logger.opt(exception=exc).error(f"yuji: could not archive our own {api}")
+
+
+async def _archive_telegram_send(bot: TelegramBot, api: str, result: Any) -> None:
+    try:
+        core = runtime.core()
+        exp = sent_experience(
+            str(bot.self_id), result, now=core.clock.now(), bot_name=core.settings.bot_name
+        )
+        if exp is not None:
+            await core.archive.append(exp)
+    except Exception as exc:
+        logger.opt(exception=exc).error(f"yuji: could not archive our own Telegram {api}")
 
 
 def incoming_experience(bot: Bot, event: MessageEvent, *, now: datetime) -> NewExperience | None:

@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from nonebot import on_command
-from nonebot.adapters.onebot.v11 import Bot, Message, MessageEvent
+from nonebot.adapters import Bot, Event, Message
 from nonebot.params import CommandArg
 
 from memory_core import UsageError, backfill_text
 
 from ._common import (
-    COMMAND_PRIORITY,
+    COMMAND,
     answer,
-    group_id_of,
     history_parser,
+    qq_group_id,
     require_group_admin,
     runtime,
 )
 
-backfill = on_command("backfill", aliases={"补拉"}, priority=COMMAND_PRIORITY, block=True)
+backfill = on_command("backfill", aliases={"补拉"}, **COMMAND)
 
 
 def parse_count(raw: str, default: int) -> int:
@@ -32,10 +32,10 @@ def parse_count(raw: str, default: int) -> int:
 
 
 @backfill.handle()
-async def _backfill(bot: Bot, event: MessageEvent, args: Annotated[Message, CommandArg()]) -> None:
+async def _backfill(bot: Bot, event: Event, args: Annotated[Message[Any], CommandArg()]) -> None:
     async def action() -> str:
         await require_group_admin(bot, event)
-        group_id = group_id_of(event)
+        group_id = qq_group_id(event)
         core = runtime.core()
         limit = parse_count(args.extract_plain_text(), core.settings.backfill_max)
         report = await core.chat.backfill(
