@@ -33,10 +33,12 @@ from .ops.capacity import StorageFullAlerts
 from .ops.service import OpsService
 from .ops.telegram import make_alert_sink
 from .porting.service import Porting
+from .providers import ThreadedUsage, reranker_from_settings
 from .recall.engine import Recall
 from .recall.judge import Judge
 from .recall.quotes import RecentSource
 from .recall.relevance import RelevanceModel
+from .recall.rerank import RerankStage
 from .settings import LiveSettings, Settings
 from .storage import AlertRepo, ChatRepo, MemoryRepo, MessageSearch, UsageRepo, migrate, pg_server
 from .storage.engine import Database
@@ -46,6 +48,8 @@ from .vectors.messages import MessageVectors
 from .vectors.place import IndexPlace
 from .vectors.places import place_for
 from .vision.service import VisionService
+
+RERANK_ALERT = "recall-reranker"
 
 
 @dataclass
@@ -97,6 +101,8 @@ class Yuji:
     deployment: Deployment
     """This process among those sharing the store: leadership (the bot starts it; the
     CLI never leads), the deployment's accounts, wake claims."""
+    provider_usage: ThreadedUsage
+    """Where the embeddings API and the reranker count their calls (llm_usage)."""
 
     @classmethod
     async def open(
@@ -153,11 +159,13 @@ class Yuji:
         db.on_full, db.on_writable = storage_alerts.full, storage_alerts.writable
         ops = OpsService(db, settings, clock, alerts)
         vector_place = await place_for(db, settings.vectors_dir, clock)
+        provider_usage = ThreadedUsage(usage_repo, clock)
         vectors = (
-            Dense(settings, embedder=embedder, place=vector_place)
+            Dense(settings, embedder=embedder, place=vector_place, record=provider_usage)
             if settings.vector_mode != "off"
             else None
         )
+        reranker = reranker_from_settings(settings, provider_usage)
         memory_repo = MemoryRepo(db)
         message_vectors = MessageVectors(db, vectors) if vectors is not None else None
         recall = Recall(
@@ -172,6 +180,14 @@ class Yuji:
             if models.judge is not None
             else None,
             recent=RecentSource(MessageSearch(db), message_vectors, settings.recent_messages),
+            rerank=RerankStage(
+                reranker,
+                candidates=settings.rerank_candidates,
+                timeout_s=settings.rerank_timeout_s,
+                alert=lambda text: alerts.fire(RERANK_ALERT, text),
+            )
+            if reranker is not None
+            else None,
         )
         memories = Memories(
             db,
@@ -216,7 +232,7 @@ class Yuji:
         chat_state = ChatRepo(db)
 
         async def backend() -> Backend:
-            return await _backend(db, vectors)
+            return await _backend(db, vectors, recall)
 
         async def backend_lines() -> Mapping[str, str]:
             return (await backend()).lines()
@@ -299,6 +315,7 @@ class Yuji:
             models=models,
             vision=images,
             deployment=deployment,
+            provider_usage=provider_usage,
         )
         try:
             await console.load_overrides()
@@ -314,9 +331,12 @@ class Yuji:
 
     async def backend(self) -> Backend:
         """Which database and which vector store this core runs on."""
-        return await _backend(self.db, self.vectors)
+        return await _backend(self.db, self.vectors, self.recall)
 
     async def close(self) -> None:
+        if self.recall.rerank is not None:
+            await self.recall.rerank.reranker.aclose()
+        await self.provider_usage.drain()
         await self.consolidation.aclose()
         await self.deployment.aclose()
         await self.models.aclose()
@@ -325,6 +345,21 @@ class Yuji:
         await self.db.dispose()
 
 
-async def _backend(db: Database, vectors: Dense | None) -> Backend:
-    """Which database and which vector store (none when dense retrieval is off)."""
-    return await describe_backend(db, vectors.vector_store if vectors else None)
+async def _backend(db: Database, vectors: Dense | None, recall: Recall) -> Backend:
+    """Which database and which vector store (none when dense retrieval is off), and
+    which recall models."""
+    return await describe_backend(
+        db, vectors.vector_store if vectors else None, models_line(vectors, recall)
+    )
+
+
+def models_line(vectors: Dense | None, recall: Recall) -> str:
+    """`向量 <model>；重排 <model>（启动以来失败 N 次）` (docs/providers.md)."""
+    try:
+        embedder = f"向量 {vectors.embedder_id}" if vectors is not None else "向量 关闭"
+    except Exception as exc:  # a model folder gone since the start: say so, don't fail
+        embedder = f"向量 无法加载（{exc}）"
+    stage = recall.rerank
+    if stage is None:
+        return f"{embedder}；重排 无"
+    return f"{embedder}；重排 {stage.reranker_id}（启动以来失败 {stage.failures} 次）"
