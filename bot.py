@@ -45,6 +45,7 @@ from memory_core.errors import ConfigError
 from memory_core.log_throttle import HELD_BACK
 from memory_core.ops import Redactor
 from memory_core.ops.data_dir import claimed, ensure_usable
+from memory_core.service import check_models
 from memory_core.settings import (
     SECRET_FIELDS,
     Settings,
@@ -189,6 +190,7 @@ def main() -> None:
     settings = read_settings()
     try:
         ensure_usable(settings.data_dir)
+        check_models(settings)  # recall models without a calibration: one line, exit 2
         with claimed(settings.data_dir):
             serve(settings)
     except ConfigError as exc:

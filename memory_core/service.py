@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from .archive.fetcher import AttachmentFetcher
@@ -33,17 +34,19 @@ from .ops.capacity import StorageFullAlerts
 from .ops.service import OpsService
 from .ops.telegram import make_alert_sink
 from .porting.service import Porting
-from .providers import ThreadedUsage, reranker_from_settings
+from .providers import ThreadedUsage, reranker_from_settings, reranker_id
 from .recall.engine import Recall
 from .recall.judge import Judge
 from .recall.quotes import RecentSource
-from .recall.relevance import RelevanceModel
+from .recall.relevance import LEXICAL, RelevanceModel
+from .recall.relevance import load as load_weights
 from .recall.rerank import RerankStage
 from .settings import LiveSettings, Settings
 from .storage import AlertRepo, ChatRepo, MemoryRepo, MessageSearch, UsageRepo, migrate, pg_server
 from .storage.engine import Database
 from .vectors.dense import Dense
 from .vectors.embedder import Embedder
+from .vectors.factory import embedder_from_settings
 from .vectors.messages import MessageVectors
 from .vectors.place import IndexPlace
 from .vectors.places import place_for
@@ -363,3 +366,19 @@ def models_line(vectors: Dense | None, recall: Recall) -> str:
     if stage is None:
         return f"{embedder}；重排 无"
     return f"{embedder}；重排 {stage.reranker_id}（启动以来失败 {stage.failures} 次）"
+
+
+def check_models(settings: Settings) -> None:
+    """Before anything starts: the weights of the configured embedding model and
+    reranker load (shipped, YUJI_RELEVANCE_WEIGHTS or calibrated), else a ConfigError
+    whose one line names `yuji eval --calibrate`. Reads files only."""
+    rerank = reranker_id(settings)
+    bases = [LEXICAL]
+    if settings.vector_mode != "off":
+        embedder = embedder_from_settings(settings).model_id
+        path = Path(settings.relevance_weights) if settings.relevance_weights else None
+        load_weights(embedder, path, calibrated=settings.calibration_path)
+        bases.append(embedder)
+    if rerank is not None:
+        for base in bases:
+            load_weights(base, reranker=rerank, calibrated=settings.calibration_path)

@@ -240,6 +240,9 @@ class Settings(BaseModel):
     does not parse) the bands stand as they were without it."""
     rerank_candidates: Annotated[int, Field(ge=1, le=100)] = 20
     """The best candidates by P (without the reranker) that the reranker reads again."""
+    calibration_dir: str = ""
+    """Where `yuji eval --calibrate` writes the weights of each pair of embedding model
+    and reranker, and recall reads them; empty = $YUJI_DATA_DIR/calibration."""
 
     # llm
     llm_base_url: str = ""
@@ -475,10 +478,21 @@ class Settings(BaseModel):
         return self.data_dir / "logs"
 
     @property
-    def calibration_dir(self) -> Path:
+    def calibration_path(self) -> Path:
         """Relevance weights fitted by `yuji eval --calibrate`, one file per pair of
         embedding model and reranker."""
-        return self.data_dir / "calibration"
+        return Path(self.calibration_dir) if self.calibration_dir else self.data_dir / "calibration"
+
+    def recall_models(self) -> dict[str, Any]:
+        """The settings that choose recall's models and their weights (`yuji eval` runs
+        its temporary store with the operator's models)."""
+        names = [n for n in type(self).model_fields if n.startswith(("embed_", "rerank_"))]
+        return {
+            **{n: getattr(self, n) for n in names},
+            "vector_model_path": self.vector_model_path,
+            "relevance_weights": self.relevance_weights,
+            "calibration_dir": str(self.calibration_path.resolve()),
+        }
 
     @property
     def embed_api(self) -> ModelEndpoint | None:

@@ -26,6 +26,16 @@ def api_embedder(settings: Settings, record: Record | None = None) -> ApiEmbedde
     )
 
 
+def reranker_id(settings: Settings) -> str | None:
+    """The configured reranker's id (what its weights are calibrated for), or None."""
+    endpoint = settings.rerank_api
+    if endpoint is not None:
+        return f"api-{endpoint.model}"
+    if settings.rerank_model_path:
+        return CrossEncoder(settings.rerank_model_path).reranker_id
+    return None
+
+
 def reranker_from_settings(
     settings: Settings, record: Record | None = None
 ) -> ApiReranker | CrossEncoder | None:
@@ -51,4 +61,5 @@ __all__ = [
     "ThreadedUsage",
     "api_embedder",
     "reranker_from_settings",
+    "reranker_id",
 ]

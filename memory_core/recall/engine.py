@@ -145,7 +145,7 @@ class Recall:
             self._model = load_model(
                 self.dense.embedder_id,
                 Path(path) if path else None,
-                calibrated=self._settings.calibration_dir,
+                calibrated=self._settings.calibration_path,
             )
         return self._model
 
@@ -156,7 +156,7 @@ class Recall:
             self._reranked[embedder] = load_model(
                 embedder,
                 reranker=self.rerank.reranker_id,
-                calibrated=self._settings.calibration_dir,
+                calibrated=self._settings.calibration_path,
             )
         return self._reranked[embedder]
 
