@@ -340,6 +340,8 @@ class Yuji:
         if self.recall.rerank is not None:
             await self.recall.rerank.reranker.aclose()
         await self.provider_usage.drain()
+        if self.vectors is not None:
+            self.vectors.close()
         await self.consolidation.aclose()
         await self.deployment.aclose()
         await self.models.aclose()
@@ -375,7 +377,8 @@ def check_models(settings: Settings) -> None:
     rerank = reranker_id(settings)
     bases = [LEXICAL]
     if settings.vector_mode != "off":
-        embedder = embedder_from_settings(settings).model_id
+        api = settings.embed_api
+        embedder = f"api-{api.model}" if api else embedder_from_settings(settings).model_id
         path = Path(settings.relevance_weights) if settings.relevance_weights else None
         load_weights(embedder, path, calibrated=settings.calibration_path)
         bases.append(embedder)

@@ -193,6 +193,12 @@ class Dense:
             self._failure()
             return {}
 
+    def close(self) -> None:
+        """Release the embedder's connections (an API's), at shutdown."""
+        close = getattr(self._embedder, "close", None)
+        if callable(close):
+            close()
+
     def _failure(self) -> None:
         if not self._failed:  # once: a broken model would otherwise log every question
             log.exception("dense retrieval failed; recall goes on without it")
