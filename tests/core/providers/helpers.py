@@ -14,7 +14,7 @@ G1 = "group:1"
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 
-def reranked(embedder: str, reranker: str, weight: float = 8.0) -> RelevanceModel:
+def reranked(embedder: str, reranker: str, weight: float = 12.0) -> RelevanceModel:
     """Hand weights that read the reranker's score (relevance.RERANK) first."""
     model = hand_model(embedder, {**DENSE, "rerank": weight}, bias=-6.0, floor=0.3, sure=0.8)
     return dataclasses.replace(model, reranker=reranker)
