@@ -70,7 +70,7 @@ class Oracle:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="the scripted rerank server of the bar")
-    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("files", nargs="*", type=Path, help="none: plain bigram share")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--delay-ms", type=float, default=0.0)
     args = parser.parse_args()

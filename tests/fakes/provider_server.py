@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -100,6 +101,12 @@ class ProviderServer:
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
+
+            def setup(self) -> None:
+                super().setup()
+                # Headers and body go out in two writes: without this, Nagle holds the
+                # body for the client's delayed ACK (~40 ms), a cost no real server has.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
