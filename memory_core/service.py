@@ -24,7 +24,7 @@ from .consolidation.service import ConsolidationService
 from .deployment.service import Deployment
 from .llm.base import LLMClient
 from .llm.models import Models, open_models
-from .llm.usage import UsageReport
+from .llm.usage import UsageReport, human_tokens
 from .memories.service import Memories
 from .nightly.service import NightlyService
 from .ops.alerts import AlertGate, AlertSink
@@ -42,7 +42,16 @@ from .recall.relevance import LEXICAL, RelevanceModel
 from .recall.relevance import load as load_weights
 from .recall.rerank import RerankStage
 from .settings import LiveSettings, Settings
-from .storage import AlertRepo, ChatRepo, MemoryRepo, MessageSearch, UsageRepo, migrate, pg_server
+from .storage import (
+    AlertRepo,
+    ChatRepo,
+    JobTotals,
+    MemoryRepo,
+    MessageSearch,
+    UsageRepo,
+    migrate,
+    pg_server,
+)
 from .storage.engine import Database
 from .vectors.dense import Dense
 from .vectors.embedder import Embedder
@@ -235,7 +244,7 @@ class Yuji:
         chat_state = ChatRepo(db)
 
         async def backend() -> Backend:
-            return await _backend(db, vectors, recall)
+            return await _backend(db, vectors, recall, usage)
 
         async def backend_lines() -> Mapping[str, str]:
             return (await backend()).lines()
@@ -334,7 +343,7 @@ class Yuji:
 
     async def backend(self) -> Backend:
         """Which database and which vector store this core runs on."""
-        return await _backend(self.db, self.vectors, self.recall)
+        return await _backend(self.db, self.vectors, self.recall, self.usage)
 
     async def close(self) -> None:
         if self.recall.rerank is not None:
@@ -350,24 +359,39 @@ class Yuji:
         await self.db.dispose()
 
 
-async def _backend(db: Database, vectors: Dense | None, recall: Recall) -> Backend:
+async def _backend(
+    db: Database, vectors: Dense | None, recall: Recall, usage: UsageReport
+) -> Backend:
     """Which database and which vector store (none when dense retrieval is off), and
-    which recall models."""
+    which recall models with today's calls."""
+    today, _ = await usage.totals()
     return await describe_backend(
-        db, vectors.vector_store if vectors else None, models_line(vectors, recall)
+        db,
+        vectors.vector_store if vectors else None,
+        models_line(vectors, recall, {t.job: t for t in today}),
     )
 
 
-def models_line(vectors: Dense | None, recall: Recall) -> str:
-    """`向量 <model>；重排 <model>（启动以来失败 N 次）` (docs/providers.md)."""
+def models_line(vectors: Dense | None, recall: Recall, today: Mapping[str, JobTotals]) -> str:
+    """`向量 <model>（今天 …）；重排 <model>（今天 …，启动以来失败 N 次）` (docs/providers.md)."""
+
+    def used(job: str) -> str:
+        t = today.get(job)
+        if t is None:
+            return ""
+        return f"今天 {t.calls} 次、失败 {t.failed} 次、{human_tokens(t.tokens)} token"
+
     try:
         embedder = f"向量 {vectors.embedder_id}" if vectors is not None else "向量 关闭"
     except Exception as exc:  # a model folder gone since the start: say so, don't fail
         embedder = f"向量 无法加载（{exc}）"
+    if used("embed"):
+        embedder += f"（{used('embed')}）"
     stage = recall.rerank
     if stage is None:
         return f"{embedder}；重排 无"
-    return f"{embedder}；重排 {stage.reranker_id}（启动以来失败 {stage.failures} 次）"
+    calls = "、".join(filter(None, [used("rerank"), f"启动以来失败 {stage.failures} 次"]))
+    return f"{embedder}；重排 {stage.reranker_id}（{calls}）"
 
 
 def check_models(settings: Settings) -> None:

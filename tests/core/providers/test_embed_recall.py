@@ -52,6 +52,9 @@ async def test_recall_by_an_embeddings_api_across_a_model_change(
         embed = (await core.usage.summary())["today"]["embed"]
         assert embed["calls"] >= 3  # the memories (one text each), the background, the question
         assert embed["prompt_tokens"] > 0
+        line = (await core.backend()).lines()["回忆模型"]  # /status and the console
+        assert line.startswith("向量 api-a（今天 ")
+        assert line.endswith("；重排 无")
 
         provider_server.delay_s = 1.0  # slower than the question may wait
         slow = await core.recall.recall(G1, "小明的吉他")

@@ -64,7 +64,9 @@ async def test_the_reranker_decides_and_a_failure_keeps_the_bands(
         await core.provider_usage.drain()
         usage = (await core.usage.summary())["today"]["rerank"]
         assert (usage["calls"], usage["failed"]) == (4, 3)
-        assert "重排 api-r（启动以来失败 3 次）" in (await core.backend()).lines()["回忆模型"]
+        line = (await core.backend()).lines()["回忆模型"]
+        assert "重排 api-r（今天 4 次、失败 3 次、" in line
+        assert line.endswith("启动以来失败 3 次）")
     finally:
         await core.close()
 
