@@ -14,6 +14,9 @@ The pipeline, in order (each step named here is one function below):
      reaches the version that replaced it;
 4. **relevance** - every candidate's features (features.py) go through the one model
    (relevance.py): P(it answers the question);
+   (optional) **rerank** - a configured reranker (rerank.py, docs/providers.md) reads
+   the question with the best candidates by P; its score is one more feature, read
+   by the weights calibrated for the pair; on any failure P stays as it was;
 5. **decision** - silence unless some P reaches the threshold; then the best by P
    (ranking.py: MMR, contradicting memories side by side), a memory in the uncertain
    band labelled as a guess.
