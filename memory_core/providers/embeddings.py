@@ -33,6 +33,9 @@ RETRIES = 4
 
 
 class ApiEmbedder:
+    batched = True
+    """`yuji embed` hands it every text at once (vectors/build.py)."""
+
     def __init__(
         self,
         endpoint: ModelEndpoint,

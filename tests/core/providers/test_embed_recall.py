@@ -45,6 +45,7 @@ async def test_recall_by_an_embeddings_api_across_a_model_change(
         assert core.vectors is not None
         report = await sync_index(core.memory_repo, core.vectors.embedder, core.vector_place)
         assert (report.model_id, report.embedded) == ("api-a", 2)
+        assert len(provider_server.requests) == 1  # every text of the build in one batch
         got = await core.recall.recall(G1, QUESTION)
         assert target in [r.memory.id for r in got.items]
         assert dense_count(got.trace) == 2
