@@ -53,6 +53,7 @@ from memory_core.errors import ConfigError, YujiError
 from memory_core.log_throttle import HELD_BACK
 from memory_core.ops import Redactor
 from memory_core.ops.data_dir import claimed, ensure_usable
+from memory_core.service import check_models
 from memory_core.settings import (
     SECRET_FIELDS,
     Settings,
@@ -268,6 +269,7 @@ def main() -> None:
     made = first_missing(settings.data_dir)
     try:
         ensure_usable(settings.data_dir)
+        check_models(settings)  # recall models without a calibration: one line, exit 2
         with claimed(settings.data_dir):
             serve(keywords, settings.onebot_adapter)
     except ConfigError as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from .archive.fetcher import AttachmentFetcher
@@ -23,7 +24,7 @@ from .consolidation.service import ConsolidationService
 from .deployment.service import Deployment
 from .llm.base import LLMClient
 from .llm.models import Models, open_models
-from .llm.usage import UsageReport
+from .llm.usage import UsageReport, human_tokens
 from .memories.service import Memories
 from .nightly.service import NightlyService
 from .ops.alerts import AlertGate, AlertSink
@@ -35,19 +36,33 @@ from .ops.service import OpsService
 from .ops.store_check import check_store
 from .ops.telegram import make_alert_sink
 from .porting.service import Porting
+from .providers import ThreadedUsage, reranker_from_settings, reranker_id
 from .recall.engine import Recall
 from .recall.judge import Judge
 from .recall.quotes import RecentSource
-from .recall.relevance import RelevanceModel
+from .recall.relevance import LEXICAL, RelevanceModel
+from .recall.relevance import load as load_weights
+from .recall.rerank import RerankStage
 from .settings import LiveSettings, Settings
-from .storage import AlertRepo, ChatRepo, MemoryRepo, MessageSearch, UsageRepo, migrate
+from .storage import (
+    AlertRepo,
+    ChatRepo,
+    JobTotals,
+    MemoryRepo,
+    MessageSearch,
+    UsageRepo,
+    migrate,
+)
 from .storage.engine import Database
 from .vectors.dense import Dense
 from .vectors.embedder import Embedder
+from .vectors.factory import embedder_from_settings
 from .vectors.messages import MessageVectors
 from .vectors.place import IndexPlace
 from .vectors.places import place_for
 from .vision.service import VisionService
+
+RERANK_ALERT = "recall-reranker"
 
 
 @dataclass
@@ -99,6 +114,8 @@ class Yuji:
     deployment: Deployment
     """This process among those sharing the store: leadership (the bot starts it; the
     CLI never leads), the deployment's accounts, wake claims."""
+    provider_usage: ThreadedUsage
+    """Where the embeddings API and the reranker count their calls (llm_usage)."""
 
     @classmethod
     async def open(
@@ -160,11 +177,13 @@ class Yuji:
         db.on_down, db.on_up = outage_alerts.down, outage_alerts.up
         ops = OpsService(db, settings, clock, alerts)
         vector_place = await place_for(db, settings.vectors_dir, clock)
+        provider_usage = ThreadedUsage(usage_repo, clock)
         vectors = (
-            Dense(settings, embedder=embedder, place=vector_place)
+            Dense(settings, embedder=embedder, place=vector_place, record=provider_usage)
             if settings.vector_mode != "off"
             else None
         )
+        reranker = reranker_from_settings(settings, provider_usage)
         memory_repo = MemoryRepo(db)
         message_vectors = MessageVectors(db, vectors) if vectors is not None else None
         recall = Recall(
@@ -179,6 +198,14 @@ class Yuji:
             if models.judge is not None
             else None,
             recent=RecentSource(MessageSearch(db), message_vectors, settings.recent_messages),
+            rerank=RerankStage(
+                reranker,
+                candidates=settings.rerank_candidates,
+                timeout_s=settings.rerank_timeout_s,
+                alert=lambda text: alerts.fire(RERANK_ALERT, text),
+            )
+            if reranker is not None
+            else None,
         )
         memories = Memories(
             db,
@@ -223,7 +250,7 @@ class Yuji:
         chat_state = ChatRepo(db)
 
         async def backend() -> Backend:
-            return await _backend(db, vectors)
+            return await _backend(db, vectors, recall, usage)
 
         async def backend_lines() -> Mapping[str, str]:
             return (await backend()).lines()
@@ -308,6 +335,7 @@ class Yuji:
             models=models,
             vision=images,
             deployment=deployment,
+            provider_usage=provider_usage,
         )
         try:
             await console.load_overrides()
@@ -323,9 +351,14 @@ class Yuji:
 
     async def backend(self) -> Backend:
         """Which database and which vector store this core runs on."""
-        return await _backend(self.db, self.vectors)
+        return await _backend(self.db, self.vectors, self.recall, self.usage)
 
     async def close(self) -> None:
+        if self.recall.rerank is not None:
+            await self.recall.rerank.reranker.aclose()
+        await self.provider_usage.drain()
+        if self.vectors is not None:
+            self.vectors.close()
         await self.consolidation.aclose()
         await self.deployment.aclose()
         await self.models.aclose()
@@ -334,6 +367,53 @@ class Yuji:
         await self.db.dispose()
 
 
-async def _backend(db: Database, vectors: Dense | None) -> Backend:
-    """Which database and which vector store (none when dense retrieval is off)."""
-    return await describe_backend(db, vectors.vector_store if vectors else None)
+async def _backend(
+    db: Database, vectors: Dense | None, recall: Recall, usage: UsageReport
+) -> Backend:
+    """Which database and which vector store (none when dense retrieval is off), and
+    which recall models with today's calls."""
+    today, _ = await usage.totals()
+    return await describe_backend(
+        db,
+        vectors.vector_store if vectors else None,
+        models_line(vectors, recall, {t.job: t for t in today}),
+    )
+
+
+def models_line(vectors: Dense | None, recall: Recall, today: Mapping[str, JobTotals]) -> str:
+    """`向量 <model>（今天 …）；重排 <model>（今天 …，启动以来失败 N 次）` (docs/providers.md)."""
+
+    def used(job: str) -> str:
+        t = today.get(job)
+        if t is None:
+            return ""
+        return f"今天 {t.calls} 次、失败 {t.failed} 次、{human_tokens(t.tokens)} token"
+
+    try:
+        embedder = f"向量 {vectors.embedder_id}" if vectors is not None else "向量 关闭"
+    except Exception as exc:  # a model folder gone since the start: say so, don't fail
+        embedder = f"向量 无法加载（{exc}）"
+    if used("embed"):
+        embedder += f"（{used('embed')}）"
+    stage = recall.rerank
+    if stage is None:
+        return f"{embedder}；重排 无"
+    calls = "、".join(filter(None, [used("rerank"), f"启动以来失败 {stage.failures} 次"]))
+    return f"{embedder}；重排 {stage.reranker_id}（{calls}）"
+
+
+def check_models(settings: Settings) -> None:
+    """Before anything starts: the weights of the configured embedding model and
+    reranker load (shipped, YUJI_RELEVANCE_WEIGHTS or calibrated), else a ConfigError
+    whose one line names `yuji eval --calibrate`. Reads files only."""
+    rerank = reranker_id(settings)
+    bases = [LEXICAL]
+    if settings.vector_mode != "off":
+        api = settings.embed_api
+        embedder = f"api-{api.model}" if api else embedder_from_settings(settings).model_id
+        path = Path(settings.relevance_weights) if settings.relevance_weights else None
+        load_weights(embedder, path, calibrated=settings.calibration_path)
+        bases.append(embedder)
+    if rerank is not None:
+        for base in bases:
+            load_weights(base, reranker=rerank, calibrated=settings.calibration_path)

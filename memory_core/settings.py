@@ -38,6 +38,7 @@ from .errors import ConfigError
 VectorMode = Literal["on", "shadow", "off"]
 OnOff = Literal["on", "off"]
 RecallJudge = Literal["off", "llm"]
+RerankFormat = Literal["auto", "documents", "tei", "dashscope"]
 JsonMode = Literal["auto", "json_schema", "json_object", "prompt"]
 AtLeastOne = Annotated[int, Field(ge=1)]
 """A count, size or interval the feature needs at least one of to work at all."""
@@ -55,6 +56,8 @@ SECRET_FIELDS = (
     *(f"{job}_llm_api_key" for job in LLM_JOBS),
     "telegram_bot_token",
     "console_token",
+    "embed_api_key",
+    "rerank_api_key",
 )
 """Settings never shown nor logged (the console masks them, the logs redact them)."""
 
@@ -200,6 +203,46 @@ class Settings(BaseModel):
     (then fit relevance weights for it: `yuji eval DATASET --calibrate --out FILE`)."""
     relevance_weights: str = ""
     """Empty = the relevance weights shipped for the model in use; or a file from --calibrate."""
+
+    # recall models from providers (docs/providers.md)
+    embed_base_url: str = ""
+    """An OpenAI-compatible embeddings API (its `/embeddings` under this URL), e.g.
+    https://api.siliconflow.cn/v1 ; empty = the bundled model (or YUJI_VECTOR_MODEL_PATH).
+    Needs a calibration first: `yuji eval --calibrate`."""
+    embed_model: str = ""
+    """The embedding model asked for, e.g. BAAI/bge-m3. Changing it re-embeds every memory
+    in the background; recall answers by words alone until the new vectors are complete."""
+    embed_api_key: str = Field(default="", repr=False)
+    """The key sent to YUJI_EMBED_BASE_URL (Bearer)."""
+    embed_timeout_s: PositiveSeconds = 2.0
+    """Seconds a wake waits for its question's embedding; past it recall goes on by
+    words alone (and its trace says so)."""
+    embed_batch: Annotated[int, Field(ge=1, le=256)] = 32
+    """Memory texts sent in one embeddings request."""
+    rerank_base_url: str = ""
+    """A rerank API: `/rerank` under this URL, e.g. https://api.siliconflow.cn/v1
+    (Jina, Cohere, SiliconFlow, Xinference, vLLM) or a TEI server's root; empty = none."""
+    rerank_model: str = ""
+    """The rerank model asked for, e.g. BAAI/bge-reranker-v2-m3."""
+    rerank_api_key: str = Field(default="", repr=False)
+    """The key sent to YUJI_RERANK_BASE_URL (Bearer)."""
+    rerank_format: RerankFormat = "auto"
+    """The request's shape: documents (query, documents, top_n: Jina, Cohere, SiliconFlow,
+    Xinference, vLLM), tei (query, texts: Text Embeddings Inference) or dashscope (its
+    text-rerank service); auto = dashscope for a dashscope URL, else documents (switching
+    to tei once when the server asks for `texts`)."""
+    rerank_model_path: str = ""
+    """Or a local cross-encoder: a folder with model.onnx + tokenizer.json, run on one
+    CPU thread (e.g. bge-reranker-base exported to ONNX). Ignored when
+    YUJI_RERANK_BASE_URL is set."""
+    rerank_timeout_s: PositiveSeconds = 2.0
+    """Seconds a wake waits for the reranker; past it (or on an error or an answer that
+    does not parse) the bands stand as they were without it."""
+    rerank_candidates: Annotated[int, Field(ge=1, le=100)] = 20
+    """The best candidates by P (without the reranker) that the reranker reads again."""
+    calibration_dir: str = ""
+    """Where `yuji eval --calibrate` writes the weights of each pair of embedding model
+    and reranker, and recall reads them; empty = $YUJI_DATA_DIR/calibration."""
 
     # llm
     llm_base_url: str = ""
@@ -412,6 +455,19 @@ class Settings(BaseModel):
             ) from None
         return value
 
+    @model_validator(mode="after")
+    def _whole_endpoints(self) -> Settings:
+        """A provider's URL without its model (or the reverse) is a typo, not a choice."""
+        for kind in ("embed", "rerank"):
+            url, model = getattr(self, f"{kind}_base_url"), getattr(self, f"{kind}_model")
+            if bool(url) != bool(model):
+                missing = "MODEL" if url else "BASE_URL"
+                raise ValueError(
+                    f"YUJI_{kind.upper()}_{missing} is needed with YUJI_{kind.upper()}_"
+                    f"{'BASE_URL' if url else 'MODEL'}"
+                )
+        return self
+
     @model_validator(mode="wrap")
     @classmethod
     def _named_by_variable(cls, values: Any, handler: ValidatorFunctionWrapHandler) -> Any:
@@ -452,6 +508,37 @@ class Settings(BaseModel):
     @property
     def logs_dir(self) -> Path:
         return self.data_dir / "logs"
+
+    @property
+    def calibration_path(self) -> Path:
+        """Relevance weights fitted by `yuji eval --calibrate`, one file per pair of
+        embedding model and reranker."""
+        return Path(self.calibration_dir) if self.calibration_dir else self.data_dir / "calibration"
+
+    def recall_models(self) -> dict[str, Any]:
+        """The settings that choose recall's models and their weights (`yuji eval` runs
+        its temporary store with the operator's models)."""
+        names = [n for n in type(self).model_fields if n.startswith(("embed_", "rerank_"))]
+        return {
+            **{n: getattr(self, n) for n in names},
+            "vector_model_path": self.vector_model_path,
+            "relevance_weights": self.relevance_weights,
+            "calibration_dir": str(self.calibration_path.resolve()),
+        }
+
+    @property
+    def embed_api(self) -> ModelEndpoint | None:
+        """The embeddings API, when both its URL and model are set."""
+        if not self.embed_base_url or not self.embed_model:
+            return None
+        return ModelEndpoint(self.embed_base_url, self.embed_api_key, self.embed_model)
+
+    @property
+    def rerank_api(self) -> ModelEndpoint | None:
+        """The rerank API, when both its URL and model are set."""
+        if not self.rerank_base_url or not self.rerank_model:
+            return None
+        return ModelEndpoint(self.rerank_base_url, self.rerank_api_key, self.rerank_model)
 
     @property
     def llm_configured(self) -> bool:
@@ -508,6 +595,8 @@ _ACCEPTS = {
 
 
 def _problem(error: ErrorDetails) -> str:
+    if not error["loc"]:  # a rule over several settings names them itself
+        return error["msg"].removeprefix("Value error, ")
     name = str(error["loc"][0]) if error["loc"] else "settings"
     variable = "YUJI_" + name.upper().removeprefix("YUJI_")
     ctx = error.get("ctx", {})

@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "ops",
                 "porting",
                 "prompts",
+                "providers",
                 "recall",
                 "vectors",
                 "vision",

@@ -2,7 +2,8 @@
 
 Runs in its own process (the bot's scheduler starts it after consolidation and the
 nightly run), embeds every memory whose vector is missing or stale with the
-configured model (`YUJI_VECTOR_MODEL_PATH`, default the bundled USE) and writes the
+configured model (`YUJI_EMBED_*` an embeddings API, `YUJI_VECTOR_MODEL_PATH`, default
+the bundled e5) and writes the
 index under `data/vectors/`. `--rebuild` ignores the existing index.
 """
 
@@ -29,11 +30,17 @@ def register(subparsers: Any) -> None:
 
 async def run(args: argparse.Namespace) -> int:
     settings = load_settings()
-    embedder = embedder_from_settings(settings)
     async with opened_core(settings) as core:
-        report = await sync_index(
-            core.memory_repo, embedder, core.vector_place, rebuild=args.rebuild
-        )
+        # An embeddings API counts its calls (llm_usage, job `embed`) in this store.
+        embedder = embedder_from_settings(settings, core.provider_usage)
+        try:
+            report = await sync_index(
+                core.memory_repo, embedder, core.vector_place, rebuild=args.rebuild
+            )
+        finally:
+            close = getattr(embedder, "close", None)
+            if callable(close):
+                close()
     print(json.dumps(report.as_dict(), ensure_ascii=False) if args.json else render(report))
     return 0
 

@@ -1,9 +1,13 @@
 """`yuji eval DATASET [--json] [--distractors N] [--clones N] [--baselines]
-[--vector on|shadow|off] [--database URL] [--calibrate --out FILE]`.
+[--vector on|shadow|off] [--database URL]` and `yuji eval --calibrate [DATASET ...]
+[--out FILE]`.
 
 Loads a recall dataset (docs/eval-format.md) into a fresh temporary database through the
-public write path and asks every query through the public recall path; prints hit@5
-per tier, false recall, leakage, stale and latency. Never touches the real database:
+public write path and asks every query through the public recall path, with the
+configured recall models (embedding model, reranker) and their calibration; prints
+hit@5 per tier, false recall, leakage, stale and latency. `--calibrate` fits the
+weights for the configured models on the training corpus shipped with yuji (or the
+datasets named) and prints what it fitted (eval/calibrate.py). Never touches the real database:
 the run's database is a temporary SQLite file, or with `--database URL` a fresh
 database made on that PostgreSQL server and dropped afterwards.
 """
@@ -16,9 +20,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from memory_core.errors import UsageError
 from memory_core.eval import EvalOptions, load_dataset, run_eval
+from memory_core.eval.calibrate import calibrate as fit_models
+from memory_core.eval.calibrate import corpus_files, report
 from memory_core.eval.dataset import CHATTER, NEGATIVE_TIERS
-from memory_core.eval.training import train_files
 
 from .common import load_settings
 
@@ -29,7 +35,7 @@ def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "eval", help="measure recall on a dataset (docs/eval-format.md) in a temporary database"
     )
-    parser.add_argument("dataset", type=Path)
+    parser.add_argument("dataset", type=Path, nargs="*")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
         "--distractors", type=int, default=0, metavar="N", help="add N unrelated memories per chat"
@@ -56,11 +62,16 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--calibrate",
         action="store_true",
-        help="fit relevance weights and threshold on this dataset for the configured "
-        "embedding model (YUJI_VECTOR_MODEL_PATH) instead of measuring",
+        help="fit relevance weights and thresholds for the configured embedding model and "
+        "reranker (YUJI_EMBED_*, YUJI_VECTOR_MODEL_PATH, YUJI_RERANK_*) on the shipped training "
+        "corpus (or the DATASET files), write them to YUJI_CALIBRATION_DIR and print "
+        "the figures on its held-out chats",
     )
     parser.add_argument(
-        "--out", type=Path, default=Path("relevance-weights.json"), help="with --calibrate"
+        "--out",
+        type=Path,
+        default=None,
+        help="with --calibrate: also write the embedding model's weights to this file",
     )
     parser.set_defaults(func=run)
 
@@ -68,13 +79,16 @@ def register(subparsers: Any) -> None:
 async def run(args: argparse.Namespace) -> int:
     if args.calibrate:
         return await calibrate(args.dataset, args.out)
-    dataset = load_dataset(args.dataset)
+    if len(args.dataset) != 1:
+        raise UsageError("yuji eval measures one DATASET (or fits with --calibrate)")
+    dataset = load_dataset(args.dataset[0])
     options = EvalOptions(
         distractors=args.distractors,
         clones=args.clones,
         baselines=args.baselines,
         vector=args.vector,
         database=args.database,
+        models=load_settings().recall_models(),
     )
     result = await run_eval(dataset, options)
     if args.json:
@@ -84,18 +98,15 @@ async def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def calibrate(dataset: Path, out: Path) -> int:
-    """Weights for the embedding model the settings name, fitted on `dataset`."""
+async def calibrate(datasets: list[Path], out: Path | None) -> int:
+    """Weights for the configured recall models, fitted on the corpus (or `datasets`)."""
     settings = load_settings()
-    dense, _ = await train_files([dataset], settings, check=False)
-    await asyncio.to_thread(out.write_text, dense.to_json(), encoding="utf-8")
-    held = dense.meta["held_out_chats"]
-    print(
-        f"wrote {out} for {dense.embedder}: floor {dense.floor:.3f}, sure {dense.sure:.3f}; "
-        f"on held-out chats: answers below the floor {held['answers_below_floor']:.3f}, "
-        f"near misses with a sure memory {held['near_misses_sure']:.3f}\n"
-        f"use it with YUJI_RELEVANCE_WEIGHTS={out}"
-    )
+    result = await fit_models(settings, datasets or corpus_files())
+    print(report(result))
+    if out is not None:
+        model = next(m for m in reversed(result.models) if m.embedder == result.embedder)
+        await asyncio.to_thread(out.write_text, model.to_json(), encoding="utf-8")
+        print(f"also wrote {out} (YUJI_RELEVANCE_WEIGHTS={out} uses it for the embedding model)")
     return 0
 
 

@@ -11,7 +11,7 @@ import tempfile
 import time
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,8 @@ class EvalOptions:
     database: str = ""
     """Empty: a temporary SQLite file; or a PostgreSQL URL naming the server to run on
     (its database part, if any, is replaced by a fresh one)."""
+    models: dict[str, Any] = field(default_factory=dict[str, Any])
+    """Settings choosing recall's models (`Settings.recall_models`); empty: the defaults."""
 
 
 async def run_eval(ds: Dataset, options: EvalOptions = EvalOptions()) -> dict[str, Any]:
@@ -52,6 +54,7 @@ async def run_eval(ds: Dataset, options: EvalOptions = EvalOptions()) -> dict[st
                 database_url=url,
                 vector_mode=options.vector,
                 recall_limit=options.limit,
+                **options.models,
             )
             return await _run(ds, options, settings)
 

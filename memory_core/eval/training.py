@@ -43,7 +43,7 @@ from memory_core.clock import FakeClock
 from memory_core.recall import relevance
 from memory_core.recall.chatter import SIGNALS, ChatterGate
 from memory_core.recall.features import DENSE_FEATURES, FEATURES
-from memory_core.recall.relevance import LEXICAL, RelevanceModel
+from memory_core.recall.relevance import COLUMNS, LEXICAL, NO_RERANKER, RERANK, RelevanceModel
 from memory_core.service import Yuji
 from memory_core.settings import Settings
 
@@ -126,10 +126,17 @@ def features_for(embedder: str) -> tuple[str, ...]:
     return FEATURES
 
 
-def fit(asked: Sequence[Asked], embedder: str, sources: Sequence[str] = ()) -> RelevanceModel:
-    """The model on all of `asked`, its operating points from out-of-fold predictions."""
-    names = features_for(embedder)
-    cols = [FEATURES.index(n) for n in names]
+def fit(
+    asked: Sequence[Asked],
+    embedder: str,
+    sources: Sequence[str] = (),
+    *,
+    reranker: str = NO_RERANKER,
+) -> RelevanceModel:
+    """The model on all of `asked`, its operating points from out-of-fold predictions.
+    With a `reranker`, the rows carry its column (recall/rerank.py) and the model reads it."""
+    names = features_for(embedder) + ((RERANK,) if reranker != NO_RERANKER else ())
+    cols = [COLUMNS.index(n) for n in names]
     fold = _folds(asked)
     oof: list[npt.NDArray[np.float64]] = [np.zeros(0)] * len(asked)
     asks = np.zeros(len(asked))
@@ -174,6 +181,7 @@ def fit(asked: Sequence[Asked], embedder: str, sources: Sequence[str] = ()) -> R
         sure=sure,
         chatter=fit_gate(asked, line=line),
         meta=meta,
+        reranker=reranker,
     )
 
 

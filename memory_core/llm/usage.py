@@ -21,6 +21,8 @@ JOB_LABELS = {
     "nightly": "夜间",
     "vision": "看图",
     "judge": "判断",
+    "embed": "向量",
+    "rerank": "重排",
 }
 
 

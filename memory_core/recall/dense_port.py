@@ -38,6 +38,8 @@ class DenseScores:
     """Every allowed id with a vector is here. False: only the nearest ones (a chat
     searched by an approximate index in the database); `DenseSearch.cosines` gives
     the cosine of any other."""
+    note: str = ""
+    """Why there are no scores (the question's embedding timed out, ...): for the trace."""
 
 
 def background_texts() -> tuple[str, ...]:

@@ -14,6 +14,9 @@ The pipeline, in order (each step named here is one function below):
      reaches the version that replaced it;
 4. **relevance** - every candidate's features (features.py) go through the one model
    (relevance.py): P(it answers the question);
+   (optional) **rerank** - a configured reranker (rerank.py, docs/providers.md) reads
+   the question with the best candidates by P; its score is one more feature, read
+   by the weights calibrated for the pair; on any failure P stays as it was;
 5. **decision** - silence unless some P reaches the threshold; then the best by P
    (ranking.py: MMR, contradicting memories side by side), a memory in the uncertain
    band labelled as a guess.
@@ -49,6 +52,7 @@ from .quotes import RecentSource
 from .ranking import Candidate, Points, RankParams, select
 from .relevance import LEXICAL, RelevanceModel
 from .relevance import load as load_model
+from .rerank import RerankStage
 from .visibility import is_visible
 from .why import FEATURE_WORDS
 
@@ -103,6 +107,7 @@ class Recall:
         params: EngineParams | None = None,
         judge: Judge | None = None,
         recent: RecentSource | None = None,
+        rerank: RerankStage | None = None,
     ) -> None:
         self._db = db
         self._clock = clock
@@ -116,6 +121,9 @@ class Recall:
         self._judge = judge
         self.recent = recent
         """Recent chat not consolidated yet, quoted (quotes.py); None: not searched."""
+        self.rerank = rerank
+        """The optional reranker stage (rerank.py); None: today's path, unchanged."""
+        self._reranked: dict[str, RelevanceModel] = {}
 
     @property
     def _settings(self) -> Settings:
@@ -137,12 +145,30 @@ class Recall:
             if self.dense is None:
                 return self.lexical_model
             path = self._settings.relevance_weights
-            self._model = load_model(self.dense.embedder_id, Path(path) if path else None)
+            self._model = load_model(
+                self.dense.embedder_id,
+                Path(path) if path else None,
+                calibrated=self._settings.calibration_path,
+            )
         return self._model
+
+    def reranked_model(self, embedder: str) -> RelevanceModel:
+        """The weights `yuji eval --calibrate` fitted for `embedder` with the reranker."""
+        assert self.rerank is not None
+        if embedder not in self._reranked:
+            self._reranked[embedder] = load_model(
+                embedder,
+                reranker=self.rerank.reranker_id,
+                calibrated=self._settings.calibration_path,
+            )
+        return self._reranked[embedder]
 
     def check(self) -> None:
         """Load the relevance weights now, so a mismatch stops the start, not a reply."""
         _ = self.lexical_model, self.model
+        if self.rerank is not None:
+            for base in {self.lexical_model.embedder, self.model.embedder}:
+                self.reranked_model(base)
 
     # --- the public path -------------------------------------------------------------
 
@@ -170,8 +196,15 @@ class Recall:
         # the missing cosines as evidence against them).
         embedded = features.any_vector(ex.rows)
         dense_model = self.model if use_dense and embedded else self.lexical_model
-        items = self.decide(ex, dense_model, now, limit)
         trace = list(ex.trace)
+        if self._reranks(ex, dense_model, limit):
+            assert self.rerank is not None
+            rows, line = await self.rerank.rows(scope, ex, dense_model)
+            trace.append(line)
+            if rows is not None:  # else the bands stand as without the reranker
+                ex = replace(ex, rows=rows)
+                dense_model = self.reranked_model(dense_model.embedder)
+        items = self.decide(ex, dense_model, now, limit)
         chatter_wake = self.is_chatter(ex, dense_model)
         if not items and len(ex.memories) and chatter_wake:
             trace.append("the wake asks about nothing: chatter, nothing injected")
@@ -261,6 +294,15 @@ class Recall:
             )
         return tuple(out)
 
+    def _reranks(self, ex: Explained, model: RelevanceModel, limit: int) -> bool:
+        """The reranker (when configured) reads this wake: it asks something."""
+        return (
+            self.rerank is not None
+            and bool(ex.memories)
+            and limit > 0
+            and not self.is_chatter(ex, model)
+        )
+
     def is_chatter(self, ex: Explained, model: RelevanceModel) -> bool:
         """The wake asks about nothing a memory could answer (the model's gate)."""
         return model.chatter is not None and model.chatter.is_chatter(ex.wake)
@@ -296,6 +338,8 @@ class Recall:
                 if replaced:
                     allowed = await self._cache.visible_ids(conn, scope, now, True)
                 scores = await self.dense.scores(scope, q.embed_text, allowed)
+                if scores is not None and scores.note:
+                    trace.append(scores.note)
             matched = await self._words(conn, scope, q, names, df, held, now, retro or replaced)
             words = [mid for mid, over in matched if retro or not over]
             ended = [mid for mid, over in matched if over]

@@ -34,6 +34,12 @@ from .features import FEATURES, MONOTONE
 FORMAT = 2
 LEXICAL = "none"
 """The embedder name of weights fitted without dense features (YUJI_VECTOR_MODE=off)."""
+NO_RERANKER = "none"
+RERANK = "rerank"
+"""The reranker's score (recall/rerank.py): a column only rows of a configured reranker
+carry, after every column of FEATURES; only weights fitted for a reranker read it."""
+COLUMNS = (*FEATURES, RERANK)
+SIGNS = {**MONOTONE, RERANK: 1}
 
 Vector = npt.NDArray[np.float64]
 
@@ -51,6 +57,8 @@ class RelevanceModel:
     chatter: ChatterGate | None = None
     """The gate that silences wakes asking about nothing (None: every wake asks)."""
     meta: dict[str, Any] = field(default_factory=dict[str, Any])
+    reranker: str = NO_RERANKER
+    """The reranker these weights read the score of (`RERANK`), or none."""
 
     def p(self, rows: npt.NDArray[np.floating]) -> Vector:
         """P(relevant) for each row of FEATURES values."""
@@ -70,14 +78,15 @@ class RelevanceModel:
         return tuple((name, round(v, 3)) for name, v in top)
 
     def _columns(self, rows: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        if self.features == FEATURES:
+        names = FEATURES if rows.shape[1] == len(FEATURES) else COLUMNS
+        if self.features == names:
             return rows
-        index = [FEATURES.index(name) for name in self.features]
+        index = [names.index(name) for name in self.features]
         return rows[:, index]
 
     @property
     def file_name(self) -> str:
-        return weights_file(self.embedder)
+        return weights_file(self.embedder, self.reranker)
 
     def to_json(self) -> str:
         data = {
@@ -93,6 +102,8 @@ class RelevanceModel:
             "chatter": self.chatter.to_dict() if self.chatter is not None else None,
             "meta": self.meta,
         }
+        if self.reranker != NO_RERANKER:
+            data["reranker"] = self.reranker
         return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
     @classmethod
@@ -104,7 +115,7 @@ class RelevanceModel:
                 f"format {FORMAT}: refit them with `yuji eval DATASET --calibrate`"
             )
         names = tuple(data["features"])
-        unknown = [n for n in names if n not in FEATURES]
+        unknown = [n for n in names if n not in COLUMNS]
         if unknown:
             raise ConfigError(f"relevance weights: unknown features {unknown}")
         return cls(
@@ -118,32 +129,54 @@ class RelevanceModel:
             sure=float(data["sure"]),
             chatter=ChatterGate.from_dict(data["chatter"]) if data.get("chatter") else None,
             meta=dict(data.get("meta", {})),
+            reranker=str(data.get("reranker", NO_RERANKER)),
         )
 
 
-def weights_file(embedder: str) -> str:
-    """The shipped file name for an embedder id."""
-    safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in embedder)
+def weights_file(embedder: str, reranker: str = NO_RERANKER) -> str:
+    """The file name for an embedder id (and a reranker id: a calibrated pair)."""
+    name = embedder if reranker == NO_RERANKER else f"{embedder}+{reranker}"
+    safe = "".join(ch if ch.isalnum() or ch in "._-+" else "_" for ch in name)
     return f"relevance-{safe}.json"
 
 
-def load(embedder: str, path: Path | None = None) -> RelevanceModel:
-    """The weights for `embedder` (`LEXICAL` without dense features): the file at
-    `path`, else the one shipped for it. Weights of another embedder are refused."""
+CALIBRATE = "yuji eval --calibrate"
+
+
+def load(
+    embedder: str,
+    path: Path | None = None,
+    *,
+    reranker: str = NO_RERANKER,
+    calibrated: Path | None = None,
+) -> RelevanceModel:
+    """The weights for `embedder` (`LEXICAL` without dense features) and `reranker`:
+    the file at `path`, else the one shipped for the pair, else the one `yuji eval
+    --calibrate` wrote into the folder `calibrated`. Weights of another pair are
+    refused."""
+    shipped = resources.files("memory_core.recall").joinpath("data", weights_file(embedder))
     if path is not None:
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"relevance weights {path}: {exc.strerror}") from exc
-    else:
-        shipped = resources.files("memory_core.recall").joinpath("data", weights_file(embedder))
-        if not shipped.is_file():
-            raise ConfigError(
-                f"no relevance weights ship for the embedding model {embedder!r}; "
-                "fit them with `yuji eval DATASET --calibrate` and set YUJI_RELEVANCE_WEIGHTS"
-            )
+    elif reranker == NO_RERANKER and shipped.is_file():
         text = shipped.read_text(encoding="utf-8")
+    else:
+        fitted = calibrated / weights_file(embedder, reranker) if calibrated else None
+        if fitted is None or not fitted.is_file():
+            with_reranker = f" with the reranker {reranker!r}" if reranker != NO_RERANKER else ""
+            raise ConfigError(
+                f"no calibration for the embedding model {embedder!r}{with_reranker}: "
+                f"run `{CALIBRATE}` with these models configured"
+            )
+        text = fitted.read_text(encoding="utf-8")
     model = RelevanceModel.from_json(text)
+    if model.reranker != reranker:
+        raise ConfigError(
+            f"relevance weights were fitted for the reranker {model.reranker!r}, not "
+            f"{reranker!r}: run `{CALIBRATE}` with these models configured"
+        )
     if model.embedder != embedder:
         raise ConfigError(
             f"relevance weights were fitted for {model.embedder!r}, not {embedder!r}: "
@@ -169,7 +202,7 @@ def fit(
     scale = x.std(axis=0)
     scale[scale < 1e-9] = 1.0
     z = np.hstack([(x - mean) / scale, np.ones((len(y), 1))])
-    sign = np.array([MONOTONE.get(n, 0) for n in names] + [0], dtype=np.float64)
+    sign = np.array([SIGNS.get(n, 0) for n in names] + [0], dtype=np.float64)
     n = len(y)
     ridge = np.full(z.shape[1], l2 / n)
     ridge[-1] = 0.0  # the bias is not shrunk

@@ -26,8 +26,10 @@ FEATURE_WORDS: dict[str, str] = {
     "ended_asked": "问的是以前",
     "via_link": "与命中的记忆相关",
     "via_successor": "问到的旧情况已被这条更新",
+    "rerank": "重排模型认为说的就是这件事",
 }
-"""One phrase per feature of `features.FEATURES` (a test holds them equal)."""
+"""One phrase per feature of `features.FEATURES` and the reranker's `relevance.RERANK`
+(a test holds them equal)."""
 
 SHOWN = 3
 NOISE = 0.05

@@ -395,9 +395,10 @@ Index("ix_injections_scope_id", injections.c.scope, injections.c.id)
 
 # --- model usage ------------------------------------------------------------------
 
-LLM_JOBS = (*get_args(LLMJob), "judge")
-"""Every job a model call is counted under: the configurable ones, and recall's judge
-(which runs on the consolidation model)."""
+LLM_JOBS = (*get_args(LLMJob), "judge", "embed", "rerank")
+"""Every job a model call is counted under: the configurable ones, recall's judge
+(which runs on the consolidation model), and the recall models from providers
+(embeddings and the reranker, memory_core/providers/)."""
 LLM_OUTCOMES = (
     "ok",
     "timeout",

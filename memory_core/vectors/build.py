@@ -61,6 +61,25 @@ def embed_views(embedder: Embedder, views: Sequence[str]) -> Matrix:
     return l2_normalise((own + heard).reshape(1, -1))[0]
 
 
+def embed_many(embedder: Embedder, views: Sequence[Sequence[str]]) -> list[Matrix]:
+    """Each memory's vector (`embed_views`). An embeddings API (`batched`) gets every
+    text in one call, which it sends in batches (a request per text would take hours
+    for a large store); a local model still embeds each text alone."""
+    if not getattr(embedder, "batched", False):
+        return [embed_views(embedder, v) for v in views]
+    texts = list(dict.fromkeys(t for v in views for t in v))
+    found = dict(zip(texts, embedder.embed(texts), strict=True))
+    out: list[Matrix] = []
+    for v in views:
+        own = found[v[0]]
+        if len(v) == 1:
+            out.append(own)
+            continue
+        heard = np.mean(np.stack([found[t] for t in v[1:]]), axis=0)
+        out.append(l2_normalise((own + heard).reshape(1, -1))[0])
+    return out
+
+
 def plan_index(
     memories: Sequence[MemoryText],
     embedder: Embedder,
@@ -73,8 +92,8 @@ def plan_index(
     if previous is not None:
         reusable = {(r.memory_id, r.text_sha): i for i, r in enumerate(previous.rows)}
     rows: list[IndexRow] = []
-    vectors: list[npt.NDArray[np.floating]] = []
-    embedded = 0
+    vectors: list[npt.NDArray[np.floating] | None] = []
+    missing: dict[int, tuple[str, ...]] = {}
     for m in sorted(memories, key=lambda m: (m.scope, m.id)):
         views = memory_views(m.content, (evidence or {}).get(m.id, []))
         row = IndexRow(m.id, m.version, m.scope, m.subject, text_sha("\x1f".join(views)))
@@ -82,11 +101,14 @@ def plan_index(
         if previous is not None and pos is not None:
             vectors.append(previous.vectors[pos])
         else:
-            vectors.append(embed_views(embedder, views))
-            embedded += 1
+            missing[len(vectors)] = views
+            vectors.append(None)
         rows.append(row)
+    embedded = len(missing)
+    for at, vector in zip(missing, embed_many(embedder, list(missing.values())), strict=True):
+        vectors[at] = vector
     matrix = (
-        np.stack(vectors).astype(STORED_DTYPE)
+        np.stack([v for v in vectors if v is not None]).astype(STORED_DTYPE)
         if vectors
         else np.zeros((0, embedder.dim), dtype=STORED_DTYPE)
     )

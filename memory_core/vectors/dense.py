@@ -6,17 +6,26 @@ re-read whenever a build replaced it. The
 model loads on the first question, once, off the event loop, and every question is
 embedded off the event loop too. Nothing here raises into recall: a missing index or
 an unloadable model end in None, and recall answers from its other signals.
+
+With an embeddings API (`YUJI_EMBED_BASE_URL`) a question waits at most
+`YUJI_EMBED_TIMEOUT_S` for its vector; past it, or when the API fails, the scores are
+empty with a `note` the trace shows, and recall answers by words. A model whose index
+is not built yet (just switched: `yuji embed` is writing it in the background) gives
+the same: words only until the new index is complete, then dense again at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 
 import numpy as np
 
+from memory_core.errors import LLMError
+from memory_core.providers import Record
 from memory_core.recall.dense_port import DenseScores, background_texts
 from memory_core.settings import Settings, VectorMode
 
@@ -29,6 +38,8 @@ log = logging.getLogger(__name__)
 
 QUESTIONS_KEPT = 8
 """Question vectors kept (the last few texts asked)."""
+MISSED_FOR_S = 10.0
+"""A question whose embedding just failed is not sent again for this long."""
 
 
 class Dense:
@@ -37,19 +48,26 @@ class Dense:
         settings: Settings,
         *,
         embedder: Embedder | None = None,
-        embedder_factory: Callable[[Settings], Embedder] = embedder_from_settings,
+        embedder_factory: Callable[[Settings], Embedder] | None = None,
         place: IndexPlace | None = None,
+        record: Record | None = None,
     ) -> None:
         self._settings = settings
+        self._question_timeout_s = settings.embed_timeout_s if settings.embed_api else None
+        """Only a provider's API gets a deadline: a local model's first question loads it."""
         self.place: IndexPlace = place or FolderPlace(settings.vectors_dir)
         self._mode: VectorMode = settings.vector_mode
         self._embedder = embedder
-        self._factory = embedder_factory
+        self._factory: Callable[[Settings], Embedder] = embedder_factory or (
+            lambda s: embedder_from_settings(s, record)
+        )
         self._index: VectorIndex | None = None
         self._index_stamp: object | None = None
         self._failed = False
         self._background: Matrix | None = None
         self._questions: dict[str, tuple[Matrix, float]] = {}
+        self._missed: dict[str, float] = {}
+        """The last few questions whose embedding failed or was too slow."""
 
     @property
     def mode(self) -> VectorMode:
@@ -98,7 +116,18 @@ class Dense:
         recent messages of one question are scored against the same vector."""
         hit = self._questions.get(text)
         if hit is None:
-            hit = await asyncio.to_thread(self._embed_question, text)
+            missed = self._missed.get(text)
+            if missed is not None and time.monotonic() - missed < MISSED_FOR_S:
+                raise TimeoutError  # the same wake's recent messages: no second wait
+            try:
+                hit = await asyncio.wait_for(
+                    asyncio.to_thread(self._embed_question, text), self._question_timeout_s
+                )
+            except (TimeoutError, LLMError):
+                if len(self._missed) >= QUESTIONS_KEPT:
+                    self._missed.pop(next(iter(self._missed)))
+                self._missed[text] = time.monotonic()
+                raise
             if len(self._questions) >= QUESTIONS_KEPT:
                 self._questions.pop(next(iter(self._questions)))
             self._questions[text] = hit
@@ -110,7 +139,7 @@ class Dense:
         try:
             index = await self.index()
             if index is None:
-                return None
+                return self._words_only(f"no vectors of {self.embedder_id} yet (being built)")
             search = self.place.searched(index.model_id, scope)
             if search is not None:
                 query, background = await self.question(text)
@@ -123,9 +152,23 @@ class Dense:
                 return None
             query, background = await self.question(text)
             return DenseScores(index.ids_at(positions), index.scores(positions, query), background)
+        except TimeoutError:
+            return self._words_only(
+                f"the question's embedding took over {self._question_timeout_s:g}s"
+            )
+        except LLMError as exc:
+            return self._words_only(f"the embeddings API failed ({type(exc).__name__})")
         except Exception:
             self._failure()
             return None
+
+    def _words_only(self, why: str) -> DenseScores | None:
+        """No dense scores for this question, saying why (an API model only: the local
+        model's missing index stays silent, as it always was)."""
+        if self._settings.embed_api is None:
+            return None
+        empty = np.zeros(0, dtype=np.int64)
+        return DenseScores(empty, np.zeros(0, dtype=np.float32), note=f"dense: {why}: words only")
 
     async def cosines(self, scope: str, text: str, ids: Sequence[int]) -> dict[int, float]:
         try:
@@ -144,9 +187,17 @@ class Dense:
                     strict=True,
                 )
             )
+        except (TimeoutError, LLMError):
+            return {}
         except Exception:
             self._failure()
             return {}
+
+    def close(self) -> None:
+        """Release the embedder's connections (an API's), at shutdown."""
+        close = getattr(self._embedder, "close", None)
+        if callable(close):
+            close()
 
     def _failure(self) -> None:
         if not self._failed:  # once: a broken model would otherwise log every question

@@ -51,6 +51,10 @@ def embed_command(
             "YUJI_DATA_DIR": str(settings.data_dir.resolve()),
             "YUJI_DATABASE_URL": settings.database_url,
             "YUJI_VECTOR_MODEL_PATH": settings.vector_model_path,
+            "YUJI_EMBED_BASE_URL": settings.embed_base_url,
+            "YUJI_EMBED_MODEL": settings.embed_model,
+            "YUJI_EMBED_API_KEY": settings.embed_api_key,
+            "YUJI_EMBED_BATCH": str(settings.embed_batch),
             "YUJI_TIMEZONE": settings.timezone,
         }
     )

@@ -302,3 +302,27 @@ def test_the_migrations_tombstone_is_the_one_redactions_write() -> None:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         assert module.TOMBSTONE == TOMBSTONE, name
+
+
+async def test_0023_counts_the_recall_models_under_their_own_jobs(empty: Database) -> None:
+    """After 0023 `embed` and `rerank` rows are accepted; downgrading removes them and
+    refuses them again; upgrading accepts them again."""
+    from memory_core.errors import ConstraintViolation
+    from memory_core.storage import UsageRepo, UsageRow
+
+    db = empty
+    at = datetime(2026, 12, 6, 1, 0, tzinfo=UTC)
+
+    async def record(job: str) -> None:
+        await UsageRepo(db).record(UsageRow(at, job, "m", None, 10, 0, 0, 5, "ok"))
+
+    await migrate.upgrade(db)
+    await record("embed")
+    await record("rerank")
+    assert {t.job for t in await UsageRepo(db).totals(at)} == {"embed", "rerank"}
+    await migrate.downgrade(db, "0021")
+    assert await UsageRepo(db).totals(at) == []
+    with pytest.raises(ConstraintViolation):
+        await record("rerank")
+    await migrate.upgrade(db)
+    await record("rerank")

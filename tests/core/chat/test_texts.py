@@ -33,6 +33,7 @@ from memory_core.errors import (
 )
 from memory_core.recall import RELATED_LABEL
 from memory_core.recall.features import FEATURES
+from memory_core.recall.relevance import RERANK
 from memory_core.recall.why import FEATURE_WORDS, why_words
 from memory_core.types import Memory, Recalled
 
@@ -149,7 +150,7 @@ def test_recall_text_shows_p_guess_and_what_mattered() -> None:
 
 
 def test_every_relevance_feature_has_chinese_words() -> None:
-    assert set(FEATURE_WORDS) == set(FEATURES)
+    assert set(FEATURE_WORDS) == {*FEATURES, RERANK}
     assert why_words([("cover", 0.01)]) == ""  # moved nothing worth naming
 
 

@@ -72,7 +72,7 @@ def test_the_operating_points_are_ordered() -> None:
 
 
 def test_weights_of_another_embedder_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="no relevance weights ship"):
+    with pytest.raises(ConfigError, match="no calibration for the embedding model"):
         relevance.load("bge-small-zh@onnx")  # nothing ships for it
     theirs = tmp_path / "w.json"
     theirs.write_text(relevance.load(E5).to_json(), encoding="utf-8")

@@ -30,6 +30,13 @@ def test_the_child_sees_the_same_data_and_model(tmp_path: Path) -> None:
     assert env["YUJI_DATA_DIR"] == str((tmp_path / "d").resolve())
     assert env["YUJI_VECTOR_MODEL_PATH"] == "/models/bge"
     assert env["PATH"] == "/bin"
+    api = settings.with_changes(embed_base_url="http://h/v1", embed_model="m", embed_api_key="k")
+    _, env = embed_command(api, {})
+    assert (env["YUJI_EMBED_BASE_URL"], env["YUJI_EMBED_MODEL"], env["YUJI_EMBED_API_KEY"]) == (
+        "http://h/v1",
+        "m",
+        "k",
+    )
 
 
 async def test_a_failing_or_hanging_child_is_reported(core: Yuji) -> None:

@@ -3,7 +3,7 @@ as the QQ client says it on connect and when it changes, so the console can show
 names beside the ids.
 
 Revision ID: 0024
-Revises: 0021
+Revises: 0023
 Create Date: 2026-12-06 01:30:00
 """
 
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0024"
-down_revision: str | None = "0021"
+down_revision: str | None = "0023"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
