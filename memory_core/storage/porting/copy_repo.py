@@ -32,7 +32,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory_core.errors import StorageError
+from memory_core.errors import StorageError, StorageUnavailable
 from memory_core.storage.engine import Database
 from memory_core.storage.schema import copy_progress, experiences, memories, metadata
 
@@ -105,6 +105,8 @@ async def looked_at(db: Database) -> tuple[list[TableProgress], dict[str, int]]:
         raise
     except OSError as exc:  # no server at that address
         raise StorageError(f"cannot open {store_name(db.url)}: {exc.strerror or exc}") from None
+    except StorageUnavailable as exc:  # the engine's translation of the two above
+        raise StorageError(f"cannot open {store_name(db.url)}: {exc.args[0]}") from None
 
 
 def _at_connect(exc: DBAPIError) -> bool:
