@@ -102,8 +102,6 @@ class Explained:
     shadow, or no candidate embedded yet)."""
     names: Names = field(default_factory=lambda: Names.of([], {}, ()))
     baseline: Baseline = field(default_factory=Baseline)
-    restated: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    """Each candidate: a context turn already says it (wake.py)."""
     unrelated: npt.NDArray[np.float64] | None = None
     """The features of a memory with nothing in common (what /why measures against)."""
 
@@ -253,7 +251,6 @@ class Recall:
         depth = ex.wake.depth
         hybrid = ex.hybrid if DENSE in model.features else ex.hybrid_words
         order = fusion.fused(p, hybrid, depth)
-        order = np.where(ex.restated, order * fusion.RESTATED_SHARE, order)
         floor_free = fusion.kept_by_hybrid(hybrid, depth, limit)
         pool = {
             mem.id: Candidate(mem, _stage(s), float(oi), "")
@@ -422,7 +419,6 @@ class Recall:
             hybrid_words=fusion.hybrid_ranks(kept_ids, {}, by_words, by_context),
             names=names,
             baseline=baseline,
-            restated=np.array([wake.restates(m.content) for m in kept], dtype=bool),
             unrelated=features.unrelated(q, baseline, heard),
         )
 

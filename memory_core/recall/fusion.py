@@ -24,12 +24,10 @@ import numpy.typing as npt
 HYBRID_K = 60
 DENSE_WEIGHT = 0.7
 WORDS_WEIGHT = 0.3
-CONTEXT_WORDS_WEIGHT = 0.1
+CONTEXT_WORDS_WEIGHT = 0.05
 FUSED_K = 3
 """Reciprocal-rank constant of the P / hybrid fusion: small, so the top ranks stay
 apart (the ranking's lifts move a score by a few percent)."""
-RESTATED_SHARE = 0.5
-"""What is left of the order score of a memory a context turn already says."""
 ABSENT = 10_000
 """The hybrid rank of a candidate no hybrid order holds (a link, a successor)."""
 

@@ -14,8 +14,6 @@ about anything at all (chatter.py), its shape, and the conversation it came in.
   own and its turns' vectors join the wake's in the dense order, both at their
   weight. It never enters the features the relevance model reads, which are the
   wake's alone, so no context (and no turn of the bot's) can make a memory `sure`.
-  A memory a context turn already says (`restates`) drops back in the order: the
-  prompt shows that turn, and a friend brings up what it adds.
 - **Shape and depth.** The relevance model was fitted on questions. `shape` says
   whether the wake is one (a question word, a question mark, a yes/no shape, a cue to
   remember) or a statement, and `depth` how far P is trusted to order the wake's
@@ -32,25 +30,19 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from memory_core.tokenize import token_set
-
 from . import chatter, language
 from .question import Names, Question, analyse, content_terms
 
 CONTEXT_TURNS = 3
 """Turns before the wake that recall reads (the prompt shows more; older ones are
 usually another topic)."""
-MEMBER_WEIGHT = 0.15
+MEMBER_WEIGHT = 0.1
 DECAY = 0.7
 BOT_SHARE = 0.5
 DEPTH_QUESTION = 0.6
 DEPTH_STATEMENT = 0.5
 DEPTH_CONTEXT = 0.5
 """How far P's order is trusted (1: P alone; 0: the hybrid's order alone)."""
-
-RESTATED = 0.6
-"""The share of a memory's terms a context turn must say for the memory to count as
-just said."""
 
 Shape = Literal["question", "statement"]
 
@@ -87,14 +79,6 @@ class Wake:
     """The wake's chatter signals (chatter.SIGNALS)."""
     shape: Shape
     depth: float
-
-    def restates(self, content: str) -> bool:
-        """A context turn already says most of this memory (the prompt shows that turn:
-        a friend brings up what it adds, not what was just said)."""
-        mine = token_set(content)
-        if not mine or not self.context:
-            return False
-        return any(len(mine & token_set(s.text)) >= RESTATED * len(mine) for s in self.context)
 
     @property
     def context_terms(self) -> frozenset[str]:
