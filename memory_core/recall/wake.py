@@ -14,11 +14,12 @@ about anything at all (chatter.py), its shape, and the conversation it came in.
   own and its turns' vectors join the wake's in the dense order, both at their
   weight. It never enters the features the relevance model reads, which are the
   wake's alone, so no context (and no turn of the bot's) can make a memory `sure`.
-- **Shape and depth.** The relevance model was fitted on questions. `shape` says
-  whether the wake is one (a question word, a question mark, a yes/no shape, a cue to
-  remember) or a statement, and `depth` how far P is trusted to order the wake's
-  candidates over the plain hybrid's order: fully for a question asked alone, less
-  for a statement and for a wake that leans on the turns before it.
+- **Shape and depth.** The relevance model was fitted on a corpus of questions.
+  `shape` says whether the wake is one (a question word, a question mark, a yes/no
+  shape, a cue to remember) or a statement, and `depth` how far P's order is trusted
+  over the plain hybrid's (fusion.py): 0.6 for a question asked alone, 0.5 for a
+  statement or a wake that leans on the turns before it. P alone (depth 1) was above
+  the hybrid on questions like its corpus's and below it on conversation.
 """
 
 from __future__ import annotations
