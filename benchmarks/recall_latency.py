@@ -1,7 +1,7 @@
 """Recall latency at 1k / 10k / 100k memories in one chat, beside a raw FTS5 query.
 
     .venv/bin/python benchmarks/recall_latency.py [--sizes 1000,10000,100000] [--queries 200]
-        [--vector on|shadow|off]
+        [--vector on|shadow|off] [--context 3]
 
 Each size gets a fresh temporary database filled through the public write path
 (`core.memories.write_many`) with generated everyday memories about the chat's
@@ -11,6 +11,12 @@ and from unrelated words (so some stay silent). Reported per size: p50 / p95 of
 With `--vector on` (the default, as in production) dense retrieval is part of every
 question (the bundled e5; every memory is embedded first, which takes a while at
 100k); `--vector off` measures words and links only.
+
+`--context N` (context mode) also times every question again with N turns before it
+(short sentences made from other memories of the chat, member and bot turns taking
+turns, as the chat path hands them over), in the same run: `ctx p50` / `ctx p95`
+beside the wake alone. Each turn is new text, so its embedding is part of the time
+(the worst case: in a chat, the turns before a wake were often embedded already).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from memory_core import FakeClock, Settings, Yuji
 from memory_core.eval import vector_eval
 from memory_core.eval.generate import distractors
 from memory_core.eval.metrics import percentile
+from memory_core.recall.wake import Turn
 from memory_core.settings import VectorMode
 from memory_core.tokenize import bigram_tokens
 from memory_core.types import EvidenceRef, NewExperience
@@ -62,15 +69,27 @@ def questions(contents: list[str], count: int, rng: random.Random) -> list[str]:
     return out
 
 
-async def timed(core: Yuji, qs: list[str]) -> tuple[list[float], list[float]]:
-    """Milliseconds of `recall` per question (after ten to warm up), and of the plain
-    bm25 top 5 on the same index."""
-    for q in qs[:10]:
-        await core.recall.recall(SCOPE, q)
+def contexts(contents: list[str], count: int, turns: int, rng: random.Random) -> list[list[Turn]]:
+    """`turns` short turns before each question (member and bot taking turns)."""
+    out: list[list[Turn]] = []
+    for _ in range(count):
+        said = [rng.choice(contents)[:20] for _ in range(turns)]
+        out.append([Turn(t, is_bot=i % 2 == 1, scope=SCOPE) for i, t in enumerate(said)])
+    return out
+
+
+async def timed(
+    core: Yuji, qs: list[str], ctx: list[list[Turn]] | None = None
+) -> tuple[list[float], list[float]]:
+    """Milliseconds of `recall` per question (after ten to warm up; with `ctx`, each
+    with its turns before it), and of the plain bm25 top 5 on the same index."""
+    turns = ctx or [[] for _ in qs]
+    for q, c in zip(qs[:10], turns[:10], strict=True):
+        await core.recall.recall(SCOPE, q, context=c)
     recall_ms: list[float] = []
-    for q in qs:
+    for q, c in zip(qs, turns, strict=True):
         t = time.perf_counter()
-        await core.recall.recall(SCOPE, q)
+        await core.recall.recall(SCOPE, q, context=c)
         recall_ms.append((time.perf_counter() - t) * 1000)
     raw_ms: list[float] = []
     for q in qs:
@@ -81,7 +100,9 @@ async def timed(core: Yuji, qs: list[str]) -> tuple[list[float], list[float]]:
     return recall_ms, raw_ms
 
 
-async def measure(size: int, count: int, vector: VectorMode = "on") -> dict[str, float]:
+async def measure(
+    size: int, count: int, vector: VectorMode = "on", turns: int = 0
+) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="yuji-bench-") as tmp:
         clock = FakeClock(datetime(2026, 11, 20, 12, tzinfo=UTC))
         settings = Settings(data_dir=Path(tmp), vector_mode=vector)
@@ -92,10 +113,17 @@ async def measure(size: int, count: int, vector: VectorMode = "on") -> dict[str,
             load_s = time.perf_counter() - started
             if vector != "off":
                 await vector_eval.prepare(core)
-            recall_ms, raw_ms = await timed(core, questions(contents, count, random.Random(size)))
+            qs = questions(contents, count, random.Random(size))
+            recall_ms, raw_ms = await timed(core, qs)
+            ctx_ms: list[float] = []
+            if turns:
+                ctx = contexts(contents, count, turns, random.Random(size + 1))
+                ctx_ms, _ = await timed(core, [f"{q}。" for q in qs], ctx)
         finally:
             await core.close()
     return {
+        "ctx_p50": round(percentile(ctx_ms, 50), 2),
+        "ctx_p95": round(percentile(ctx_ms, 95), 2),
         "size": size,
         "load_s": round(load_s, 1),
         "recall_p50": round(percentile(recall_ms, 50), 2),
@@ -110,13 +138,18 @@ async def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--vector", choices=["on", "shadow", "off"], default="on")
+    parser.add_argument("--context", type=int, default=0, metavar="N", help="turns before a wake")
     args = parser.parse_args()
-    print(f"{'memories':>9} {'load s':>7} {'recall p50':>11} {'p95':>7} {'fts5 p50':>9} {'p95':>7}")
+    print(
+        f"{'memories':>9} {'load s':>7} {'recall p50':>11} {'p95':>7} {'fts5 p50':>9} {'p95':>7}"
+        + (f" {'ctx p50':>8} {'ctx p95':>8}" if args.context else "")
+    )
     for size in (int(s) for s in args.sizes.split(",")):
-        r = await measure(size, args.queries, args.vector)
+        r = await measure(size, args.queries, args.vector, args.context)
         print(
             f"{r['size']:>9} {r['load_s']:>7} {r['recall_p50']:>11} {r['recall_p95']:>7}"
-            f" {r['fts5_p50']:>9} {r['fts5_p95']:>7}",
+            f" {r['fts5_p50']:>9} {r['fts5_p95']:>7}"
+            + (f" {r['ctx_p50']:>8} {r['ctx_p95']:>8}" if args.context else ""),
             flush=True,
         )
 

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memory_core.clock import Clock
+from memory_core.recall.wake import Turn
 from memory_core.types import Experience, NewExperience, Quoted, Recalled, RecallResult
 
 from .texts import ScopeStatus
@@ -82,6 +83,8 @@ class FakeRecall:
         self.quotes: list[Quoted] = []
         self.by_query = dict(by_query or {})
         self.calls: list[tuple[str, str, int]] = []
+        self.contexts: list[tuple[Turn, ...]] = []
+        """The context each call was given."""
 
     async def recall(
         self,
@@ -91,8 +94,10 @@ class FakeRecall:
         now: datetime | None = None,
         limit: int = 5,
         before_id: int | None = None,
+        context: Sequence[Turn] = (),
     ) -> RecallResult:
         self.calls.append((scope, text, limit))
+        self.contexts.append(tuple(context))
         return RecallResult(
             items=tuple(self.by_query.get(text, self.items)[:limit]), quotes=tuple(self.quotes)
         )

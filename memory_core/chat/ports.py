@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Protocol
 
 from memory_core.memories.ports import WritesMemories
+from memory_core.recall.wake import Turn
 from memory_core.types import Experience, Memory, NewExperience, Recalled, RecallResult
 
 
@@ -40,6 +41,7 @@ class RecallPort(Protocol):
         now: datetime | None = None,
         limit: int = 5,
         before_id: int | None = None,
+        context: Sequence[Turn] = (),
     ) -> RecallResult: ...
 
 

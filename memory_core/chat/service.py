@@ -34,6 +34,7 @@ from memory_core.prompts.chat import (
     build_chat_prompt,
 )
 from memory_core.recall.quotes import QUOTES as MAX_QUOTED
+from memory_core.recall.wake import CONTEXT_TURNS, Turn
 from memory_core.settings import LiveSettings, Settings
 from memory_core.storage import ChatRepo, ChatState, InjectedBlock, InjectedItem, InjectedQuote
 from memory_core.types import Experience, Quoted, Recalled, group_scope
@@ -268,19 +269,21 @@ class ChatService:
         try:
             try:
                 trigger = await self.archive.by_fingerprint(incoming.scope, incoming.fingerprint)
+                before_id = trigger.id if trigger is not None else None
                 recalled, quoted = await recall_turn(
                     self.recall,
                     incoming.scope,
                     incoming.text,
                     now=now,
                     limit=self.settings.recall_limit,
-                    before_id=trigger.id if trigger is not None else None,
+                    before_id=before_id,
+                    context=await self._turns_before(incoming, before_id),
                 )
                 view = await gather_context(
                     incoming.scope,
                     now=now,
                     recalled=recalled,
-                    trigger_id=trigger.id if trigger is not None else None,
+                    trigger_id=before_id,
                     trigger_fingerprint=incoming.fingerprint,
                     settings=self.settings,
                     archive=self.archive,
@@ -349,6 +352,17 @@ class ChatService:
             cited_ids=used,
             sent_ids=tuple(sent_ids),
         )
+
+    async def _turns_before(self, incoming: Incoming, before_id: int | None) -> tuple[Turn, ...]:
+        """The last `CONTEXT_TURNS` messages of this chat before the wake (the newest of
+        the recent window the prompt shows), oldest first: the wake's context."""
+        messages = await self.archive.recent(incoming.scope, CONTEXT_TURNS + 1, before_id=before_id)
+        turns = [
+            Turn(m.text, is_bot=m.is_bot, sender=m.sender_name, scope=m.scope)
+            for m in messages
+            if m.fingerprint != incoming.fingerprint and m.scope == incoming.scope
+        ]
+        return tuple(turns[-CONTEXT_TURNS:])
 
     def _memory_tool(
         self, incoming: Incoming, view: ContextView, now: datetime
@@ -518,11 +532,15 @@ async def recall_turn(
     now: datetime,
     limit: int,
     before_id: int | None = None,
+    context: Sequence[Turn] = (),
 ) -> tuple[tuple[Recalled, ...], tuple[Quoted, ...]]:
     """`recall_for_reply`'s memories, and the recent messages not consolidated yet
-    that recall quotes (older than the messages before `before_id` the prompt shows)."""
+    that recall quotes (older than the messages before `before_id` the prompt shows);
+    `context`: the turns just before the wake, oldest first."""
     limit = min(MAX_INJECTED, limit)
-    result = await recall.recall(scope, text, now=now, limit=limit, before_id=before_id)
+    result = await recall.recall(
+        scope, text, now=now, limit=limit, before_id=before_id, context=context
+    )
     # Belt and braces over recall's own visibility rule: never another chat's memory
     # or message, never the bot's own words quoted.
     kept = tuple(item for item in result.items if item.memory.scope == scope)

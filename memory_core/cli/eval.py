@@ -113,30 +113,31 @@ async def calibrate(datasets: list[Path], out: Path | None) -> int:
 def render(name: str, result: dict[str, Any]) -> str:
     """A table: one row per tier, yuji (any band, then sure only) beside each baseline."""
     baselines: dict[str, dict[str, Any]] = result.get("baselines", {})
-    head = f"{'tier':<26}{'n':>5}  {'yuji':>7}  {'sure':>7}  {'stale':>5}" + "".join(
+    head = f"{'tier':<26}{'n':>5}  {'yuji':>7}  {'sure':>7}  {'empty':>7}  {'stale':>5}" + "".join(
         f"  {b:>10}" for b in baselines
     )
     database = result.get("load", {}).get("database")
     lines = [f"dataset: {name}" + (f" on {database}" if database else ""), head]
     for tier, row in result["tiers"].items():
         kind = "answered" if tier in UNANSWERABLE else "hit@5"
-        cells = f"  {row['rate']:>7.3f}  {row['sure_rate']:>7.3f}  {row['stale']:>5}" + "".join(
-            f"  {b['tiers'][tier]['rate']:>10.3f}" for b in baselines.values()
-        )
+        empty = row.get("empty_rate", 0.0)
+        cells = f"  {row['rate']:>7.3f}  {row['sure_rate']:>7.3f}  {empty:>7.3f}  {row['stale']:>5}"
+        cells += "".join(f"  {b['tiers'][tier]['rate']:>10.3f}" for b in baselines.values())
         lines.append(f"{tier + ' (' + kind + ')':<26}{row['n']:>5}{cells}")
     for key in ("false_recall", "leakage", "stale"):
-        cells = f"  {result[key]:>7}  {'':>7}  {'':>5}" + "".join(
+        cells = f"  {result[key]:>7}  {'':>7}  {'':>7}  {'':>5}" + "".join(
             f"  {b[key]:>10}" for b in baselines.values()
         )
         lines.append(f"{key:<26}{'':>5}{cells}")
     for p in ("p50", "p95"):
-        cells = f"  {result['latency_ms'][p]:>7.2f}  {'':>7}  {'':>5}" + "".join(
+        cells = f"  {result['latency_ms'][p]:>7.2f}  {'':>7}  {'':>7}  {'':>5}" + "".join(
             f"  {b['latency_ms'][p]:>10.2f}" for b in baselines.values()
         )
         lines.append(f"{'latency ' + p + ' (ms)':<26}{'':>5}{cells}")
     lines.append(
         "yuji: the expected memory injected in any band (unanswerable tiers: anything "
-        "injected); sure: the same, counting only memories injected as sure; stale: "
+        "injected); sure: the same, counting only memories injected as sure; empty: the "
+        "share of queries given nothing at all; stale: "
         "expect_none memories injected (temporal: a replaced version on a question about now)"
     )
     degraded = result.get("load", {}).get("supersede_degraded", [])

@@ -107,7 +107,7 @@ async def collect(ds: Dataset, settings: Settings) -> tuple[str, list[Question]]
                     labels=np.array([n in q.expect_any for n in names], dtype=np.float64),
                     stale=np.array([n in q.expect_none for n in names], dtype=bool),
                     latin=ex.question.latin,
-                    wake=ex.wake,
+                    wake=ex.wake.signals,
                 )
                 docs = tuple(document(mem) for mem in ex.memories)
                 out.append(Question(asked, ex.question.embed_text, docs))

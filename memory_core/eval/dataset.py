@@ -10,6 +10,7 @@ from typing import Any, cast
 
 from memory_core.clock import as_utc
 from memory_core.errors import ValidationError
+from memory_core.recall.wake import Turn
 from memory_core.types import MemoryType
 
 NEGATIVE_TIERS = frozenset({"negative", "leakage"})
@@ -60,6 +61,13 @@ class DataQuery:
     expect_none: tuple[str, ...]
     expect_messages: tuple[str, ...] = ()
     """The answer as unconsolidated messages (their ids): hit@3 of the quotes."""
+    context: tuple[Turn, ...] = ()
+    """The turns just before the wake in its chat, oldest first (`text` is the wake)."""
+
+    @property
+    def joined(self) -> str:
+        """The wake with its context, one turn a line (what the baselines search)."""
+        return "\n".join([*(t.text for t in self.context), self.text])
 
     @property
     def positive(self) -> bool:
@@ -98,6 +106,18 @@ def _required_time(value: Any) -> datetime:
     if parsed is None:
         raise ValidationError("a required time is missing")
     return parsed
+
+
+def _turn(data: Any, scope: str) -> Turn:
+    if not isinstance(data, dict) or "text" not in data:
+        raise ValidationError('a context turn is {"sender_name", "text", "is_bot"}')
+    turn = cast(dict[str, Any], data)
+    return Turn(
+        text=str(turn["text"]),
+        is_bot=bool(turn.get("is_bot", False)),
+        sender=str(turn.get("sender_name", "")),
+        scope=scope,
+    )
 
 
 def parse_dataset(data: dict[str, Any]) -> Dataset:
@@ -152,6 +172,7 @@ def parse_dataset(data: dict[str, Any]) -> Dataset:
                     expect_any=tuple(str(i) for i in q.get("expect_any", [])),
                     expect_none=tuple(str(i) for i in q.get("expect_none", [])),
                     expect_messages=tuple(str(i) for i in q.get("expect_messages", [])),
+                    context=tuple(_turn(t, str(q["scope"])) for t in q.get("context", [])),
                 )
                 for q in data["queries"]
             ),

@@ -46,6 +46,11 @@ class Answer:
         wanted = set(self.query.expect_any)
         return bool(wanted & {i for i in self.ids if i}), bool(wanted & self.sure_ids())
 
+    @property
+    def empty(self) -> bool:
+        """Nothing was injected (no memory, no quote)."""
+        return not self.ids and not self.quotes
+
     def sure_ids(self) -> set[str | None]:
         if not self.bands:
             return set(self.ids)
@@ -72,7 +77,7 @@ def percentile(values: Sequence[float], p: float) -> float:
 
 
 def report(answers: Sequence[Answer]) -> dict[str, Any]:
-    """`{"tiers": {T: {"n", "rate", "sure_rate", "stale"}}, "false_recall", "leakage",
+    """`{"tiers": {T: {"n", "rate", "sure_rate", "stale", "empty_rate"}}, "false_recall", "leakage",
     "stale", "latency_ms", "queries"}`.
 
     For positive tiers `rate` is hit@5 (an expected memory injected in any band) and
@@ -80,7 +85,8 @@ def report(answers: Sequence[Answer]) -> dict[str, Any]:
     negative, leakage and chatter tiers `rate` is the share with anything injected and
     `sure_rate` the share with anything injected as sure. A tier's `stale` counts the
     `expect_none` memories its queries got (for `temporal`: a replaced version given
-    to a question about now); the top-level `stale` sums them. `queries` lists each query
+    to a question about now); `empty_rate` is the share of its queries that got nothing
+    injected at all; the top-level `stale` sums them. `queries` lists each query
     with its tier and injected items (`id`, `band`, `p`)."""
     by_tier: dict[str, list[Answer]] = {}
     for a in answers:
@@ -100,6 +106,7 @@ def report(answers: Sequence[Answer]) -> dict[str, Any]:
             "rate": round(hits / n, 4),
             "sure_rate": round(sure / n, 4),
             "stale": stale_here,
+            "empty_rate": round(sum(1 for a in group if a.empty) / n, 4),
         }
     negatives = [a for a in answers if a.query.tier in NEGATIVE_TIERS]
     false_recall = sum(1 for a in negatives if a.ids) / len(negatives) if negatives else 0.0

@@ -92,7 +92,7 @@ async def _run(ds: Dataset, options: EvalOptions, settings: Settings) -> dict[st
             while await core.message_vectors.embed_pending():
                 pass
         for q in ds.queries[:5]:  # warm caches before timing
-            await core.recall.recall(q.scope, q.text, now=ds.now)
+            await core.recall.recall(q.scope, q.text, now=ds.now, context=q.context)
         answers = [await _ask(core, loaded, q, ds) for q in ds.queries]
         result = report(answers)
         result["baselines"] = {}
@@ -115,7 +115,7 @@ async def _run(ds: Dataset, options: EvalOptions, settings: Settings) -> dict[st
 
 async def _ask(core: Yuji, loaded: loader.Loaded, q: DataQuery, ds: Dataset) -> Answer:
     started = time.perf_counter()
-    result = await core.recall.recall(q.scope, q.text, now=ds.now)
+    result = await core.recall.recall(q.scope, q.text, now=ds.now, context=q.context)
     ms = (time.perf_counter() - started) * 1000
     return Answer(
         query=q,
@@ -134,7 +134,7 @@ async def _ask_bm25(
     core: Yuji, loaded: loader.Loaded, q: DataQuery, ds: Dataset, limit: int
 ) -> Answer:
     started = time.perf_counter()
-    found = await core.recall.baseline_bm25(q.scope, q.text, limit=limit)
+    found = await core.recall.baseline_bm25(q.scope, q.joined, limit=limit)
     ms = (time.perf_counter() - started) * 1000
     return Answer(
         query=q,

@@ -112,7 +112,7 @@ async def collect(ds: Dataset, settings: Settings | None = None) -> tuple[str, l
                         labels=np.array([n in q.expect_any for n in names], dtype=np.float64),
                         stale=np.array([n in q.expect_none for n in names], dtype=bool),
                         latin=ex.question.latin,
-                        wake=ex.wake,
+                        wake=ex.wake.signals,
                     )
                 )
             return dense.embedder_id, out

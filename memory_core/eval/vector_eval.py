@@ -41,7 +41,8 @@ async def prepare(core: Yuji) -> Dense:
 
 async def baselines(core: Yuji, loaded: Loaded, ds: Dataset, limit: int) -> dict[str, Any]:
     """Pure vector top-k and the RRF hybrid (vector 0.7 / bm25 0.3, k=60) on the same
-    model, both over the same visible memories recall would search."""
+    model, both over the same visible memories recall would search, each searching
+    the wake and its context joined."""
     dense = await prepare(core)
     plain: list[Answer] = []
     hybrid: list[Answer] = []
@@ -50,14 +51,14 @@ async def baselines(core: Yuji, loaded: Loaded, ds: Dataset, limit: int) -> dict
         started = time.perf_counter()
         retro = is_retrospective(q.text)
         ids = await repo.visible_ids(q.scope, ds.now, retrospective=retro)
-        found = await dense.scores(q.scope, q.text, ids)
+        found = await dense.scores(q.scope, q.joined, ids)
         vector_ranked: list[int] = []
         if found is not None:
             order = np.lexsort((found.ids, -found.scores))[:POOL]
             vector_ranked = [int(found.ids[i]) for i in order]
         ms = (time.perf_counter() - started) * 1000
         plain.append(_answer(loaded, q, vector_ranked[:limit], ms))
-        bm25 = await core.recall.baseline_bm25(q.scope, q.text, limit=POOL)
+        bm25 = await core.recall.baseline_bm25(q.scope, q.joined, limit=POOL)
         fused = rrf([(vector_ranked, RRF_WEIGHTS[0]), ([m.id for m in bm25], RRF_WEIGHTS[1])])
         hybrid.append(_answer(loaded, q, fused[:limit], ms))
     return {"vector": report(plain), "rrf_hybrid": report(hybrid)}

@@ -12,6 +12,11 @@ real question, answerable or not), gives P(it asks); below the gate's line it is
 chatter. The line is chosen on held-out chats so that almost no real question is
 silenced: a question wrongly gated loses its answer, a chatter wake wrongly passed
 only gets the memories the relevance model would give it.
+
+Chatter is phatic, not "not a question": the gate silences only a wake with at most
+`PHATIC_TERMS` content terms left (greetings, laughter, thanks, agreement, stickers,
+"在吗", "666", "晚安", a lone emoji, a member's name in banter). "我今天又去琴行了" is
+no question and still says something a memory may be about.
 """
 
 from __future__ import annotations
@@ -42,9 +47,11 @@ SIGNALS: tuple[str, ...] = (
     "length",
     "latin",
 )
-_REMEMBER = re.compile(
+REMEMBER = re.compile(
     r"记得|记不记得|说过|提过|讲过|聊过|来着|之前|以前|上次|remember|recall|mention|told|said|last time"
 )
+PHATIC_TERMS = 2
+"""Content terms (bigrams) a phatic wake may keep ("早点睡", a member's name)."""
 _PLACEHOLDER = re.compile(r"\[[^\]]{0,12}\]")
 _LATIN_WORD = re.compile(r"[a-z0-9'+]+")
 Vector = npt.NDArray[np.float64]
@@ -110,7 +117,7 @@ def signals(text: str, named: bool, bot_names: tuple[str, ...] = ()) -> Vector:
         # chat, "能带狗吗" is not. Read on the whole text (a filler inside a question,
         # 真的 in "他要搬家是真的吗", stays part of it).
         "yes_no": float(len(left.replace(" ", "")) > 1 and language.asks_yes_no(norm)),
-        "remember_cue": float(bool(_REMEMBER.search(norm))),
+        "remember_cue": float(bool(REMEMBER.search(norm))),
         "length": math.log1p(total),
         "latin": latin_share(norm),
     }
@@ -132,7 +139,12 @@ class ChatterGate:
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
     def is_chatter(self, row: Vector) -> bool:
-        return self.p_asks(row) < self.line
+        """Phatic, not merely "not a question": below the line and with at most
+        `PHATIC_TERMS` content terms left once the chat's fillers are gone. A statement
+        naming a person, a thing, a plan, a place, a feeling or an event says more than
+        that, question or not."""
+        left = float(row[SIGNALS.index("left")])
+        return left <= math.log1p(PHATIC_TERMS) + 1e-9 and self.p_asks(row) < self.line
 
     def to_dict(self) -> dict[str, Any]:
         return {

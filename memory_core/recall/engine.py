@@ -1,25 +1,32 @@
-"""`core.recall`: at most five memories of this chat for one question (docs/design.md#recall).
+"""`core.recall`: at most five memories of this chat for one wake (docs/design.md#recall).
 
 The pipeline, in order (each step named here is one function below):
 
-1. **visibility** - one rule (visibility.py) gives the memories this question may see;
+1. **visibility** - one rule (visibility.py) gives the memories this wake may see;
    every retriever searches only inside it and every row is checked again after;
-2. **question** - one analyser (question.py) reads names, content terms, the kind of
-   answer asked and the time cue;
+2. **wake** - one analysis (wake.py) reads the message and the turns before it:
+   names, content terms, the kind of answer asked, the time cue, its shape, whether
+   it asks about anything at all, and how far the relevance model is trusted on it;
 3. **candidates** - found widely, from every general signal:
-   - words: FTS5 over character bigrams, nicknames expanded both ways (bm25 order);
-   - dense: the embedding model's cosine over every visible memory of the chat;
+   - words: FTS5 over character bigrams, nicknames expanded both ways (bm25 order),
+     for the wake's terms, and apart for the terms only its context says;
+   - dense: the embedding model's cosine over every visible memory of the chat, for
+     the wake and for each context turn (the dense order weighs them, wake.py);
    - links: one hop along supports / related / contradicts from the leaders;
    - successors: a question about a state that has since changed ("还住在…吗")
      reaches the version that replaced it;
-4. **relevance** - every candidate's features (features.py) go through the one model
-   (relevance.py): P(it answers the question);
-   (optional) **rerank** - a configured reranker (rerank.py, docs/providers.md) reads
-   the question with the best candidates by P; its score is one more feature, read
-   by the weights calibrated for the pair; on any failure P stays as it was;
-5. **decision** - silence unless some P reaches the threshold; then the best by P
-   (ranking.py: MMR, contradicting memories side by side), a memory in the uncertain
-   band labelled as a guess.
+4. **hybrid** - the plain order of those signals (fusion.py: reciprocal ranks of the
+   dense and the word orders), the floor under every shape of wake;
+5. **relevance** - every candidate's features (features.py, the wake's alone) go
+   through the one model (relevance.py): P(it answers the wake); (optional)
+   **rerank**: a configured reranker (rerank.py, docs/providers.md) reads the wake
+   with the best candidates by P; its score is one more feature, read by the weights
+   calibrated for the pair; on any failure P stays as it was;
+6. **decision** - nothing for a phatic wake (chatter.py); else the best by P fused
+   with the hybrid's order as far as the wake's depth trusts P (fusion.py), above the
+   floor (the hybrid's own top is never dropped when P is out of its depth), then
+   ranking.py (MMR, contradicting memories side by side); a memory below the sure
+   line labelled as a guess.
 """
 
 from __future__ import annotations
@@ -42,22 +49,25 @@ from memory_core.storage.engine import Database
 from memory_core.tokenize import bigram_tokens
 from memory_core.types import Band, Memory, Quoted, Recalled, RecallResult, RelationKind, Stage
 
-from . import chatter, features, language, quotes
+from . import features, fusion, language, quotes
 from .chat_cache import ChatCache
 from .dense_port import RELATED_LABEL, DenseScores, DenseSearch, best_first
 from .features import Baseline, Seen, Via
 from .judge import Judge
-from .question import Names, Question, analyse, name_tokens
+from .question import Names, Question, name_tokens
 from .quotes import RecentSource
 from .ranking import Candidate, Points, RankParams, select
 from .relevance import LEXICAL, RelevanceModel
 from .relevance import load as load_model
 from .rerank import RerankStage
 from .visibility import is_visible
-from .why import FEATURE_WORDS
+from .wake import Turn, Wake
+from .wake import read as read_wake
+from .why import reason_words
 
 log = logging.getLogger(__name__)
 
+DENSE = "dense"
 LINK_KINDS: tuple[RelationKind, ...] = ("supports", "related", "contradicts")
 SUCCESSOR_HOPS = 3
 """How far a changed state is followed to its current version (A -> B -> C)."""
@@ -87,10 +97,16 @@ class Explained:
     rows: np.ndarray
     contradicts: Mapping[int, frozenset[int]]
     trace: tuple[str, ...]
-    wake: npt.NDArray[np.float64]
-    """The message's chatter signals (chatter.SIGNALS)."""
+    wake: Wake
+    hybrid: npt.NDArray[np.int64]
+    """Each candidate's rank in the plain hybrid order (fusion.py)."""
+    hybrid_words: npt.NDArray[np.int64]
+    """The same without the dense order (for the words-only model: vector mode off or
+    shadow, or no candidate embedded yet)."""
     names: Names = field(default_factory=lambda: Names.of([], {}, ()))
     baseline: Baseline = field(default_factory=Baseline)
+    unrelated: npt.NDArray[np.float64] | None = None
+    """The features of a memory with nothing in common (what /why measures against)."""
 
 
 class Recall:
@@ -180,16 +196,18 @@ class Recall:
         now: datetime | None = None,
         limit: int | None = None,
         before_id: int | None = None,
+        context: Sequence[Turn] = (),
     ) -> RecallResult:
         """What to inject for `text` asked in `scope` at `now`; may be empty.
         `before_id`: the archived id of the asking message (the recent window the
-        prompt shows ends before it; None: the newest archived message)."""
+        prompt shows ends before it; None: the newest archived message); `context`:
+        the turns just before it in this chat, oldest first (wake.py)."""
         now = as_utc(now or self._clock.now())
         limit = self._settings.recall_limit if limit is None else limit
         started = time.perf_counter()
         use_dense = self.dense is not None and self.dense.mode == "on"
         shadow = self.dense is not None and self.dense.mode == "shadow"
-        ex = await self.explain(scope, text, now=now, dense=use_dense or shadow)
+        ex = await self.explain(scope, text, now=now, dense=use_dense or shadow, context=context)
         # The lexical model reads only its own (non-dense) columns of the same rows.
         # Memories written since the last `yuji embed` have no vector yet: when none of
         # the candidates has one, the words-only model decides (the dense one would read
@@ -262,11 +280,19 @@ class Recall:
         rows = ex.rows
         p = model.p(rows)
         points = self._points(model)
+        depth = ex.wake.depth
+        hybrid = ex.hybrid if DENSE in model.features else ex.hybrid_words
+        order = fusion.fused(p, hybrid, depth)
+        floor_free = fusion.kept_by_hybrid(hybrid, depth, limit)
         pool = {
-            mem.id: Candidate(mem, _stage(s), float(pi), "")
-            for mem, s, pi in zip(ex.memories, ex.seen, p, strict=True)
+            mem.id: Candidate(mem, _stage(s), float(oi), "")
+            for mem, s, oi in zip(ex.memories, ex.seen, order, strict=True)
         }
-        passing = [c for c in pool.values() if points.band(c.score) is not None]
+        passing = [
+            c
+            for c, pi, free in zip(pool.values(), p, floor_free, strict=True)
+            if free or points.band(float(pi)) is not None
+        ]
         chosen = select(
             passing,
             limit,
@@ -280,14 +306,15 @@ class Recall:
         out: list[Recalled] = []
         for c in chosen:
             i = index[c.memory.id]
-            top = model.strongest(rows[i])
-            band: Band = points.band(float(p[i])) or "related"  # a contradicting partner
+            top = model.strongest(rows[i], against=ex.unrelated)
+            # below the floor: a contradicting partner, or the hybrid's own top
+            band: Band = points.band(float(p[i])) or "related"
             out.append(
                 Recalled(
                     memory=c.memory,
                     stage=c.stage,
                     score=round(float(p[i]), 4),
-                    reason=_reason(float(p[i]), top, c.memory, now, band),
+                    reason=_reason(float(p[i]), top, c.memory, now, band, ex.question.latin),
                     band=band,
                     why=top,
                 )
@@ -305,26 +332,36 @@ class Recall:
 
     def is_chatter(self, ex: Explained, model: RelevanceModel) -> bool:
         """The wake asks about nothing a memory could answer (the model's gate)."""
-        return model.chatter is not None and model.chatter.is_chatter(ex.wake)
+        return model.chatter is not None and model.chatter.is_chatter(ex.wake.signals)
 
     async def explain(
-        self, scope: str, text: str, *, now: datetime | None = None, dense: bool = True
+        self,
+        scope: str,
+        text: str,
+        *,
+        now: datetime | None = None,
+        dense: bool = True,
+        context: Sequence[Turn] = (),
     ) -> Explained:
-        """The candidates of one question with their features (no decision yet)."""
+        """The candidates of one wake with their features (no decision yet)."""
         now = as_utc(now or self._clock.now())
         trace: list[str] = []
         async with self._db.read() as conn:
             n, subjects, aliases = await self._cache.names(conn, scope)
             names = Names.of(subjects, aliases, self._settings.nicknames)
-            q = analyse(text, names, self._settings.nicknames)
+            wake = read_wake(scope, text, names, self._settings.nicknames, context)
+            q = wake.question
             retro = q.retrospective
             trace.append(
                 f"terms: {' '.join(sorted(q.terms)) or '-'}; members: "
                 f"{'/'.join(sorted(q.named)) or '-'}; asks: {q.asks or '-'}"
                 + ("; about the past" if retro else "")
+                + f"; {wake.shape}, depth {wake.depth:.2f}"
+                + (f"; context: {len(wake.context)} turns" if wake.context else "")
             )
+            extra = wake.context_terms
             # An English word is looked up in each of its regular inflections.
-            forms = {t: language.word_forms(t) for t in q.terms}
+            forms = {t: language.word_forms(t) for t in q.terms | extra}
             held = await self._cache.frequencies(
                 conn, scope, {f for fs in forms.values() for f in fs}
             )
@@ -332,6 +369,7 @@ class Recall:
             df = {t: c for t, c in df.items() if c > 0}
             ids = await self._cache.visible_ids(conn, scope, now, retro)
             scores = None
+            turn_scores: list[tuple[DenseScores | None, float]] = []
             replaced = not retro and await self._cache.has_replaced(conn, scope)
             if dense and self.dense is not None and self.dense.mode != "off":
                 allowed = ids
@@ -340,16 +378,35 @@ class Recall:
                 scores = await self.dense.scores(scope, q.embed_text, allowed)
                 if scores is not None and scores.note:
                     trace.append(scores.note)
-            matched = await self._words(conn, scope, q, names, df, held, now, retro or replaced)
+                for said in wake.context:
+                    found_turn = await self.dense.scores(scope, said.text, allowed)
+                    turn_scores.append((found_turn, said.weight))
+            with_past = retro or replaced
+            matched = await self._words(conn, scope, q.terms, q, names, df, held, now, with_past)
             words = [mid for mid, over in matched if retro or not over]
             ended = [mid for mid, over in matched if over]
+            context_words: list[int] = []
+            if extra:
+                extra_matched = await self._words(
+                    conn, scope, extra, None, names, df, held, now, with_past
+                )
+                context_words = [mid for mid, over in extra_matched if retro or not over]
             found: dict[int, tuple[int | None, Via]] = {}  # id -> (bm25 rank, via)
             for rank, mid in enumerate(words):
                 found[mid] = (rank, "search")
-            dense_rank, cosine, past = _dense_view(scores, ids, self.params.dense_limit)
-            for mid in dense_rank:
+            for mid in context_words:
                 found.setdefault(mid, (None, "search"))
-            trace.append(f"candidates: words {len(words)}, dense {len(dense_rank)}")
+            dense_rank, cosine, past = _dense_view(scores, ids, self.params.dense_limit)
+            order_rank = dense_rank
+            if turn_scores and scores is not None:
+                joined = _joined(scores, turn_scores)
+                order_rank, _, _ = _dense_view(joined, ids, self.params.dense_limit)
+            for mid in (*dense_rank, *order_rank):
+                found.setdefault(mid, (None, "search"))
+            trace.append(
+                f"candidates: words {len(words)}, context words {len(context_words)}, "
+                f"dense {len(set(dense_rank) | set(order_rank))}"
+            )
             if replaced:
                 for mid in await self._successors(conn, scope, [*ended[:3], *past]):
                     found[mid] = (found.get(mid, (None, "search"))[0], "successor")
@@ -383,7 +440,11 @@ class Recall:
         )
         known = scores is not None and scores.background is not None
         baseline = Baseline(scores.background or 0.0, known) if scores is not None else Baseline()
-        rows = features.rows(q, seen, baseline, frozenset(df))
+        heard = frozenset(df) & q.terms
+        rows = features.rows(q, seen, baseline, heard)
+        by_words = {mid: r for r, mid in enumerate(words)}
+        by_context = {mid: r for r, mid in enumerate(context_words)}
+        kept_ids = [m.id for m in kept]
         pairs: dict[int, set[int]] = {}
         for src, dst, kind in edges:
             if kind == "contradicts":
@@ -396,9 +457,12 @@ class Recall:
             rows=rows,
             contradicts={k: frozenset(v) for k, v in pairs.items()},
             trace=tuple(trace),
-            wake=chatter.signals(text, bool(q.named), tuple(self._settings.nicknames)),
+            wake=wake,
+            hybrid=fusion.hybrid_ranks(kept_ids, order_rank, by_words, by_context),
+            hybrid_words=fusion.hybrid_ranks(kept_ids, {}, by_words, by_context),
             names=names,
             baseline=baseline,
+            unrelated=features.unrelated(q, baseline, heard),
         )
 
     async def search(self, scope: str, text: str, limit: int, now: datetime) -> list[Memory]:
@@ -432,22 +496,24 @@ class Recall:
         self,
         conn: AsyncConnection,
         scope: str,
-        q: Question,
+        asked: frozenset[str],
+        q: Question | None,
         names: Names,
         df: Mapping[str, int],
         held: Mapping[str, int],
         now: datetime,
         with_past: bool,
     ) -> list[tuple[int, bool]]:
-        """Visible memories sharing a content term (in any of its inflections `held`
-        by this chat) with the question or naming a member it names (any spelling),
-        best bm25 first, each with whether its validity has ended (`with_past`: those
-        are included)."""
-        chosen = _selective(q.terms, df, self.params.posting_budget)
+        """Visible memories sharing a term of `asked` (in any of its inflections `held`
+        by this chat) or naming a member the wake `q` names (any spelling; None: no
+        names), best bm25 first, each with whether its validity has ended
+        (`with_past`: those are included)."""
+        chosen = _selective(asked, df, self.params.posting_budget)
         terms = {f for t in chosen for f in language.word_forms(t) if held.get(f, 0) > 0}
+        named = name_tokens(q, names) if q is not None else set[str]()
         rows = await self._repo.word_candidates(
             scope,
-            terms | name_tokens(q, names),
+            terms | named,
             now,
             with_past=with_past,
             limit=self.params.words_limit,
@@ -505,6 +571,22 @@ def _cosines_of(scores: DenseScores, wanted: Sequence[int]) -> dict[int, float]:
     return {int(i): float(v) for i, v in zip(scores.ids[mask], scores.scores[mask], strict=True)}
 
 
+def _joined(wake: DenseScores, turns: Sequence[tuple[DenseScores | None, float]]) -> DenseScores:
+    """The wake's cosines with each context turn's added at its weight (the cosine with
+    the weighted sum of their vectors, up to its length): the dense order of a wake
+    read in its conversation."""
+    total = wake.scores.astype(np.float64)
+    for found, weight in turns:
+        if found is None:
+            continue
+        if len(found.ids) == len(wake.ids) and (found.ids == wake.ids).all():
+            total = total + weight * found.scores
+        else:  # an approximate index returned other nearest ids: those it holds
+            got = dict(zip(found.ids.tolist(), found.scores.tolist(), strict=True))
+            total = total + weight * np.array([got.get(int(i), 0.0) for i in wake.ids])
+    return DenseScores(wake.ids, total.astype(np.float32), wake.background, wake.complete)
+
+
 def _leaders(words: Sequence[int], dense_rank: Mapping[int, int], k: int) -> set[int]:
     top_dense = sorted(dense_rank, key=lambda mid: dense_rank[mid])
     return set(words[: k // 2 or 1]) | set(top_dense[: k - k // 2])
@@ -531,9 +613,14 @@ def _stage(s: Seen) -> Stage:
 
 
 def _reason(
-    p: float, top: Sequence[tuple[str, float]], memory: Memory, now: datetime, band: Band
+    p: float,
+    top: Sequence[tuple[str, float]],
+    memory: Memory,
+    now: datetime,
+    band: Band,
+    latin: float = 0.0,
 ) -> str:
-    said = "、".join(dict.fromkeys(FEATURE_WORDS[name] for name, v in top if v > 0))
+    said = reason_words(top, latin)
     text = f"相关度 {p:.2f}" + (f"：{said}" if said else "")
     if band == "related":
         text = f"{RELATED_LABEL}（{text}）"

@@ -173,3 +173,20 @@ def rows(
         }
         out[i] = [values[name] for name in FEATURES]
     return out
+
+
+def unrelated(q: Question, baseline: Baseline, heard: frozenset[str] | None = None) -> Rows:
+    """The features of a memory with nothing in common with the question (no term, no
+    name, no answer of the kind asked, an ordinary cosine): what an explanation of a
+    memory's P is measured against, so it names only what moved this one."""
+    ordinary = Seen(
+        subject="group",
+        content="",
+        ended=False,
+        dense=baseline.mean if baseline.known else None,
+        dense_rank=None,
+        bm25_rank=None,
+    )
+    row = rows(q, [ordinary], baseline, heard)[0]
+    row[FEATURES.index("short")] = 0.0
+    return row

@@ -66,15 +66,30 @@ class RelevanceModel:
         z = ((x - self.mean) / self.scale) @ self.weights + self.bias
         return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
 
-    def contributions(self, row: npt.NDArray[np.floating]) -> dict[str, float]:
-        """How much each feature moved this row's log-odds (for /why and /recall)."""
+    def contributions(
+        self, row: npt.NDArray[np.floating], against: npt.NDArray[np.floating] | None = None
+    ) -> dict[str, float]:
+        """How much each feature moved this row's log-odds against `against` (a memory
+        with nothing in common with the question, features.unrelated), or against the
+        training mean when None (for /why and /recall)."""
         x = self._columns(np.asarray(row, dtype=np.float64).reshape(1, -1))[0]
-        parts = (x - self.mean) / self.scale * self.weights
+        ref = self.mean
+        if against is not None:
+            ref = self._columns(np.asarray(against, dtype=np.float64).reshape(1, -1))[0]
+        parts = (x - ref) / self.scale * self.weights
         return {name: float(v) for name, v in zip(self.features, parts, strict=True)}
 
-    def strongest(self, row: npt.NDArray[np.floating], k: int = 3) -> tuple[tuple[str, float], ...]:
-        """The `k` features that raised this row's log-odds most (name, rounded)."""
-        top = sorted(self.contributions(row).items(), key=lambda kv: -kv[1])[:k]
+    def strongest(
+        self,
+        row: npt.NDArray[np.floating],
+        k: int = 3,
+        against: npt.NDArray[np.floating] | None = None,
+    ) -> tuple[tuple[str, float], ...]:
+        """The `k` features that moved this row's log-odds most, either way (name,
+        rounded); against a reference row only those that differ from it."""
+        parts = self.contributions(row, against)
+        moved = [(n, v) for n, v in parts.items() if against is None or abs(v) > 1e-9]
+        top = sorted(moved, key=lambda kv: -abs(kv[1]))[:k]
         return tuple((name, round(v, 3)) for name, v in top)
 
     def _columns(self, rows: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

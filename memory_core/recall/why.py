@@ -44,3 +44,20 @@ def why_words(why: Sequence[tuple[str, float]], limit: int = SHOWN) -> str:
         if abs(value) >= NOISE
     ]
     return "、".join(parts[:limit])
+
+
+LATIN_ONLY = frozenset({"dense_latin", "latin"})
+"""Features that speak of an English (latin-script) question: never named for another."""
+
+
+def reason_words(top: Sequence[tuple[str, float]], latin: float) -> str:
+    """The words of the features that raised P, for a reply's reason line; a feature
+    about English questions is named only for one (`latin`: the question's share of
+    latin letters)."""
+    return "、".join(
+        dict.fromkeys(
+            FEATURE_WORDS[name]
+            for name, v in top
+            if v > 0 and (latin >= 0.5 or name not in LATIN_ONLY)
+        )
+    )

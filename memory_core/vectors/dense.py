@@ -36,8 +36,9 @@ from .store import VectorIndex
 
 log = logging.getLogger(__name__)
 
-QUESTIONS_KEPT = 8
-"""Question vectors kept (the last few texts asked)."""
+QUESTIONS_KEPT = 32
+"""Question vectors kept (the last texts asked): a wake read with its context embeds
+each turn once, and the turns before a wake were often wakes (or context) before."""
 MISSED_FOR_S = 10.0
 """A question whose embedding just failed is not sent again for this long."""
 

@@ -104,10 +104,28 @@ def test_metrics() -> None:
     ]
     out = report(answers)
     # without bands (a baseline) every injected item counts as sure
-    assert out["tiers"]["lexical"] == {"n": 2, "rate": 0.5, "sure_rate": 0.5, "stale": 0}
+    assert out["tiers"]["lexical"] == {
+        "n": 2,
+        "rate": 0.5,
+        "sure_rate": 0.5,
+        "stale": 0,
+        "empty_rate": 0.5,  # q2 got nothing at all
+    }
     # q4 got the replaced version (m1) beside the current one: stale in its own tier
-    assert out["tiers"]["temporal"] == {"n": 1, "rate": 1.0, "sure_rate": 1.0, "stale": 1}
-    assert out["tiers"]["negative"] == {"n": 1, "rate": 1.0, "sure_rate": 1.0, "stale": 0}
+    assert out["tiers"]["temporal"] == {
+        "n": 1,
+        "rate": 1.0,
+        "sure_rate": 1.0,
+        "stale": 1,
+        "empty_rate": 0.0,
+    }
+    assert out["tiers"]["negative"] == {
+        "n": 1,
+        "rate": 1.0,
+        "sure_rate": 1.0,
+        "stale": 0,
+        "empty_rate": 0.0,
+    }
     assert out["stale"] == 1
     banded = report(
         [
@@ -147,7 +165,10 @@ def test_cli_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str]) -
         "queries",
     }
     assert set(data["latency_ms"]) == {"p50", "p95"}
-    assert all(set(row) == {"n", "rate", "sure_rate", "stale"} for row in data["tiers"].values())
+    assert all(
+        set(row) == {"n", "rate", "sure_rate", "stale", "empty_rate"}
+        for row in data["tiers"].values()
+    )
     for query in data["queries"]:
         assert set(query) == {"id", "tier", "injected", "quoted"}
         assert all(set(i) == {"id", "band", "p"} for i in query["injected"])
@@ -311,3 +332,21 @@ async def test_eval_runs_in_a_fresh_database_on_the_server_and_drops_it(
 def test_eval_database_must_be_postgresql(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", str(FIXTURE), "--database", "sqlite+aiosqlite:///x.db"]) == 2
     assert "--database takes a PostgreSQL URL" in capsys.readouterr().err
+
+
+def test_a_query_carries_its_context() -> None:
+    data = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    query = data["queries"][0]
+    query["context"] = [
+        {"sender_name": "小明", "text": "周末去爬山了"},
+        {"sender_name": "大肥鱼", "text": "哪座山呀", "is_bot": True},
+    ]
+    parsed = parse_dataset(data).queries[0]
+    assert [(t.text, t.is_bot, t.scope) for t in parsed.context] == [
+        ("周末去爬山了", False, query["scope"]),
+        ("哪座山呀", True, query["scope"]),
+    ]
+    assert parsed.joined == f"周末去爬山了\n哪座山呀\n{query['text']}"
+    query["context"] = ["周末去爬山了"]
+    with pytest.raises(ValidationError, match="context turn"):
+        parse_dataset(data)

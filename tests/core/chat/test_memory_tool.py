@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from datetime import datetime
 
 from memory_core import Settings, Yuji
@@ -12,6 +13,7 @@ from memory_core.chat.fake import FakeRecall
 from memory_core.llm import OpenAICompatibleClient
 from memory_core.llm.fake import ScriptedLLM, text_response, tool_call, tool_calls_response
 from memory_core.prompts.memory_tool import ONLY_ONCE, ONLY_THIS_CHAT
+from memory_core.recall.wake import Turn
 from memory_core.types import Recalled, RecallResult
 from tests.fakes.openai_server import FakeOpenAIServer, openai_server
 
@@ -125,6 +127,7 @@ class HangingRecall(FakeRecall):
         now: datetime | None = None,
         limit: int = 5,
         before_id: int | None = None,
+        context: Sequence[Turn] = (),
     ) -> RecallResult:
         result = await super().recall(scope, text, now=now, limit=limit)
         if len(self.calls) > 1:  # the reply's own recall answers; the tool's search hangs

@@ -1,9 +1,12 @@
-"""The engine quotes nothing of the development set (issue 13, step 4).
+"""The engine and the training corpus quote nothing of the development sets.
 
-No run of five or more CJK characters of the development set (dev.json) may appear in
-memory_core/ (code or data) or in the training corpus. The dev set is not part of this
-repository: on a machine without it (a user's, CI's clean clone) there is nothing to
-compare against and the check is skipped.
+No run of CJK characters of a development set may appear in memory_core/ (code or
+data: 5 characters of dev.json, 6 of kdconv-dev.json, whose everyday dialogue shares
+short phrases with any chat) or in training/corpus/ (7 of either: the corpus is
+written in the same language, so only longer runs say it was copied). The dev sets are
+not part of this repository: on a machine without them (a user's, CI's clean clone)
+there is nothing to compare against, and the checks for an absent set are not
+generated.
 """
 
 from __future__ import annotations
@@ -15,34 +18,43 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-DEV = next(
-    (p / "shared" / "eval" / "dev.json" for p in ROOT.parents if (p / "shared" / "eval").is_dir()),
-    ROOT.parent / "shared" / "eval" / "dev.json",
+EVAL = next(
+    (p / "shared" / "eval" for p in ROOT.parents if (p / "shared" / "eval").is_dir()),
+    ROOT.parent / "shared" / "eval",
 )
-RUN = re.compile(r"[\u4e00-\u9fff]{5,}")
+CHECKS = [
+    ("dev.json", "memory_core", 5),
+    ("kdconv-dev.json", "memory_core", 6),
+    ("dev.json", "training/corpus", 7),
+    ("kdconv-dev.json", "training/corpus", 7),
+]
+PRESENT = [c for c in CHECKS if (EVAL / c[0]).is_file()]
 
 
-def five_char_runs(texts: list[str]) -> set[str]:
-    runs: set[str] = set()
+def runs(texts: list[str], n: int) -> set[str]:
+    out: set[str] = set()
     for text in texts:
-        for run in RUN.findall(text):
-            runs.update(run[i : i + 5] for i in range(len(run) - 4))
-    return runs
+        for run in re.findall(rf"[\u4e00-\u9fff]{{{n},}}", text):
+            out.update(run[i : i + n] for i in range(len(run) - n + 1))
+    return out
 
 
-def test_no_dev_phrase_in_the_engine() -> None:
-    if not DEV.is_file():
-        pytest.skip(f"{DEV} is not here (it never ships); nothing to compare against")
-    data = json.loads(DEV.read_text(encoding="utf-8"))
+def test_runs_are_every_window_of_the_length() -> None:
+    assert runs(["今天天气好，abc 我们去"], 3) == {"今天天", "天天气", "天气好", "我们去"}
+    assert runs(["今天，好"], 3) == set()
+
+
+@pytest.mark.parametrize(("dev", "folder", "n"), PRESENT)
+def test_no_dev_phrase_in_the_engine_or_the_corpus(dev: str, folder: str, n: int) -> None:
+    data = json.loads((EVAL / dev).read_text(encoding="utf-8"))
     texts = [q["text"] for q in data["queries"]]
-    texts += [m["content"] for m in data["memories"]] + [m["text"] for m in data["messages"]]
-    runs = five_char_runs(texts)
+    texts += [m["content"] for m in data["memories"]]
+    texts += [t["text"] for q in data["queries"] for t in q.get("context", [])]
+    theirs = runs(texts, n)
     found: dict[str, int] = {}
-    for folder in (ROOT / "memory_core",):
-        for path in folder.rglob("*"):
-            if path.suffix in {".py", ".txt", ".json", ".md"} and path.is_file():
-                text = path.read_text(encoding="utf-8", errors="ignore")
-                hits = sum(run in text for run in runs)
-                if hits:
-                    found[str(path.relative_to(ROOT))] = hits
-    assert not found, f"dev.json phrases quoted (count per file): {found}"
+    for path in (ROOT / folder).rglob("*"):
+        if path.suffix in {".py", ".txt", ".json", ".jsonl", ".md"} and path.is_file():
+            mine = runs([path.read_text(encoding="utf-8", errors="ignore")], n)
+            if mine & theirs:
+                found[str(path.relative_to(ROOT))] = len(mine & theirs)
+    assert not found, f"{dev} phrases of {n} characters quoted (count per file): {found}"

@@ -141,9 +141,12 @@ async def test_a_wake_the_gate_calls_chatter_gets_no_quotes(core: Yuji, clock: F
         line=0.5,
     )
     recall = core.recall
-    assert len(await quoted(core)) == 1  # without the gate it is quoted
+    # A wake with no more than a phatic wake's few terms left ("杭州!"): quoted without
+    # the gate, silenced with it. A longer one says something, gate or not.
+    assert len(await quoted(core, "杭州！")) == 1
     recall._lexical_model = replace(recall.lexical_model, chatter=always)  # pyright: ignore[reportPrivateUsage]
-    assert await quoted(core) == []
+    assert await quoted(core, "杭州！") == []
+    assert len(await quoted(core)) == 1
 
 
 async def test_message_vectors_are_made_then_dropped_on_acknowledgement(

@@ -1,0 +1,132 @@
+"""The one analysis of a wake: the message with the turns before it (pure).
+
+Every part of recall reads the wake through this module: its words, the members it
+names, its time cue and the kind of answer it asks (question.py), whether it asks
+about anything at all (chatter.py), its shape, and the conversation it came in.
+
+- **Context.** The chat path hands over the last `CONTEXT_TURNS` messages of the same
+  chat before the wake (the newest of the recent window the prompt shows); `yuji
+  eval` hands over a query's `context` the same way. A turn of another chat is
+  dropped here, whoever passed it. The wake counts 1; a member's turn counts
+  `MEMBER_WEIGHT` and each older one `DECAY` times less; the bot's own turn half of a
+  member's (it says what the persona thought of, not what the chat said).
+- **What context moves.** Context finds and orders: its words are a search of their
+  own and its turns' vectors join the wake's in the dense order, both at their
+  weight. It never enters the features the relevance model reads, which are the
+  wake's alone, so no context (and no turn of the bot's) can make a memory `sure`.
+- **Shape and depth.** The relevance model was fitted on a corpus of questions.
+  `shape` says whether the wake is one (a question word, a question mark, a yes/no
+  shape, a cue to remember) or a statement, and `depth` how far P's order is trusted
+  over the plain hybrid's (fusion.py): 0.6 for a question asked alone, 0.5 for a
+  statement or a wake that leans on the turns before it. P alone (depth 1) was above
+  the hybrid on questions like its corpus's and below it on conversation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from . import chatter, language
+from .question import Names, Question, analyse, content_terms
+
+CONTEXT_TURNS = 3
+"""Turns before the wake that recall reads (the prompt shows more; older ones are
+usually another topic)."""
+MEMBER_WEIGHT = 0.1
+DECAY = 0.7
+BOT_SHARE = 0.5
+DEPTH_QUESTION = 0.6
+DEPTH_STATEMENT = 0.5
+DEPTH_CONTEXT = 0.5
+"""How far P's order is trusted (1: P alone; 0: the hybrid's order alone)."""
+
+Shape = Literal["question", "statement"]
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One message before the wake, as the chat path or a dataset gives it."""
+
+    text: str
+    is_bot: bool = False
+    sender: str = ""
+    scope: str | None = None
+    """The chat it was said in (None: the caller vouches it is the wake's)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """A context turn as recall reads it."""
+
+    text: str
+    """Normalised, bot names dropped (what the embedding model reads)."""
+    terms: frozenset[str]
+    weight: float
+    is_bot: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Wake:
+    question: Question
+    """The wake's own text analysed: the features the relevance model reads."""
+    context: tuple[Said, ...]
+    """The turns before it that have any content, newest first."""
+    signals: npt.NDArray[np.float64]
+    """The wake's chatter signals (chatter.SIGNALS)."""
+    shape: Shape
+    depth: float
+
+    @property
+    def context_terms(self) -> frozenset[str]:
+        """Terms the turns say that the wake does not."""
+        return frozenset(t for s in self.context for t in s.terms) - self.question.terms
+
+
+def read(
+    scope: str,
+    text: str,
+    names: Names,
+    bot_names: Iterable[str] = (),
+    context: Sequence[Turn] = (),
+) -> Wake:
+    """The analysis of a wake `text` said in `scope` after `context` (oldest first)."""
+    bots = tuple(bot_names)
+    q = analyse(text, names, bots)
+    mine = [t for t in context if t.scope is None or t.scope == scope][-CONTEXT_TURNS:]
+    said: list[Said] = []
+    for distance, turn in enumerate(reversed(mine), start=1):
+        ctx = analyse(turn.text, names, bots)
+        terms = ctx.terms | frozenset(t for name in ctx.named for t in content_terms(name))
+        if not terms and not ctx.named:
+            continue
+        weight = MEMBER_WEIGHT * DECAY ** (distance - 1) * (BOT_SHARE if turn.is_bot else 1.0)
+        said.append(Said(ctx.embed_text, ctx.terms, weight, turn.is_bot))
+    shape = shape_of(q)
+    depth = DEPTH_QUESTION if shape == "question" else DEPTH_STATEMENT
+    if said:
+        depth = min(depth, DEPTH_CONTEXT)
+    return Wake(
+        question=q,
+        context=tuple(said),
+        signals=chatter.signals(text, bool(q.named), bots),
+        shape=shape,
+        depth=depth,
+    )
+
+
+def shape_of(q: Question) -> Shape:
+    """A question (it asks with a word, a mark, a yes/no shape or a cue to remember)
+    or a statement."""
+    text = q.text
+    asks = (
+        q.asks is not None
+        or "?" in text
+        or language.asks_yes_no(text)
+        or chatter.REMEMBER.search(text) is not None
+    )
+    return "question" if asks else "statement"

@@ -1,0 +1,111 @@
+"""The wake's analysis with its context (recall/wake.py): the turns of another chat are
+never read, the bot's own turns never make a memory sure, and every wake has a shape
+and a depth."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memory_core import FakeClock, Settings, Yuji
+from memory_core.recall.question import Names
+from memory_core.recall.wake import CONTEXT_TURNS, Turn, read
+from memory_core.vectors import FakeEmbedder, sync_index
+from tests.core.test_recall import write
+from tests.core.vectors.helpers import add_memory
+
+from .test_no_cross_chat import NOW, SCOPES, WORDS, open_model
+
+G1 = "group:1"
+NAMES = Names.of(["小明", "阿花"], {"阿明": "小明"})
+
+words = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map("".join)
+turns = st.lists(
+    st.builds(Turn, text=words, is_bot=st.booleans(), scope=st.sampled_from(SCOPES)), max_size=6
+)
+
+
+@given(wake=words, context=turns, asked_in=st.sampled_from(SCOPES))
+def test_another_chats_turns_are_never_read(wake: str, context: list[Turn], asked_in: str) -> None:
+    mine = [t for t in context if t.scope == asked_in]
+    given_all = read(asked_in, wake, NAMES, (), context)
+    given_mine = read(asked_in, wake, NAMES, (), mine)
+    assert given_all.context == given_mine.context
+    assert (given_all.question, given_all.depth) == (given_mine.question, given_mine.depth)
+    assert len(given_all.context) <= CONTEXT_TURNS
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    written=st.lists(st.tuples(st.sampled_from(SCOPES), words), min_size=1, max_size=10),
+    wake=words,
+    context=turns,
+    asked_in=st.sampled_from(SCOPES),
+)
+async def test_recall_with_context_reads_only_the_asked_chat(
+    written: list[tuple[str, str]], wake: str, context: list[Turn], asked_in: str
+) -> None:
+    """Random chats and turns: recall given turns of other chats answers exactly as if
+    it had been given only its own, and only with its own chat's memories."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        config = Settings(data_dir=root / "data", relevance_weights=str(open_model(root)))
+        core = await Yuji.open(config, clock=FakeClock(NOW), embedder=FakeEmbedder())
+        try:
+            for scope, text in written:
+                await add_memory(core.db, scope, "小明", text)
+            assert core.vectors is not None
+            await sync_index(core.memory_repo, core.vectors.embedder, core.vector_place)
+            mine = [t for t in context if t.scope == asked_in]
+            given_all = await core.recall.recall(asked_in, wake, now=NOW, context=context)
+            given_mine = await core.recall.recall(asked_in, wake, now=NOW, context=mine)
+            assert [(i.memory.id, i.band) for i in given_all.items] == [
+                (i.memory.id, i.band) for i in given_mine.items
+            ]
+            assert all(item.memory.scope == asked_in for item in given_all.items)
+        finally:
+            await core.close()
+
+
+BOT_SAYS = [
+    "小明从九月开始学吉他，每周六去琴行上课",
+    "你是说小明每周六去琴行学吉他吗？",
+    "小明 吉他 琴行 周六",
+]
+
+
+@pytest.mark.parametrize("said", BOT_SAYS)
+async def test_the_bots_own_turns_never_make_a_memory_sure(core: Yuji, said: str) -> None:
+    target = await write(core, G1, "小明从九月开始学吉他，每周六去琴行上课")
+    await write(core, G1, "小红喜欢吃火锅", subject="小红")
+    alone = await core.recall.recall(G1, "对啊就是那个")
+    sure_alone = {i.memory.id for i in alone.items if i.band == "sure"}
+    bot = [Turn(said, is_bot=True, scope=G1), Turn(said, is_bot=True, scope=G1)]
+    with_bot = await core.recall.recall(G1, "对啊就是那个", context=bot)
+    assert target in {i.memory.id for i in with_bot.items}  # context did find it
+    assert {i.memory.id for i in with_bot.items if i.band == "sure"} <= sure_alone
+    assert all(i.band == "related" for i in with_bot.items if i.memory.id == target)
+
+
+@pytest.mark.parametrize(
+    ("text", "shape"),
+    [
+        ("小明上周去哪玩了？", "question"),
+        ("小明还记得那家店吗", "question"),
+        ("我今天又去琴行了", "statement"),
+        ("阿花的猫好可爱", "statement"),
+    ],
+)
+def test_a_wake_has_a_shape_and_a_statement_trusts_p_less(text: str, shape: str) -> None:
+    wake = read(G1, text, NAMES)
+    assert wake.shape == shape
+    question = read(G1, "小明上周去哪玩了？", NAMES)
+    assert 0 < wake.depth <= question.depth <= 1
+    with_turns = read(G1, text, NAMES, (), [Turn("阿花说她要搬家", scope=G1)])
+    assert with_turns.depth <= wake.depth
+    assert with_turns.context
+    assert with_turns.context[0].weight < 1
