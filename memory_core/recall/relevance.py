@@ -75,7 +75,11 @@ class RelevanceModel:
         x = self._columns(np.asarray(row, dtype=np.float64).reshape(1, -1))[0]
         ref = self.mean
         if against is not None:
-            ref = self._columns(np.asarray(against, dtype=np.float64).reshape(1, -1))[0]
+            ref_row = np.asarray(against, dtype=np.float64).reshape(1, -1)
+            if RERANK in self.features and ref_row.shape[1] == len(FEATURES):
+                # A memory with nothing in common is the reranker's lowest score, 0.
+                ref_row = np.hstack([ref_row, np.zeros((1, 1))])
+            ref = self._columns(ref_row)[0]
         parts = (x - ref) / self.scale * self.weights
         return {name: float(v) for name, v in zip(self.features, parts, strict=True)}
 
