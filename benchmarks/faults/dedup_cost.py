@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/faults/dedup_cost.py [--messages 20000]
 
 Every live row names its account, and the check looks for another account's copy
-whatever the deployment has registered (storage/archive/archive_dedup.py), so a bot
+whatever the deployment has registered (memory_core/storage/archive/archive_dedup.py), so a bot
 with one QQ account pays one indexed read per batch. The worst case is measured: a
 burst of N messages of 20 chats, all sent within the same few seconds (so every row
 already archived is inside the check's window), through `core.archive.append`, on
