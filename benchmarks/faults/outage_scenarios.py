@@ -20,13 +20,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memory_core.storage.deployment.leader_lock import LEADER_LOCK
 from tests.e2e.harness import BotProcess, OnebotPeer, pg_query, shared_store_env
 from tests.fakes.telegram_server import FakeTelegramServer
 from tests.faults.pg_server import KillableServer
 
 GROUP0 = 9100
 ACCOUNT0 = 81000
-LEADER_LOCK = 0x79756A6C  # memory_core/storage/deployment/leader_lock.py
 DOWN_TEXT = "数据库连不上了"
 UP_TEXT = "数据库恢复了"
 POLL_S = 0.2

@@ -80,6 +80,9 @@ class Leadership:
         """This process led when last it could tell (kept while the server is away):
         the one that speaks for the deployment about an outage."""
         self._unreachable_at: float | None = None
+        self.on_reach: Callable[[bool], Awaitable[None]] | None = None
+        """Told after every step whether the server answered: an idle process learns of
+        an outage (and its end) within a step, not at its next archive write."""
         self.on_gain: list[Hook] = []
         self.on_lose: list[Hook] = []
         self._task: asyncio.Task[None] | None = None
@@ -90,6 +93,8 @@ class Leadership:
         """Take or keep the lock once; whether this process leads now."""
         async with self._step_lock:
             held = await self._lock.hold()
+            if self.on_reach is not None:
+                await self.on_reach(self._lock.reachable)
             if not self._lock.reachable:
                 self._unreachable_at = time.monotonic()
             elif not held:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from datetime import datetime
 
 from memory_core.clock import Clock
 from memory_core.consolidation.owner import this_process
+from memory_core.errors import StorageError
 from memory_core.ops.alerts import AlertSink
 from memory_core.storage import DeploymentRepo, leader_lock
 from memory_core.storage.engine import Database
@@ -33,6 +35,18 @@ class Deployment:
             holder=f"{this_process()} #{secrets.token_hex(3)}",
             shared=db.is_postgres,
         )
+        if db.is_postgres:
+
+            async def reached(answered: bool) -> None:
+                if answered:
+                    db.note_up()
+                    return
+                # Only the lock's session may have died (killed on the server): ask the
+                # server itself, which tells the outage alert when it is away.
+                with contextlib.suppress(StorageError):
+                    await db.ping()
+
+            self.leader.on_reach = reached
 
     async def is_ours(self, sender_id: str) -> bool:
         return await self.accounts.is_ours(sender_id)

@@ -197,10 +197,20 @@ class Database:
             error = StorageUnavailable(f"{type(exc).__name__}: {exc}")
             self._went_down(str(error))
             raise error from exc
+        self.note_up()
+
+    def note_up(self) -> None:
+        """The server answered (here, or on another connection of this process)."""
         if self.down:
             self.down = False
             if self.on_up is not None:
                 self.on_up()
+
+    async def ping(self) -> None:
+        """One round trip: raises `StorageUnavailable` (and tells `on_down`) when the
+        server is away, tells `on_up` when it is back."""
+        async with self.read() as conn:
+            await conn.exec_driver_sql("SELECT 1")
 
     def _went_down(self, detail: str) -> None:
         if not self.down:
