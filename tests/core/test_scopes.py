@@ -61,8 +61,12 @@ async def test_recall_and_the_archive_keep_a_qq_group_and_a_telegram_group_apart
     assert [
         r.memory.id for r in (await core.recall.recall(telegram, "小明要去厦门看音乐节吗")).items
     ] == [theirs]
-    assert (await core.recall.recall(qq, "小明要去厦门看音乐节吗")).items == ()
-    assert (await core.recall.recall(telegram, "小明要去成都参加马拉松吗")).items == ()
+    # Asked in the other chat, each question finds at most its own chat's memory (as a
+    # weak, related one since recall v4 keeps the hybrid's top), never the other's.
+    across = (await core.recall.recall(qq, "小明要去厦门看音乐节吗")).items
+    assert [(r.memory.id, r.band) for r in across] in ([], [(ours, "related")])
+    across = (await core.recall.recall(telegram, "小明要去成都参加马拉松吗")).items
+    assert [(r.memory.id, r.band) for r in across] in ([], [(theirs, "related")])
     assert [e.text for e in await core.archive.recent(qq, 10)] == [
         "小明下周五要去成都参加马拉松比赛"
     ]

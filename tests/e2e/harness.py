@@ -38,6 +38,7 @@ import inspect
 import itertools
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -63,9 +64,18 @@ may be busy; a passing test never waits for it."""
 
 
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A port free now, below the kernel's ephemeral range (32768-60999 on Linux): a port
+    the kernel hands out could be taken, before the bot binds it, by any test's outgoing
+    connection on this busy machine."""
+    for _ in range(200):
+        port = random.randrange(20000, 32000)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port between 20000 and 32000")
 
 
 async def wait_until(

@@ -195,10 +195,14 @@ async def test_a_large_chat_is_searched_in_the_database_with_the_same_answers(
             assert small is not None
             assert small.complete
             assert set(small.ids.tolist()) == set(twos)
-            # Recall picks the same memories, all of the asking chat.
+            # Recall leads with the same memory and is as sure of the same ones, all of
+            # the asking chat (the guesses below may differ: the hybrid's dense order
+            # past the nearest ten is the exact search's alone).
             a = await core.recall.recall(G1, question, limit=3)
             b = await other.recall.recall(G1, question, limit=3)
-            assert [r.memory.id for r in b.items] == [r.memory.id for r in a.items]
+            assert [r.memory.id for r in b.items][:1] == [r.memory.id for r in a.items][:1]
+            sure = [r.memory.id for r in a.items if r.band == "sure"]
+            assert [r.memory.id for r in b.items if r.band == "sure"] == sure
             assert all(r.memory.scope == G1 for r in b.items)
             answered += bool(b.items)
         assert answered >= 2
