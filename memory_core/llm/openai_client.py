@@ -35,7 +35,6 @@ import httpx
 
 from memory_core.errors import (
     LLMBadResponse,
-    LLMError,
     LLMRateLimited,
     LLMTimeout,
     LLMToolsUnsupported,
@@ -45,6 +44,9 @@ from memory_core.settings import LLMJob, Settings
 
 from .base import ChatMessage, ChatResponse, ResponseSchema, ToolSpec
 from .modes import JsonModes
+from .retrying import Retryable as _Retryable
+from .retrying import retry_after as _retry_after
+from .retrying import snippet as _snippet
 from .wire import JsonMode, is_event_stream, parse_response, parse_stream, request_body
 
 log = logging.getLogger("yuji.llm")
@@ -212,30 +214,3 @@ class _FormatRefused(Exception):
     def __init__(self, detail: str) -> None:
         super().__init__(detail)
         self.detail = detail
-
-
-class _Retryable(Exception):
-    def __init__(
-        self, detail: str, kind: type[LLMError], *, retry_after_s: float | None = None
-    ) -> None:
-        super().__init__(detail)
-        self.detail = detail
-        self.kind = kind
-        self.retry_after_s = retry_after_s
-
-    def final(self) -> LLMError:
-        return self.kind(f"{self.detail} (retries exhausted)")
-
-
-def _snippet(text: str, limit: int = 200) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None

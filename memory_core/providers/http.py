@@ -17,7 +17,8 @@ from typing import Any
 
 import httpx
 
-from memory_core.errors import LLMBadResponse, LLMError, LLMRateLimited, LLMTimeout, LLMUnavailable
+from memory_core.errors import LLMBadResponse, LLMRateLimited, LLMTimeout, LLMUnavailable
+from memory_core.llm.retrying import Retryable, retry_after, snippet
 
 RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 MAX_RETRY_AFTER_S = 30.0
@@ -114,30 +115,3 @@ class Refused(LLMUnavailable):
     def __init__(self, status: int, detail: str) -> None:
         super().__init__(detail)
         self.status = status
-
-
-class Retryable(Exception):
-    def __init__(
-        self, detail: str, kind: type[LLMError], *, retry_after_s: float | None = None
-    ) -> None:
-        super().__init__(detail)
-        self.detail = detail
-        self.kind = kind
-        self.retry_after_s = retry_after_s
-
-    def final(self) -> LLMError:
-        return self.kind(f"{self.detail} (retries exhausted)")
-
-
-def snippet(text: str, limit: int = 200) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None

@@ -92,7 +92,8 @@ async def test_switching_mode_changes_configuration_not_data(settings: Settings)
         assert not any(_by_dense(r) for r in (await core.recall.recall(G, QUESTION)).items)
         core.vectors.set_mode("on")
         items = (await core.recall.recall(G, QUESTION)).items
-        assert [r.memory.id for r in items][:1] == [birth] and _by_dense(items[0])
+        assert [r.memory.id for r in items][:1] == [birth]
+        assert _by_dense(items[0])
         core.vectors.set_mode("shadow")
         assert not any(_by_dense(r) for r in (await core.recall.recall(G, QUESTION)).items)
     finally:
