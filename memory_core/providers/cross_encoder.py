@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from memory_core.errors import ConfigError, LLMBadResponse
 
+from .onnx_model import open_onnx
 from .usage import Record, timed
 
 MAX_TOKENS = 512
@@ -53,20 +54,9 @@ class CrossEncoder:
         with self._lock:
             if self._session is not None:
                 return
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
-
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = 1
-            options.inter_op_num_threads = 1
-            session = ort.InferenceSession(
-                str(self.model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            session, self._tokenizer, self._inputs = open_onnx(
+                self.model_path, self.tokenizer_path, threads=1, max_tokens=MAX_TOKENS
             )
-            tokenizer = Tokenizer.from_file(str(self.tokenizer_path))
-            tokenizer.enable_truncation(max_length=MAX_TOKENS)
-            tokenizer.enable_padding()
-            self._inputs = tuple(i.name for i in session.get_inputs())
-            self._tokenizer = tokenizer
             self._session = session
 
     async def scores(

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from memory_core.errors import ConfigError
+from memory_core.providers.onnx_model import open_onnx
 
 from .embedder import Matrix, l2_normalise
 
@@ -61,20 +62,9 @@ class OnnxEmbedder:
         with self._lock:
             if self._session is not None:
                 return
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
-
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = self._threads
-            options.inter_op_num_threads = 1
-            session = ort.InferenceSession(
-                str(self.model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            session, self._tokenizer, self._inputs = open_onnx(
+                self.model_path, self.tokenizer_path, threads=self._threads, max_tokens=MAX_TOKENS
             )
-            tokenizer = Tokenizer.from_file(str(self.tokenizer_path))
-            tokenizer.enable_truncation(max_length=MAX_TOKENS)
-            tokenizer.enable_padding()
-            self._inputs = tuple(i.name for i in session.get_inputs())
-            self._tokenizer = tokenizer
             self._session = session
 
     def embed(self, texts: Sequence[str]) -> Matrix:
