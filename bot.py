@@ -223,17 +223,18 @@ def _is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
-def check_exposure(config: Config, allow_open: bool) -> None:
-    """Warn about an empty token; one line and exit 2 on a non-loopback HOST without one."""
+def check_exposure(config: Config, allow_open: bool) -> str | None:
+    """One line and exit 2 on a non-loopback HOST without a token; the warning about an
+    empty token otherwise, for the caller to print once the start is sure."""
     verdict = exposure(
         str(config.host), config.port, getattr(config, "onebot_access_token", None), allow_open
     )
     if verdict is None:
-        return
+        return None
     level, line = verdict
     if level == "refuse":
         fail(line)
-    logger.warning(line)
+    return line
 
 
 def _replayed_signal(_signum: int, _frame: FrameType | None) -> None:
@@ -255,10 +256,10 @@ def main() -> None:
     settings = read_settings()
     sources = configuration_sources(os.environ, Path())
     for line in misspelled_nonebot_settings([k for source in sources for k in source]):
-        logger.warning(line)
+        logger.warning(line)  # a typo is worth a line even when the start is refused
     keywords = nonebot_keywords(settings)
     config = nonebot_config(keywords)
-    check_exposure(config, settings.allow_unauthenticated_onebot)
+    exposed = check_exposure(config, settings.allow_unauthenticated_onebot)
     problem = port_problem(str(config.host), config.port)
     if problem is not None:
         fail(problem)
@@ -266,6 +267,8 @@ def main() -> None:
         asyncio.run(check_store(settings))
     except YujiError as exc:
         fail(str(exc))
+    if exposed:  # after the start checks: a refused start is its one line
+        logger.warning(exposed)
     made = first_missing(settings.data_dir)
     try:
         ensure_usable(settings.data_dir)
