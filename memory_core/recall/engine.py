@@ -351,6 +351,7 @@ class Recall:
             names = Names.of(subjects, aliases, self._settings.nicknames)
             wake = read_wake(scope, text, names, self._settings.nicknames, context)
             q = wake.question
+            look = wake.lookup
             retro = q.retrospective
             trace.append(
                 f"terms: {' '.join(sorted(q.terms)) or '-'}; members: "
@@ -358,17 +359,18 @@ class Recall:
                 + ("; about the past" if retro else "")
                 + f"; {wake.shape}, depth {wake.depth:.2f}"
                 + (f"; context: {len(wake.context)} turns" if wake.context else "")
+                + (f"; refers to {'/'.join(sorted(look.named))}" if look is not q else "")
             )
             extra = wake.context_terms
             # An English word is looked up in each of its regular inflections.
-            forms = {t: language.word_forms(t) for t in q.terms | extra}
+            forms = {t: language.word_forms(t) for t in q.terms | look.terms | extra}
             held = await self._cache.frequencies(
                 conn, scope, {f for fs in forms.values() for f in fs}
             )
             df = {t: min(n, sum(held.get(f, 0) for f in fs)) for t, fs in forms.items()}
             df = {t: c for t, c in df.items() if c > 0}
             ids = await self._cache.visible_ids(conn, scope, now, retro)
-            scores = None
+            scores = order_scores = None
             turn_scores: list[tuple[DenseScores | None, float]] = []
             replaced = not retro and await self._cache.has_replaced(conn, scope)
             if dense and self.dense is not None and self.dense.mode != "off":
@@ -378,11 +380,16 @@ class Recall:
                 scores = await self.dense.scores(scope, q.embed_text, allowed)
                 if scores is not None and scores.note:
                     trace.append(scores.note)
+                order_scores = scores
+                if look is not q and scores is not None:
+                    order_scores = await self.dense.scores(scope, look.embed_text, allowed)
                 for said in wake.context:
                     found_turn = await self.dense.scores(scope, said.text, allowed)
                     turn_scores.append((found_turn, said.weight))
             with_past = retro or replaced
-            matched = await self._words(conn, scope, q.terms, q, names, df, held, now, with_past)
+            matched = await self._words(
+                conn, scope, look.terms, look, names, df, held, now, with_past
+            )
             words = [mid for mid, over in matched if retro or not over]
             ended = [mid for mid, over in matched if over]
             context_words: list[int] = []
@@ -398,8 +405,8 @@ class Recall:
                 found.setdefault(mid, (None, "search"))
             dense_rank, cosine, past = _dense_view(scores, ids, self.params.dense_limit)
             order_rank = dense_rank
-            if turn_scores and scores is not None:
-                joined = _joined(scores, turn_scores)
+            if (turn_scores or order_scores is not scores) and order_scores is not None:
+                joined = _joined(order_scores, turn_scores)
                 order_rank, _, _ = _dense_view(joined, ids, self.params.dense_limit)
             for mid in (*dense_rank, *order_rank):
                 found.setdefault(mid, (None, "search"))

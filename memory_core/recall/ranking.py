@@ -12,10 +12,13 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from difflib import SequenceMatcher
 from typing import TypeVar
 
-from memory_core.tokenize import numbers, token_set
+from memory_core.tokenize import is_cjk, normalise, numbers, token_set
 from memory_core.types import Band, Memory, Stage
+
+from . import language
 
 T = TypeVar("T")
 
@@ -30,16 +33,42 @@ class Said:
 
     tokens: frozenset[str]
     numbers: frozenset[str]
+    text: str = ""
+    """Normalised; empty: compared by tokens and numbers alone."""
 
     @classmethod
     def of(cls, text: str) -> Said:
-        return cls(token_set(text), numbers(text))
+        return cls(token_set(text), numbers(text), normalise(text))
 
 
 def restates(a: Said, b: Said) -> bool:
-    """Whether two memory texts say the same thing twice (near-identical wording and
-    the same numbers): such memories count once, wherever recall compares them."""
-    return dice(a.tokens, b.tokens) >= SAME_MEMORY_DICE and a.numbers == b.numbers
+    """Whether two memory texts say the same thing twice (near-identical wording, the
+    same numbers, and no word of one put where the other has another): such memories
+    count once, wherever recall compares them."""
+    return (
+        dice(a.tokens, b.tokens) >= SAME_MEMORY_DICE
+        and a.numbers == b.numbers
+        and not swaps_content(a.text, b.text)
+    )
+
+
+def swaps_content(a: str, b: str) -> bool:
+    """One text says something where the other says something else ("阿花家的猫叫年糕" /
+    "…叫汤圆", "lives in Leeds" / "lives in York"): the same frame with
+    another value is another fact. A word added or dropped ("现在住在") or a changed
+    particle is the same fact said again."""
+    grammar = language.function_chars()
+
+    def content(part: str) -> bool:
+        return any(
+            (is_cjk(ch) and ch not in grammar) or (ch.isascii() and ch.isalnum()) for ch in part
+        )
+
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    return any(
+        tag == "replace" and content(a[i1:i2]) and content(b[j1:j2])
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+    )
 
 
 def restatement_groups(best_first: Sequence[T], said: Callable[[T], Said]) -> list[list[T]]:
@@ -172,7 +201,10 @@ def _collapse_restatements(
     """Near-identical memories (a fact written again and again) count once: the group
     is represented by its earliest memory (the first statement; later ones add nothing
     and an update would be a supersede), ranked by the group's best score."""
-    said = {mid: Said(tokens[mid], numbers(c.memory.content)) for mid, c in scored.items()}
+    said = {
+        mid: Said(tokens[mid], numbers(c.memory.content), normalise(c.memory.content))
+        for mid, c in scored.items()
+    }
     best_first = sorted(scored.values(), key=lambda c: (-c.score, c.memory.id))
     groups = restatement_groups(best_first, lambda c: said[c.memory.id])
     out: dict[int, Candidate] = {}

@@ -10,10 +10,16 @@ about anything at all (chatter.py), its shape, and the conversation it came in.
   dropped here, whoever passed it. The wake counts 1; a member's turn counts
   `MEMBER_WEIGHT` and each older one `DECAY` times less; the bot's own turn half of a
   member's (it says what the persona thought of, not what the chat said).
-- **What context moves.** Context finds and orders: its words are a search of their
-  own and its turns' vectors join the wake's in the dense order, both at their
-  weight. It never enters the features the relevance model reads, which are the
-  wake's alone, so no context (and no turn of the bot's) can make a memory `sure`.
+- **What context moves.** Context finds and, a little, orders: its words are a
+  search of their own (candidates, not order: fusion.py) and its turns' vectors join
+  the wake's in the dense order at their weight. The weights are small on purpose:
+  on conversation-shaped recall a turn before the wake more often says what was just
+  talked about than what should be recalled next, and heavier weights lowered hit@5.
+- **Who a pronoun means.** A wake that names nobody but points back (他/她/它, he,
+  she, it, they...) is searched as if it named whom the newest turn naming someone
+  named (`lookup`): "那她后来呢" after a turn about 阿花 searches 阿花.
+- **What context never moves.** Context never enters the features the relevance model reads, which are the wake's alone,
+  so no context (and no turn of the bot's) can make a memory `sure`.
 - **Shape and depth.** The relevance model was fitted on a corpus of questions.
   `shape` says whether the wake is one (a question word, a question mark, a yes/no
   shape, a cue to remember) or a statement, and `depth` how far P's order is trusted
@@ -24,6 +30,7 @@ about anything at all (chatter.py), its shape, and the conversation it came in.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -37,7 +44,7 @@ from .question import Names, Question, analyse, content_terms
 CONTEXT_TURNS = 3
 """Turns before the wake that recall reads (the prompt shows more; older ones are
 usually another topic)."""
-MEMBER_WEIGHT = 0.1
+MEMBER_WEIGHT = 0.05
 DECAY = 0.7
 BOT_SHARE = 0.5
 DEPTH_QUESTION = 0.6
@@ -46,6 +53,12 @@ DEPTH_CONTEXT = 0.5
 """How far P's order is trusted (1: P alone; 0: the hybrid's order alone)."""
 
 Shape = Literal["question", "statement"]
+
+REFERS_BACK = re.compile(
+    r"(?<!其)[他她它](?!人|乡|妈)|\b(?:he|she|him|her|his|hers|they|them|their|it|its)\b"
+)
+"""A third-person pronoun: the wake is about someone or something said before it
+(其他 "other" and 他人 "others" point nowhere)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +87,9 @@ class Said:
 class Wake:
     question: Question
     """The wake's own text analysed: the features the relevance model reads."""
+    lookup: Question
+    """What the searches look for: the question, or the question naming whom its
+    pronoun points back to."""
     context: tuple[Said, ...]
     """The turns before it that have any content, newest first."""
     signals: npt.NDArray[np.float64]
@@ -99,8 +115,10 @@ def read(
     q = analyse(text, names, bots)
     mine = [t for t in context if t.scope is None or t.scope == scope][-CONTEXT_TURNS:]
     said: list[Said] = []
+    referents: frozenset[str] = frozenset()
     for distance, turn in enumerate(reversed(mine), start=1):
         ctx = analyse(turn.text, names, bots)
+        referents = referents or ctx.named
         terms = ctx.terms | frozenset(t for name in ctx.named for t in content_terms(name))
         if not terms and not ctx.named:
             continue
@@ -110,8 +128,12 @@ def read(
     depth = DEPTH_QUESTION if shape == "question" else DEPTH_STATEMENT
     if said:
         depth = min(depth, DEPTH_CONTEXT)
+    lookup = q
+    if referents and not q.named and REFERS_BACK.search(q.text):
+        lookup = analyse(" ".join((text, *sorted(referents))), names, bots)
     return Wake(
         question=q,
+        lookup=lookup,
         context=tuple(said),
         signals=chatter.signals(text, bool(q.named), bots),
         shape=shape,

@@ -6,10 +6,11 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_core.recall.ranking import Candidate, final_score, recency, select
+from memory_core.recall.ranking import Candidate, final_score, recency, select, swaps_content
 from memory_core.recall.visibility import is_retrospective, is_visible
 from memory_core.types import Memory, MemoryStatus
 
@@ -164,3 +165,25 @@ def test_restatements_are_represented_by_the_first_one() -> None:
     )
     assert [c.memory.id for c in chosen] == [1]
     assert "另有1条" in chosen[0].reason
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("阿花家的猫叫年糕", "阿花家的猫叫汤圆"),
+        ("小明周末常去的店有街角那家面馆", "小明周末常去的店有楼下那家烧烤"),
+        ("Tom lives in Leeds these days", "Tom lives in York these days"),
+    ],
+)
+def test_the_same_frame_with_another_value_is_two_memories(a: str, b: str) -> None:
+    one, two = mem(1, content=a), mem(2, content=b)
+    chosen = select(
+        [Candidate(one, "lexical", 0.9, "a"), Candidate(two, "lexical", 0.8, "b")], 5, NOW
+    )
+    assert {c.memory.id for c in chosen} == {1, 2}
+
+
+@given(st.text(alphabet="小明去琴行上吉他课周六下午的了吧", min_size=4, max_size=16))
+def test_a_text_never_swaps_content_with_itself_plus_a_particle(text: str) -> None:
+    assert not swaps_content(text, text)
+    assert not swaps_content(text, text + "吧")

@@ -60,3 +60,29 @@ def test_hybrid_ranks_are_a_ranking_of_what_the_orders_hold(
         assert best == 0
         if dense[0] in both and words and words[0] == dense[0]:
             assert ranks[ids.index(dense[0])] == 0
+
+
+@given(
+    st.lists(st.integers(1, 60), unique=True, max_size=20),
+    st.lists(st.integers(1, 60), unique=True, max_size=20),
+    st.lists(st.integers(1, 60), unique=True, max_size=20),
+)
+def test_context_words_only_fill_what_the_wake_leaves_empty(
+    dense: list[int], words: list[int], context: list[int]
+) -> None:
+    ids = sorted(set(dense) | set(words) | set(context))
+    alone = hybrid_ranks(
+        ids, {m: r for r, m in enumerate(dense)}, {m: r for r, m in enumerate(words)}
+    )
+    both = hybrid_ranks(
+        ids,
+        {m: r for r, m in enumerate(dense)},
+        {m: r for r, m in enumerate(words)},
+        {m: r for r, m in enumerate(context)},
+    )
+    held = set(dense) | set(words)
+    for m, a, b in zip(ids, alone, both, strict=True):
+        if m in held:
+            assert a == b  # the wake's own order is untouched
+        else:
+            assert b >= len(held)

@@ -109,3 +109,27 @@ def test_a_wake_has_a_shape_and_a_statement_trusts_p_less(text: str, shape: str)
     assert with_turns.depth <= wake.depth
     assert with_turns.context
     assert with_turns.context[0].weight < 1
+
+
+@pytest.mark.parametrize(
+    ("wake", "turns", "meant"),
+    [
+        ("那她演过什么", ["你知道阿花吗", "我知道一点"], {"阿花"}),
+        ("他最近怎么样", ["阿明上周搬家了"], {"小明"}),
+        ("what does she do for fun?", ["阿花 moved to Leeds"], {"阿花"}),
+    ],
+)
+def test_a_pronoun_is_searched_as_whom_the_newest_turn_named(
+    wake: str, turns: list[str], meant: set[str]
+) -> None:
+    read_wake = read(G1, wake, NAMES, (), [Turn(t, scope=G1) for t in turns])
+    assert read_wake.lookup.named == meant
+    assert read_wake.question.named == frozenset()  # the features read the wake alone
+    alone = read(G1, wake, NAMES)
+    assert alone.lookup == alone.question
+
+
+@pytest.mark.parametrize("wake", ["其他人呢", "小明他最近怎么样", "今天好热"])
+def test_a_wake_that_names_someone_or_points_nowhere_is_searched_as_said(wake: str) -> None:
+    read_wake = read(G1, wake, NAMES, (), [Turn("阿花上周搬家了", scope=G1)])
+    assert read_wake.lookup == read_wake.question
