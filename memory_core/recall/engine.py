@@ -22,9 +22,9 @@ The pipeline, in order (each step named here is one function below):
    **rerank**: a configured reranker (rerank.py, docs/providers.md) reads the wake
    with the best candidates by P; its score is one more feature, read by the weights
    calibrated for the pair; on any failure P stays as it was;
-6. **decision** - nothing for a phatic wake (chatter.py); else the best by P fused
-   with the hybrid's order as far as the wake's depth trusts P (fusion.py), above the
-   floor (the hybrid's own top is never dropped when P is out of its depth), then
+6. **decision** (decision.py) - nothing for a phatic wake (chatter.py); else the
+   best by P fused with the hybrid's order as far as the wake's depth trusts P
+   (fusion.py), above the floor (the hybrid's own top is never dropped when P is out of its depth), then
    ranking.py (MMR, contradicting memories side by side); a memory below the sure
    line labelled as a guess.
 """
@@ -38,8 +38,6 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
-import numpy as np
-import numpy.typing as npt
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.clock import Clock, as_utc
@@ -47,27 +45,27 @@ from memory_core.settings import LiveSettings, Settings
 from memory_core.storage import MemoryRepo
 from memory_core.storage.engine import Database
 from memory_core.tokenize import bigram_tokens
-from memory_core.types import Band, Memory, Quoted, Recalled, RecallResult, RelationKind, Stage
+from memory_core.types import Memory, Quoted, Recalled, RecallResult, RelationKind
 
 from . import features, fusion, language, quotes
 from .chat_cache import ChatCache
-from .dense_port import RELATED_LABEL, DenseScores, DenseSearch, best_first
+from .decision import Explained, choose
+from .dense_port import DenseScores, DenseSearch
+from .dense_view import cosines_of, joined, top_view
 from .features import Baseline, Seen, Via
 from .judge import Judge
 from .question import Names, Question, name_tokens
 from .quotes import RecentSource
-from .ranking import Candidate, Points, RankParams, select
+from .ranking import Points, RankParams
 from .relevance import LEXICAL, RelevanceModel
 from .relevance import load as load_model
 from .rerank import RerankStage
 from .visibility import is_visible
-from .wake import Turn, Wake
+from .wake import Turn
 from .wake import read as read_wake
-from .why import reason_words
 
 log = logging.getLogger(__name__)
 
-DENSE = "dense"
 LINK_KINDS: tuple[RelationKind, ...] = ("supports", "related", "contradicts")
 SUCCESSOR_HOPS = 3
 """How far a changed state is followed to its current version (A -> B -> C)."""
@@ -85,28 +83,6 @@ class EngineParams:
     """Words fetch through the rarest terms whose document counts add up to about this."""
     stats_ttl_s: float = 30.0
     ranking: RankParams = field(default_factory=RankParams)
-
-
-@dataclass(frozen=True)
-class Explained:
-    """Everything recall weighed for one question (for training, /why and tests)."""
-
-    question: Question
-    memories: tuple[Memory, ...]
-    seen: tuple[Seen, ...]
-    rows: np.ndarray
-    contradicts: Mapping[int, frozenset[int]]
-    trace: tuple[str, ...]
-    wake: Wake
-    hybrid: npt.NDArray[np.int64]
-    """Each candidate's rank in the plain hybrid order (fusion.py)."""
-    hybrid_words: npt.NDArray[np.int64]
-    """The same without the dense order (for the words-only model: vector mode off or
-    shadow, or no candidate embedded yet)."""
-    names: Names = field(default_factory=lambda: Names.of([], {}, ()))
-    baseline: Baseline = field(default_factory=Baseline)
-    unrelated: npt.NDArray[np.float64] | None = None
-    """The features of a memory with nothing in common (what /why measures against)."""
 
 
 class Recall:
@@ -277,49 +253,14 @@ class Recall:
         nothing for a wake that asks about nothing."""
         if not ex.memories or limit <= 0 or self.is_chatter(ex, model):
             return ()
-        rows = ex.rows
-        p = model.p(rows)
-        points = self._points(model)
-        depth = ex.wake.depth
-        hybrid = ex.hybrid if DENSE in model.features else ex.hybrid_words
-        order = fusion.fused(p, hybrid, depth)
-        floor_free = fusion.kept_by_hybrid(hybrid, depth, limit)
-        pool = {
-            mem.id: Candidate(mem, _stage(s), float(oi), "")
-            for mem, s, oi in zip(ex.memories, ex.seen, order, strict=True)
-        }
-        passing = [
-            c
-            for c, pi, free in zip(pool.values(), p, floor_free, strict=True)
-            if free or points.band(float(pi)) is not None
-        ]
-        chosen = select(
-            passing,
-            limit,
+        return choose(
+            ex,
+            model,
+            self._points(model),
             now,
-            retrospective=ex.question.retrospective,
-            contradicts=ex.contradicts,
-            partners=pool,
-            params=replace(self.params.ranking, diversity=self._settings.recall_diversity),
+            limit,
+            replace(self.params.ranking, diversity=self._settings.recall_diversity),
         )
-        index = {mem.id: i for i, mem in enumerate(ex.memories)}
-        out: list[Recalled] = []
-        for c in chosen:
-            i = index[c.memory.id]
-            top = model.strongest(rows[i], against=ex.unrelated)
-            # below the floor: a contradicting partner, or the hybrid's own top
-            band: Band = points.band(float(p[i])) or "related"
-            out.append(
-                Recalled(
-                    memory=c.memory,
-                    stage=c.stage,
-                    score=round(float(p[i]), 4),
-                    reason=_reason(float(p[i]), top, c.memory, now, band, ex.question.latin),
-                    band=band,
-                    why=top,
-                )
-            )
-        return tuple(out)
 
     def _reranks(self, ex: Explained, model: RelevanceModel, limit: int) -> bool:
         """The reranker (when configured) reads this wake: it asks something."""
@@ -403,11 +344,11 @@ class Recall:
                 found[mid] = (rank, "search")
             for mid in context_words:
                 found.setdefault(mid, (None, "search"))
-            dense_rank, cosine, past = _dense_view(scores, ids, self.params.dense_limit)
+            dense_rank, cosine, past = top_view(scores, ids, self.params.dense_limit)
             order_rank = dense_rank
             if (turn_scores or order_scores is not scores) and order_scores is not None:
-                joined = _joined(order_scores, turn_scores)
-                order_rank, _, _ = _dense_view(joined, ids, self.params.dense_limit)
+                in_conversation = joined(order_scores, turn_scores)
+                order_rank, _, _ = top_view(in_conversation, ids, self.params.dense_limit)
             for mid in (*dense_rank, *order_rank):
                 found.setdefault(mid, (None, "search"))
             trace.append(
@@ -430,7 +371,7 @@ class Recall:
             # a large chat most of them lie below the dense top, and none is "unembedded".
             missing = [m.id for m in kept if m.id not in cosine]
             if scores.complete:
-                cosine = {**cosine, **_cosines_of(scores, missing)}
+                cosine = {**cosine, **cosines_of(scores, missing)}
             elif self.dense is not None and missing:
                 cosine = {**cosine, **await self.dense.cosines(scope, q.embed_text, missing)}
         seen = tuple(
@@ -547,53 +488,6 @@ class Recall:
         return out
 
 
-def _dense_view(
-    scores: DenseScores | None, now_ids: frozenset[int], limit: int
-) -> tuple[dict[int, int], dict[int, float], list[int]]:
-    """(rank of the top `limit` visible now, cosine of the top ids, the best ended
-    ones among the top)."""
-    if scores is None or len(scores.ids) == 0:
-        return {}, {}, []
-    ids = scores.ids
-    sims = scores.scores
-    top = best_first(ids, sims, limit * 2)
-    rank: dict[int, int] = {}
-    past: list[int] = []
-    for i in top:
-        mid = int(ids[i])
-        if mid in now_ids:
-            if len(rank) < limit:
-                rank[mid] = len(rank)
-        elif len(past) < 3:
-            past.append(mid)
-    cosine = {int(i): float(s) for i, s in zip(ids[top], sims[top], strict=True)}
-    return rank, cosine, past
-
-
-def _cosines_of(scores: DenseScores, wanted: Sequence[int]) -> dict[int, float]:
-    """The cosine of each wanted id that the dense scores cover."""
-    if not wanted:
-        return {}
-    mask = np.isin(scores.ids, np.asarray(wanted, dtype=scores.ids.dtype))
-    return {int(i): float(v) for i, v in zip(scores.ids[mask], scores.scores[mask], strict=True)}
-
-
-def _joined(wake: DenseScores, turns: Sequence[tuple[DenseScores | None, float]]) -> DenseScores:
-    """The wake's cosines with each context turn's added at its weight (the cosine with
-    the weighted sum of their vectors, up to its length): the dense order of a wake
-    read in its conversation."""
-    total = wake.scores.astype(np.float64)
-    for found, weight in turns:
-        if found is None:
-            continue
-        if len(found.ids) == len(wake.ids) and (found.ids == wake.ids).all():
-            total = total + weight * found.scores
-        else:  # an approximate index returned other nearest ids: those it holds
-            got = dict(zip(found.ids.tolist(), found.scores.tolist(), strict=True))
-            total = total + weight * np.array([got.get(int(i), 0.0) for i in wake.ids])
-    return DenseScores(wake.ids, total.astype(np.float32), wake.background, wake.complete)
-
-
 def _leaders(words: Sequence[int], dense_rank: Mapping[int, int], k: int) -> set[int]:
     top_dense = sorted(dense_rank, key=lambda mid: dense_rank[mid])
     return set(words[: k // 2 or 1]) | set(top_dense[: k - k // 2])
@@ -611,35 +505,6 @@ def _selective(terms: frozenset[str], df: Mapping[str, int], budget: int) -> set
         chosen.add(term)
         total += count
     return chosen
-
-
-def _stage(s: Seen) -> Stage:
-    if s.via in ("link", "successor"):
-        return "graph"
-    return "lexical" if s.bm25_rank is not None else "vector"
-
-
-def _reason(
-    p: float,
-    top: Sequence[tuple[str, float]],
-    memory: Memory,
-    now: datetime,
-    band: Band,
-    latin: float = 0.0,
-) -> str:
-    said = reason_words(top, latin)
-    text = f"相关度 {p:.2f}" + (f"：{said}" if said else "")
-    if band == "related":
-        text = f"{RELATED_LABEL}（{text}）"
-    return text + _when(memory, now)
-
-
-def _when(memory: Memory, now: datetime) -> str:
-    if memory.valid_to is not None and memory.valid_to <= now:
-        return f"（以前的情况，{memory.valid_to.date().isoformat()} 起不再成立）"
-    if memory.status == "cold":
-        return "（很久没用到的旧记忆）"
-    return ""
 
 
 def _setting_or(value: float | None, calibrated: float) -> float:

@@ -30,7 +30,7 @@ from memory_core.types import Memory
 from .relevance import RelevanceModel
 
 if TYPE_CHECKING:
-    from .engine import Explained
+    from .decision import Explained
 
 log = logging.getLogger(__name__)
 

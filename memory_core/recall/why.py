@@ -4,6 +4,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
+
+from memory_core.types import Band, Memory
+
+from .dense_port import RELATED_LABEL
 
 FEATURE_WORDS: dict[str, str] = {
     "dense": "语义相近",
@@ -61,3 +66,28 @@ def reason_words(top: Sequence[tuple[str, float]], latin: float) -> str:
             if v > 0 and (latin >= 0.5 or name not in LATIN_ONLY)
         )
     )
+
+
+def reason(
+    p: float,
+    top: Sequence[tuple[str, float]],
+    memory: Memory,
+    now: datetime,
+    band: Band,
+    latin: float = 0.0,
+) -> str:
+    """The reason line of one recalled memory: P, what raised it, its band and, for an
+    ended or long-unused memory, when."""
+    said = reason_words(top, latin)
+    text = f"相关度 {p:.2f}" + (f"：{said}" if said else "")
+    if band == "related":
+        text = f"{RELATED_LABEL}（{text}）"
+    return text + _when(memory, now)
+
+
+def _when(memory: Memory, now: datetime) -> str:
+    if memory.valid_to is not None and memory.valid_to <= now:
+        return f"（以前的情况，{memory.valid_to.date().isoformat()} 起不再成立）"
+    if memory.status == "cold":
+        return "（很久没用到的旧记忆）"
+    return ""

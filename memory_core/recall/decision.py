@@ -1,0 +1,113 @@
+"""The decision of one wake (pure): from its candidates with their features
+(`Explained`, what `Recall.explain` found), the memories to inject, each in its band.
+
+The best by P fused with the hybrid's order as far as the wake's depth trusts P
+(fusion.py), above the floor (the hybrid's own top is never dropped when P is out of
+its depth), then ranking.py (MMR, restatements once, contradicting memories side by
+side); a memory below the sure line is labelled as a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from memory_core.types import Band, Memory, Recalled, Stage
+
+from . import fusion
+from .features import Baseline, Seen
+from .question import Names, Question
+from .ranking import Candidate, Points, RankParams, select
+from .relevance import RelevanceModel
+from .wake import Wake
+from .why import reason
+
+DENSE = "dense"
+
+
+@dataclass(frozen=True)
+class Explained:
+    """Everything recall weighed for one question (for training, /why and tests)."""
+
+    question: Question
+    memories: tuple[Memory, ...]
+    seen: tuple[Seen, ...]
+    rows: np.ndarray
+    contradicts: Mapping[int, frozenset[int]]
+    trace: tuple[str, ...]
+    wake: Wake
+    hybrid: npt.NDArray[np.int64]
+    """Each candidate's rank in the plain hybrid order (fusion.py)."""
+    hybrid_words: npt.NDArray[np.int64]
+    """The same without the dense order (for the words-only model: vector mode off or
+    shadow, or no candidate embedded yet)."""
+    names: Names = field(default_factory=lambda: Names.of([], {}, ()))
+    baseline: Baseline = field(default_factory=Baseline)
+    unrelated: npt.NDArray[np.float64] | None = None
+    """The features of a memory with nothing in common (what /why measures against)."""
+
+
+def choose(
+    ex: Explained,
+    model: RelevanceModel,
+    points: Points,
+    now: datetime,
+    limit: int,
+    ranking: RankParams,
+) -> tuple[Recalled, ...]:
+    """At most `limit` memories of `ex` by `model`'s P and the hybrid's order, each
+    in its band (the caller has ruled out a wake that asks about nothing)."""
+    if not ex.memories or limit <= 0:
+        return ()
+    rows = ex.rows
+    p = model.p(rows)
+    depth = ex.wake.depth
+    hybrid = ex.hybrid if DENSE in model.features else ex.hybrid_words
+    order = fusion.fused(p, hybrid, depth)
+    floor_free = fusion.kept_by_hybrid(hybrid, depth, limit)
+    pool = {
+        mem.id: Candidate(mem, _stage(s), float(oi), "")
+        for mem, s, oi in zip(ex.memories, ex.seen, order, strict=True)
+    }
+    passing = [
+        c
+        for c, pi, free in zip(pool.values(), p, floor_free, strict=True)
+        if free or points.band(float(pi)) is not None
+    ]
+    chosen = select(
+        passing,
+        limit,
+        now,
+        retrospective=ex.question.retrospective,
+        contradicts=ex.contradicts,
+        partners=pool,
+        params=ranking,
+    )
+    index = {mem.id: i for i, mem in enumerate(ex.memories)}
+    out: list[Recalled] = []
+    for c in chosen:
+        i = index[c.memory.id]
+        top = model.strongest(rows[i], against=ex.unrelated)
+        # below the floor: a contradicting partner, or the hybrid's own top
+        band: Band = points.band(float(p[i])) or "related"
+        out.append(
+            Recalled(
+                memory=c.memory,
+                stage=c.stage,
+                score=round(float(p[i]), 4),
+                reason=reason(float(p[i]), top, c.memory, now, band, ex.question.latin),
+                band=band,
+                why=top,
+            )
+        )
+    return tuple(out)
+
+
+def _stage(s: Seen) -> Stage:
+    if s.via in ("link", "successor"):
+        return "graph"
+    return "lexical" if s.bm25_rank is not None else "vector"
