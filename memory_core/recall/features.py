@@ -15,7 +15,7 @@ the chat grows by ten thousand unrelated memories.
            memory can state);
 - people:  the question names the memory's subject (or a member the memory
            mentions), or names members and the memory is about someone else;
-- answer:  the question asks for a time, number, place, amount or "which X" and the
+- answer:  the question asks for a time, number, place, name, amount or "which X" and the
            memory states one, or states none;
 - shape:   how long the memory is (a three-word reaction is close to many questions
            and answers none) and how much of the question is latin script (the
@@ -138,7 +138,7 @@ def rows(
     """One row of FEATURES per candidate. `heard`: the question's terms some memory of
     the chat uses (None: all of them)."""
     terms = q.terms if heard is None else q.terms & heard
-    kind = q.asks if q.asks in ("time", "number", "place") else None
+    kind = q.asks if q.asks in ("time", "number", "place", "name") else None
     out = np.zeros((len(seen), len(FEATURES)), dtype=np.float64)
     for i, s in enumerate(seen):
         said = said_in(f"{s.subject} {s.content}")

@@ -22,7 +22,7 @@ from functools import cache
 from importlib import resources
 from typing import Literal
 
-AnswerKind = Literal["time", "number", "place", "person", "which"]
+AnswerKind = Literal["time", "number", "place", "name", "person", "which"]
 
 RETROSPECTIVE_CUES = (
     "以前",
@@ -118,6 +118,11 @@ _PLACE = re.compile(
     r"|gym|beach|lake|river|mountain|church|centre|center|market|mall|shop|store|studio"
     r"|library|museum|stadium|abroad|downtown|overseas|nearby|north|south|east|west)\b"
 )
+_NAME_STATED = re.compile(
+    r"叫(?!做|作|来|去|醒|了|我|他|她|你)|名叫|名字|名为|名称|取名|起名|称为|[《「『“\"]|\b(?:named|called|name is|name's)\b"
+)
+"""A text that states what someone or something is called: 叫年糕, 名叫, a title in
+《》 or quotes, "named", "called" (叫 as "to call out / wake / order" is not a name)."""
 _PLACE_NAMED = re.compile(r"\b(?:in|at|from|to|near|into|around|outside|inside)\s+(?:the\s+)?[A-Z]")
 """English names a place with a capitalised name after a preposition ("in Denver");
 read on the text as written, before lower-casing."""
@@ -198,6 +203,8 @@ def states(text: str, kind: AnswerKind, written: str = "") -> bool:
         return _NUMBER.search(text) is not None
     if kind == "place":
         return _PLACE.search(text) is not None or _PLACE_NAMED.search(written) is not None
+    if kind == "name":
+        return _NAME_STATED.search(text) is not None
     return True  # a person or a particular thing: any statement may name one
 
 
