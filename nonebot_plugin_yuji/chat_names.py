@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nonebot import logger, on_notice
+from nonebot.adapters import Event as BaseEvent
 from nonebot.adapters.onebot.v11 import Bot, NoticeEvent
 
 from . import runtime
@@ -65,8 +66,9 @@ async def name_groups(groups: Any) -> None:
         logger.info(f"yuji chat names: {changed} groups named or renamed")
 
 
-def _is_name_notice(event: NoticeEvent) -> bool:
-    return names_a_chat(event.model_dump())
+async def _is_name_notice(event: BaseEvent) -> bool:
+    """A base-typed, async rule (why: ops_notices._is_offline_notice)."""
+    return isinstance(event, NoticeEvent) and names_a_chat(event.model_dump())
 
 
 renamed = on_notice(rule=_is_name_notice, priority=1, block=False)
