@@ -43,6 +43,7 @@ from memory_core import NewExperience
 
 from . import runtime, telegram_convert
 from .archive_hooks import incoming_experience
+from .chat_names import name_telegram_chat
 from .frames import MESSAGE_POSTS, complain, offer_frame
 from .onebot_adapter import IngestAdapter
 
@@ -143,11 +144,13 @@ async def _archive_parsed(bot: BaseBot, event: BaseEvent) -> None:
     if id(bot.adapter) in _hooked and id(event) not in _unqueued:
         return
     _unqueued.discard(id(event))
-    if isinstance(event, tg.MessageEvent):
-        await _archive(
-            lambda now: telegram_convert.experience(event, self_id=str(bot.self_id), now=now),
-            event.message_id,
-        )
+    if isinstance(event, tg.Event):
+        if isinstance(event, tg.MessageEvent):
+            await _archive(
+                lambda now: telegram_convert.experience(event, self_id=str(bot.self_id), now=now),
+                event.message_id,
+            )
+        await name_telegram_chat(event)
         return
     if isinstance(bot.adapter, IngestAdapter) or not isinstance(bot, Bot):
         return
