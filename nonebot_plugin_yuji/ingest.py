@@ -50,11 +50,12 @@ from .onebot_adapter import IngestAdapter
 _commits: dict[int, asyncio.Future[Any]] = {}
 """`id()` of each event whose frame the receive hook queued -> its commit, until it
 settles (an id is a live event's: the hook sets or clears it for each parsed event)."""
-_unqueued: set[int] = set()
-"""`id()` of the hooked events whose frame found the queue full: the preprocessor
-archives them the waiting way."""
+_queued: set[int] = set()
+"""`id()` of each event whose frame the receive hook queued, until the preprocessor
+sees it (any other message event, a frame the full queue refused among them, the
+preprocessor archives the waiting way)."""
 _hooked: set[int] = set()
-"""`id()` of the adapter instances that archive on receive."""
+"""`id()` of the adapter instances that archive on receive (hooked once)."""
 
 
 def hook_stock_adapters() -> int:
@@ -62,8 +63,9 @@ def hook_stock_adapters() -> int:
     hooked = 0
     for adapter in get_adapters().values():
         if isinstance(adapter, OneBotV11Adapter) and not isinstance(adapter, IngestAdapter):
-            adapter.json_to_event = _archiving(adapter.json_to_event)  # pyright: ignore[reportAttributeAccessIssue]
-            _hooked.add(id(adapter))
+            if id(adapter) not in _hooked:  # a second start-up in the same process
+                adapter.json_to_event = _archiving(adapter.json_to_event)  # pyright: ignore[reportAttributeAccessIssue]
+                _hooked.add(id(adapter))
             hooked += 1
     return hooked
 
@@ -74,8 +76,8 @@ def _archiving(parse: Callable[[Any], Event | None]) -> Callable[[Any], Event | 
         if event is None:
             return event
         key = id(event)
-        _commits.pop(key, None)  # a settled-late entry of an event gone from memory
-        _unqueued.discard(key)
+        _commits.pop(key, None)  # entries of an event gone from memory, if any
+        _queued.discard(key)
         if runtime.started() is None or not isinstance(json_data, dict):
             return event
         data = cast(dict[str, Any], json_data)
@@ -83,8 +85,9 @@ def _archiving(parse: Callable[[Any], Event | None]) -> Callable[[Any], Event | 
             return event
         commit = offer_frame(str(data.get("self_id", "")), data)
         if commit is None:
-            _unqueued.add(key)  # queue full (or unreadable, and logged)
-        elif not commit.done():
+            return event  # queue full (or unreadable, and logged): the preprocessor's
+        _queued.add(key)
+        if not commit.done():
             _commits[key] = commit
             commit.add_done_callback(lambda done: _settled(key, done))
         return event
@@ -141,9 +144,9 @@ async def _archive_parsed(bot: BaseBot, event: BaseEvent) -> None:
     its frame already (then nothing waits here: see the module docstring)."""
     if runtime.started() is None:
         return  # not started, or inactive after a failed start
-    if id(bot.adapter) in _hooked and id(event) not in _unqueued:
+    if id(event) in _queued:
+        _queued.discard(id(event))
         return
-    _unqueued.discard(id(event))
     if isinstance(event, tg.Event):
         if isinstance(event, tg.MessageEvent):
             await _archive(
