@@ -110,8 +110,8 @@ class NightlyRepo(Repository):
         self.names = ChatNames(db)
         """What the chats are called (the diary prompt names its chat)."""
 
-    async def chat_name(self, scope: str) -> str:
-        return (await self.names.names([scope])).get(scope, "")
+    async def chat_name(self, scope: str, *, conn: AsyncConnection | None = None) -> str:
+        return (await self.names.names([scope], conn=conn)).get(scope, "")
 
     # --- checkpoints -------------------------------------------------------------
 
