@@ -30,6 +30,7 @@ import contextlib
 import errno
 import gc
 import ipaddress
+import json
 import os
 import re
 import shutil
@@ -101,9 +102,22 @@ def nonebot_keywords(settings: Settings, environ: Mapping[str, str] = os.environ
     keywords: dict[str, Any] = {f"yuji_{name}": value for name, value in settings}
     keywords["yuji_standalone"] = True  # the plugin's start-up failing stops this bot
     keywords |= {
-        k.lower(): v for k, v in environ.items() if k.upper().startswith(("ONEBOT_", "TELEGRAM_"))
+        k.lower(): _env_value(v)
+        for k, v in environ.items()
+        if k.upper().startswith(("ONEBOT_", "TELEGRAM_"))
     }
     return keywords
+
+
+def _env_value(value: str) -> Any:
+    """A list or an object decoded, as NoneBot reads `.env` (`TELEGRAM_BOTS` is a list);
+    anything else, a token of digits too, stays the string it is."""
+    if value.lstrip()[:1] in ("[", "{"):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
 
 
 def nonebot_config(keywords: Mapping[str, Any]) -> Config:

@@ -1,46 +1,93 @@
 """Ingest inside someone else's bot (the stock OneBot v11 adapter) against bot.py's own.
 
     .venv/bin/python -m benchmarks.ingest_stock_adapter [--messages 3000] [--rate 0]
-        [--runs host,host-preprocessor,bot,bot-stock]
+        [--runs bare,host,bot] [--profile DIR]
 
-`host`: an nb-cli-shaped project (tests/e2e/host_project.py: nb-cli's bot.py, the
-stock OneBot v11 adapter, yuji and a plugin of the host's own whose matcher sees
-every message) with its settings in `.env`, archiving on receive (the default);
-`host-preprocessor`: the same with `YUJI_ARCHIVE_ON_RECEIVE=false` (archived in an
-event preprocessor, as before); `host-unbounded`: archiving on receive with no bound on
-the events in matchers (`YUJI_HANDLER_SLOTS=0`); `bot`: this repository's `bot.py` with
-yuji's ingest adapter (`YUJI_ONEBOT_ADAPTER=ingest`, the default); `bot-stock`:
-bot.py told to register the stock adapter. Each run starts the bot on a fresh store
-(vectors and model off), connects one NapCat-like client and sends `--messages`
-group messages over five groups as fast as the socket takes them (or paced at
-`--rate` messages/s: the sustained case); reported: the
-seconds from the first send to the last row committed (read from the store every
-20 ms), messages/s over that span, how many rows are missing (must be 0), and for a
-host when its own matcher had seen every message.
+`bare`: an nb-cli-shaped project (tests/e2e/host_project.py: nb-cli's bot.py, the
+stock OneBot v11 adapter, a plugin of the host's own whose matcher sees every message)
+without yuji: what stock NoneBot itself takes on this machine; `host`: the same
+project with yuji installed, archiving on receive (the default); `host-preprocessor`:
+the same with `YUJI_ARCHIVE_ON_RECEIVE=false` (archived in an event preprocessor);
+`host-slots`: archiving on receive with at most 128 events in matchers
+(`YUJI_HANDLER_SLOTS=128`); `bot`: this repository's `bot.py` with yuji's ingest
+adapter (`YUJI_ONEBOT_ADAPTER=ingest`, the default); `bot-stock`: bot.py told to
+register the stock adapter. Each run starts the bot on a fresh store (vectors and
+model off), connects one NapCat-like client and sends `--messages` group messages over
+five groups as fast as the socket takes them, or paced at `--rate` messages/s (the
+sustained case: e.g. `--rate 300 --messages 9000` is 30 s).
+
+Reported per run: the seconds from the first send to the last row committed (the store
+read every 20 ms), messages/s over that span, how many rows are missing (must be 0),
+the delay from each message's send to its commit (median, 99th percentile, max), and
+the same for the host's own matcher (the time it saw each message). `--profile DIR`
+records each run's bot process with py-spy (`pip install py-spy`) from the first send
+to the last commit, and prints where the time went (`benchmarks/profile_top.py`).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import subprocess
+import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.profile_top import summarise
 from tests.e2e.harness import DEFAULT_TOKEN, BotProcess, count_rows, free_port
 from tests.e2e.host_project import seen_ids, write_project
 
 GROUPS = 5
+POLL_S = 0.02
 
 
-async def run(kind: str, folder: Path, messages: int, rate: int) -> tuple[float, int, int]:
+@dataclass
+class Result:
+    kind: str
+    archived: list[float]
+    """Seconds from the first send to the commit of each message (by arrival order)."""
+    seen: list[float]
+    """Seconds from the first send to the host matcher seeing each message."""
+    sent: list[float]
+    cpu_s: float
+    """The bot process's CPU seconds (all its threads) from the first send to the end."""
+
+    def line(self, messages: int) -> str:
+        parts = [
+            f"{self.kind:17} {messages} messages, CPU {self.cpu_s:.1f} s "
+            f"= {1000 * self.cpu_s / messages:.2f} ms/message"
+        ]
+        for what, done in (("archived", self.archived), ("host matcher", self.seen)):
+            if not done and what == "archived" and self.kind == "bare":
+                continue
+            if what == "host matcher" and not self.kind.startswith(("host", "bare")):
+                continue
+            missing = messages - len(done)
+            end = done[-1] if done else float("nan")
+            delays = sorted(d - s for d, s in zip(done, self.sent, strict=False))
+            parts.append(
+                f"{what}: {end:.2f} s = {len(done) / end:.0f} msg/s, {missing} missing, "
+                f"delay p50 {_pct(delays, 0.5):.2f} / p99 {_pct(delays, 0.99):.2f} / "
+                f"max {delays[-1] if delays else float('nan'):.2f} s"
+            )
+        return "; ".join(parts)
+
+
+def _pct(values: list[float], q: float) -> float:
+    return values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
+
+
+def _bot(kind: str, folder: Path) -> BotProcess:
     data = folder / "data"
     settings = {"YUJI_VECTOR_MODE": "off", "YUJI_BACKFILL_INTERVAL_S": "0"}
-    if kind.startswith("host"):
-        if kind == "host-preprocessor":
-            settings["YUJI_ARCHIVE_ON_RECEIVE"] = "false"
-        if kind == "host-unbounded":
-            settings["YUJI_HANDLER_SLOTS"] = "0"
+    if kind == "host-preprocessor":
+        settings["YUJI_ARCHIVE_ON_RECEIVE"] = "false"
+    if kind == "host-slots":
+        settings["YUJI_HANDLER_SLOTS"] = "128"
+    if kind.startswith(("host", "bare")):
         port = free_port()
         project = write_project(
             folder / "project",
@@ -50,30 +97,59 @@ async def run(kind: str, folder: Path, messages: int, rate: int) -> tuple[float,
                 "PORT": str(port),
                 "ONEBOT_ACCESS_TOKEN": DEFAULT_TOKEN,
                 "COMMAND_START": '["/"]',
-                "YUJI_DATA_DIR": str(data),
-                **settings,
+                **({} if kind == "bare" else {"YUJI_DATA_DIR": str(data), **settings}),
             },
             telegram=False,
             own_plugins=("ping",),
+            yuji=kind != "bare",
         )
-        bot = BotProcess(
+        return BotProcess(
             folder,
             cwd=project,
             port=port,
             env={"YUJI_DATA_DIR": str(data)},
-            python=__import__("os").environ.get("BENCH_PYTHON", __import__("sys").executable),
+            python=os.environ.get("BENCH_PYTHON", sys.executable),
         )
-    else:
-        adapter = {"bot": "ingest", "bot-stock": "stock"}[kind]
-        bot = BotProcess(folder, env={**settings, "YUJI_ONEBOT_ADAPTER": adapter})
+    adapter = {"bot": "ingest", "bot-stock": "stock"}[kind]
+    return BotProcess(folder, env={**settings, "YUJI_ONEBOT_ADAPTER": adapter})
+
+
+async def run(kind: str, folder: Path, messages: int, rate: int, profile: Path | None) -> Result:
+    bot = _bot(kind, folder)
     await bot.start()
+    spy: subprocess.Popen[bytes] | None = None
+    archives = kind != "bare"
+    watches = kind.startswith(("host", "bare"))
     try:
         async with bot.peer() as peer:
             await asyncio.sleep(1.0)  # the start-up's first jobs
+            if profile is not None:
+                spy = _spy(bot.pid, profile / f"{kind}.txt")
+            cpu = _cpu_s(bot.pid)
             start = time.monotonic()
+            sent: list[float] = []
+            archived: list[float] = []
+            seen: list[float] = []
+
+            def poll() -> None:
+                now = time.monotonic() - start
+                if archives:
+                    archived.extend(
+                        [now] * (count_rows(bot.data_dir, "experiences") - len(archived))
+                    )
+                if watches:
+                    seen.extend([now] * (len(seen_ids(bot.cwd)) - len(seen)))
+
+            async def watch() -> None:
+                while True:
+                    poll()
+                    await asyncio.sleep(POLL_S)
+
+            watcher = asyncio.create_task(watch())
             for i in range(messages):
                 if rate and i % 10 == 0:  # paced: ten messages at a time, on schedule
                     await asyncio.sleep(max(0.0, start + i / rate - time.monotonic()))
+                sent.append(time.monotonic() - start)
                 await peer.send_event(
                     peer.group_message(
                         f"第{i}条消息，随便聊聊今天的天气",
@@ -82,44 +158,60 @@ async def run(kind: str, folder: Path, messages: int, rate: int) -> tuple[float,
                         user_id=30_000 + i % 37,
                     )
                 )
-            sent = time.monotonic() - start
-            done = 0
             deadline = time.monotonic() + 600
-            while time.monotonic() < deadline:
-                done = count_rows(bot.data_dir, "experiences")
-                if done >= messages:
-                    break
-                await asyncio.sleep(0.02)
-            took = time.monotonic() - start
-            print(f"  {kind}: sends took {sent:.2f} s; archive {took:.2f} s")
-            while kind.startswith("host") and len(seen_ids(bot.cwd)) < messages:
-                if time.monotonic() > deadline:
-                    break
-                await asyncio.sleep(0.05)
-            handled = time.monotonic() - start
-        seen = len(seen_ids(bot.cwd)) if kind.startswith("host") else -1
+            while time.monotonic() < deadline and (
+                (archives and len(archived) < messages) or (watches and len(seen) < messages)
+            ):
+                await asyncio.sleep(POLL_S)
+                if spy is not None and (not archives or len(archived) >= messages):
+                    spy = _stop_spy(spy)
+            watcher.cancel()
+            poll()
+            cpu = _cpu_s(bot.pid) - cpu
     finally:
+        if spy is not None:
+            _stop_spy(spy)
         await bot.stop()
-    if seen >= 0:
-        print(f"  {kind}: the host's own matcher saw {seen} by {handled:.2f} s")
-    return took, messages - done, seen
+    return Result(kind, archived[:messages], seen[:messages], sent, cpu)
 
 
-async def main(messages: int, runs: list[str], rate: int) -> None:
+def _cpu_s(pid: int | None) -> float:
+    """User + system CPU seconds of process `pid` so far (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _spy(pid: int | None, out: Path) -> subprocess.Popen[bytes]:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    spy = ("py-spy", "record", "--nonblocking", "-r", "200", "-f", "raw", "-o", str(out))
+    return subprocess.Popen(
+        [*spy, "-p", str(pid)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def _stop_spy(spy: subprocess.Popen[bytes]) -> None:
+    spy.send_signal(2)
+    spy.wait(60)
+
+
+async def main(messages: int, runs: list[str], rate: int, profile: Path | None) -> None:
+    load = os.getloadavg()[0]
+    print(f"{messages} messages, {'burst' if not rate else f'{rate} msg/s'}; load {load:.1f}")
     for kind in runs:
         with tempfile.TemporaryDirectory(prefix="yuji-stock-") as tmp:
-            took, missing, seen = await run(kind, Path(tmp), messages, rate)
-        extra = f", host matcher saw {seen}" if seen >= 0 else ""
-        print(
-            f"{kind:10} {messages} messages in {took:.2f} s = {messages / took:.0f} msg/s, "
-            f"{missing} missing{extra}"
-        )
+            result = await run(kind, Path(tmp), messages, rate, profile)
+        print(result.line(messages), flush=True)
+        if profile is not None:
+            print(summarise(profile / f"{kind}.txt"), flush=True)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--messages", type=int, default=3000)
-    parser.add_argument("--runs", default="host,bot")
+    parser.add_argument("--runs", default="bare,host,bot")
     parser.add_argument("--rate", type=int, default=0, help="messages/s; 0: one burst")
+    parser.add_argument("--profile", type=Path, default=None, help="py-spy output folder")
     args = parser.parse_args()
-    asyncio.run(main(args.messages, args.runs.split(","), args.rate))
+    asyncio.run(main(args.messages, args.runs.split(","), args.rate, args.profile))

@@ -91,9 +91,11 @@ from .types import NewExperience as NewExperience
 from .types import Quoted as Quoted
 from .types import Recalled as Recalled
 from .types import RecallResult as RecallResult
+from .types import chat_label as chat_label
 from .types import group_scope as group_scope
 from .types import is_group_scope as is_group_scope
 from .types import parse_scope as parse_scope
+from .types import platform_name as platform_name
 from .types import private_scope as private_scope
 from .types import scope_platform as scope_platform
 from .vectors import Dense as Dense
@@ -177,6 +179,7 @@ __all__ = [
     "bot_offline_key",
     "bot_offline_text",
     "bot_online_text",
+    "chat_label",
     "check_store",
     "csrf_matches",
     "error_text",
@@ -188,6 +191,7 @@ __all__ = [
     "parse_cutoff",
     "parse_duration",
     "parse_scope",
+    "platform_name",
     "private_scope",
     "recall_turn",
     "redact_loggers",

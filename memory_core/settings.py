@@ -364,9 +364,10 @@ class Settings(BaseModel):
     backpressure) or `stock` (NoneBot's own). A bot of your own registers its adapters
     itself and never reads this."""
     archive_on_receive: bool = True
-    """With the stock OneBot v11 adapter, archive each message when the adapter reads its
-    frame, before NoneBot's handlers run (about 4x the messages/s of an event
-    preprocessor under a burst); off: archive in an event preprocessor."""
+    """With the stock OneBot v11 adapter, queue each message for the archive when the
+    adapter reads its frame, and let every plugin's matchers have the event without
+    waiting for the commit; off: archive in an event preprocessor, which holds the
+    event until its commit (docs/plugin.md has the figures)."""
     handler_slots: NonNegative = 0
     """Events in NoneBot's matchers (every plugin's) at once; the next waits its turn
     before its matchers run, nothing is skipped; 0 = no bound. A bound of 128 archived a

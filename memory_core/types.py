@@ -68,6 +68,22 @@ def scope_platform(scope: str) -> str:
     return kind.rpartition("-")[0] or "qq"
 
 
+PLATFORM_NAMES = {"qq": "QQ", "telegram": "Telegram"}
+
+
+def platform_name(scope: str) -> str:
+    """The platform of a scope as people write it (`QQ`, `Telegram`)."""
+    platform = scope_platform(scope)
+    return PLATFORM_NAMES.get(platform, platform)
+
+
+def chat_label(scope: str, name: str = "") -> str:
+    """A chat as a person would say it, platform first (the same digits on two
+    platforms are two chats): `Telegram 群「摸鱼」(telegram-group:-100123)`."""
+    kind = "群" if is_group_scope(scope) else "私聊"
+    return f"{platform_name(scope)} {kind}{f'「{name}」' if name else ''}({scope})"
+
+
 @dataclass(frozen=True, slots=True)
 class AttachmentRef:
     """An image/sticker segment to fetch: where it sits in the message and its URL."""

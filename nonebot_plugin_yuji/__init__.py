@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 from fastapi import FastAPI
@@ -93,6 +94,11 @@ async def _open() -> None:
     ):
         jobs.schedule(core.settings)  # with the console's stored overrides
     await deployment.start(core)  # the leader runs the once-only jobs above
+    # What start-up left alive (the libraries, the models, yuji's own) is never garbage:
+    # frozen, the collector stops walking it on every full collection, which under a
+    # flood of messages came round every few seconds (docs/plugin.md).
+    gc.collect()
+    gc.freeze()
     if settings.console_token:
         logger.info(f"yuji console: http://{driver.config.host}:{driver.config.port}/yuji/")
     logger.info(

@@ -39,6 +39,7 @@ from memory_core import (
 
 from . import runtime
 from .commands._common import require_admin
+from .ingest import committed
 from .platforms import chat_scope, experience_of, scope_of
 
 __all__ = [
@@ -101,6 +102,7 @@ async def recall(
 ) -> Recollection:
     """What yuji recalls for `text` in this event's chat (the items a reply gets)."""
     del bot  # for symmetry with remember/archived; the chat is the event's
+    await committed(event)
     return await recall_scope(scope_of(event), text, turns=turns, limit=limit)
 
 
@@ -126,6 +128,7 @@ async def remember(bot: Bot, event: Event, text: str) -> Remembered:
     `NotPermitted` unless the sender is a group admin or a superuser (anyone in a
     private chat); `UsageError` for empty or over-long text."""
     await require_admin(bot, event)
+    await committed(event)
     core = _core()
     command = experience_of(bot, event, now=core.clock.now())
     if command is None:
@@ -142,6 +145,7 @@ async def archived(
     """The chat's archived messages, newest last (at most `limit`, before archive id
     `before_id` when given)."""
     del bot
+    await committed(event)
     return await archived_scope(scope_of(event), limit=limit, before_id=before_id)
 
 

@@ -30,23 +30,40 @@ from memory_core import Incoming, group_scope, private_scope
 from . import runtime, telegram_convert
 from .archive_convert import convert, display_name, event_instant
 from .config import matcher_settings
+from .ingest import committed
 from .platforms import plain
 
 
-def may_wake(event: MessageEvent) -> bool:
-    """A cheap first look (a matcher rule): private, addressed to the bot, a mention or a
-    quote, or a nickname in the text. Plain chatter stops here, so it costs the host's
-    other plugins no handler run, dependency solving or log lines of yuji's."""
+async def may_wake(event: BaseEvent) -> bool:
+    """A cheap first look (the matcher's rule), QQ or Telegram: private, addressed to
+    the bot, a mention or a quote, or a nickname in the text. Plain chatter stops here,
+    so it costs the host's other plugins no handler run, dependency solving or log
+    lines of yuji's.
+
+    One matcher for both platforms, and every rule of yuji's takes base types and tests
+    `isinstance`: with a parameter of another type (a Telegram rule for a QQ message)
+    NoneBot skips the matcher by raising, and that exception's traceback keeps the
+    event and its handling alive until a full garbage collection; at a few hundred
+    messages a second those collections took most of the process's time
+    (docs/plugin.md). And async: a plain function rule runs in a worker thread."""
     core = runtime.started()
     if core is None:
         return False
-    if event.to_me or event.reply is not None:
-        return True
-    if any(s.type in ("at", "reply") for s in event.original_message):
-        return True
-    text = event.original_message.extract_plain_text().casefold()
+    if isinstance(event, MessageEvent):
+        if event.to_me or event.reply is not None:
+            return True
+        if any(s.type in ("at", "reply") for s in event.original_message):
+            return True
+        text = event.original_message.extract_plain_text()
+    elif isinstance(event, tg.MessageEvent) and telegram_convert.scope_of(event) is not None:
+        if event.is_tome() or event.reply_to_message is not None:
+            return True
+        text = telegram_convert.plain_text(event)
+    else:
+        return False
+    folded = text.casefold()
     names = (*get_driver().config.nickname, *core.settings.nicknames)
-    return any(n.strip() and n.strip().casefold() in text for n in names)
+    return any(n.strip() and n.strip().casefold() in folded for n in names)
 
 
 _MATCHERS = matcher_settings()
@@ -54,43 +71,23 @@ chat = on_message(rule=Rule(may_wake), priority=_MATCHERS.chat_priority, block=_
 
 
 @chat.handle()
-async def _wake(bot: Bot, event: MessageEvent) -> None:
-    incoming = to_incoming(event, str(bot.self_id), command_starts())
-    if incoming is None:
+async def _wake(bot: BaseBot, event: BaseEvent) -> None:
+    if isinstance(bot, Bot) and isinstance(event, MessageEvent):
+        incoming = to_incoming(event, str(bot.self_id), command_starts())
+        quote = str(event.message_id) if isinstance(event, GroupMessageEvent) else None
+    elif isinstance(bot, TelegramBot) and isinstance(event, tg.MessageEvent):
+        incoming = telegram_incoming(bot, event, command_starts())
+        quote = str(event.message_id) if isinstance(event, tg.GroupMessageEvent) else None
+    else:
         return
-    quote = str(event.message_id) if isinstance(event, GroupMessageEvent) else None
-    await respond(bot, event, incoming, quote)
-
-
-def may_wake_telegram(event: tg.MessageEvent) -> bool:
-    """`may_wake` for Telegram: private, addressed to the bot (the adapter's @username,
-    reply or leading nickname), any reply, or a nickname in the text."""
-    core = runtime.started()
-    if core is None or telegram_convert.scope_of(event) is None:
-        return False
-    if event.is_tome() or event.reply_to_message is not None:
-        return True
-    text = telegram_convert.plain_text(event).casefold()
-    names = (*get_driver().config.nickname, *core.settings.nicknames)
-    return any(n.strip() and n.strip().casefold() in text for n in names)
-
-
-telegram_chat = on_message(
-    rule=Rule(may_wake_telegram), priority=_MATCHERS.chat_priority, block=_MATCHERS.chat_block
-)
-
-
-@telegram_chat.handle()
-async def _wake_telegram(bot: TelegramBot, event: tg.MessageEvent) -> None:
-    incoming = telegram_incoming(bot, event, command_starts())
-    if incoming is None:
-        return
-    quote = str(event.message_id) if isinstance(event, tg.GroupMessageEvent) else None
-    await respond(bot, event, incoming, quote)
+    if incoming is not None:
+        await respond(bot, event, incoming, quote)
 
 
 async def respond(bot: BaseBot, event: BaseEvent, incoming: Incoming, quote: str | None) -> None:
-    """The persona's reply parts, sent as plain text; the first quotes `quote`."""
+    """The persona's reply parts, sent as plain text; the first quotes `quote`. The
+    message is archived first: recall reads the turns before it."""
+    await committed(event)
     core = runtime.core()
     sent: list[str] = []
 

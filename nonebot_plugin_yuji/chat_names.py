@@ -7,6 +7,10 @@ notice (NapCat's `notify`/`group_name` carries the new name) and a group the acc
 joins as a `group_increase` of the account itself; both are answered by asking the
 client (`get_group_info`) unless the notice says the name. A private chat is called by
 its person's latest nickname in the archive (the core does that).
+
+Telegram: every update of a group carries the chat with its current title, so
+`name_telegram_chat` records it from the event (no call to the Bot API); the titles
+recorded by this process are kept, so only a new chat or a new title costs a write.
 """
 
 from __future__ import annotations
@@ -15,9 +19,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from nonebot import logger, on_notice
+from nonebot.adapters import Event as BaseEvent
 from nonebot.adapters.onebot.v11 import Bot, NoticeEvent
+from nonebot.adapters.telegram.model import Chat
+
+from memory_core import group_scope
 
 from . import runtime
+from .telegram_convert import PLATFORM
+
+TELEGRAM_GROUPS = frozenset({"group", "supergroup"})
+_titles: dict[str, str] = {}
+"""Telegram scope -> the title this process recorded last."""
 
 
 def group_names(groups: Any) -> dict[str, str]:
@@ -65,8 +78,9 @@ async def name_groups(groups: Any) -> None:
         logger.info(f"yuji chat names: {changed} groups named or renamed")
 
 
-def _is_name_notice(event: NoticeEvent) -> bool:
-    return names_a_chat(event.model_dump())
+async def _is_name_notice(event: BaseEvent) -> bool:
+    """A base-typed, async rule (why: ops_notices._is_offline_notice)."""
+    return isinstance(event, NoticeEvent) and names_a_chat(event.model_dump())
 
 
 renamed = on_notice(rule=_is_name_notice, priority=1, block=False)
@@ -82,3 +96,27 @@ async def _renamed(bot: Bot, event: NoticeEvent) -> None:
         name = info.get("group_name") if isinstance(info, dict) else None  # pyright: ignore[reportUnknownMemberType]
     if isinstance(name, str) and group_id is not None:
         await runtime.core().console.name_chats({f"group:{group_id}": name})
+
+
+def telegram_title(event: BaseEvent) -> tuple[str, str] | None:
+    """(scope, title) of the Telegram group an event comes from, if it says."""
+    chat = getattr(event, "chat", None)
+    if not isinstance(chat, Chat) or chat.type not in TELEGRAM_GROUPS or not chat.title:
+        return None
+    return group_scope(chat.id, PLATFORM), chat.title
+
+
+async def name_telegram_chat(event: BaseEvent) -> None:
+    """Record a Telegram group's title when this process has not recorded it yet
+    (never raises: naming is a nicety)."""
+    found = telegram_title(event)
+    core = runtime.started()
+    if found is None or core is None or _titles.get(found[0]) == found[1]:
+        return
+    scope, title = found
+    try:
+        await core.console.name_chats({scope: title})
+    except Exception as exc:
+        logger.warning(f"yuji chat names: {scope} not named ({exc!r})")
+        return
+    _titles[scope] = title

@@ -6,14 +6,20 @@
   gives the registered adapter's instance its own `json_to_event` (an instance
   attribute: the class and every other adapter stay as they were), which queues each
   message frame without waiting while the receive loop reads it, before NoneBot starts
-  the event's handler task. Why: NoneBot runs each event through every plugin's
-  matchers in a task of its own, and a preprocessor runs inside that task, so a burst
-  archived there goes only as fast as all the bot's matchers (76 msg/s measured in a
-  project with one other plugin; docs/plugin.md has the figures). A frame the full
-  queue cannot take is left to the preprocessor, which waits for room.
+  the event's handler task. The event then goes through the bot's matchers at once:
+  nothing in the host's handling waits for yuji's commit, and the writer commits the
+  queue in batches meanwhile. Only yuji's own handlers that read the archive around
+  their message wait for that one commit (`committed`). Nothing is lost by not waiting:
+  the queue is bounded (a frame the full queue cannot take is archived the waiting way
+  by the preprocessor below), a graceful stop drains it, and after a crash the next
+  start's backfill fetches the chats' gaps, as with the ingest adapter.
 - Anything else (another adapter, nonebug tests, `YUJI_ARCHIVE_ON_RECEIVE=false`): the
   event preprocessor here archives the parsed event, once per event, before any
   matcher runs (mute does not stop it).
+
+Why not archive in the preprocessor for the stock adapter too: a preprocessor runs
+inside the event's handler task, so waiting for the commit there holds every event of
+a burst in NoneBot at once (docs/plugin.md has the measurements).
 """
 
 from __future__ import annotations
@@ -37,11 +43,19 @@ from memory_core import NewExperience
 
 from . import runtime, telegram_convert
 from .archive_hooks import incoming_experience
+from .chat_names import name_telegram_chat
 from .frames import MESSAGE_POSTS, complain, offer_frame
 from .onebot_adapter import IngestAdapter
 
-_queued: dict[int, asyncio.Future[Any]] = {}
-"""`id()` of each event whose frame the receive hook queued -> its commit."""
+_commits: dict[int, asyncio.Future[Any]] = {}
+"""`id()` of each event whose frame the receive hook queued -> its commit, until it
+settles (an id is a live event's: the hook sets or clears it for each parsed event)."""
+_queued: set[int] = set()
+"""`id()` of each event whose frame the receive hook queued, until the preprocessor
+sees it (any other message event, a frame the full queue refused among them, the
+preprocessor archives the waiting way)."""
+_hooked: set[int] = set()
+"""`id()` of the adapter instances that archive on receive (hooked once)."""
 
 
 def hook_stock_adapters() -> int:
@@ -49,7 +63,9 @@ def hook_stock_adapters() -> int:
     hooked = 0
     for adapter in get_adapters().values():
         if isinstance(adapter, OneBotV11Adapter) and not isinstance(adapter, IngestAdapter):
-            adapter.json_to_event = _archiving(adapter.json_to_event)  # pyright: ignore[reportAttributeAccessIssue]
+            if id(adapter) not in _hooked:  # a second start-up in the same process
+                adapter.json_to_event = _archiving(adapter.json_to_event)  # pyright: ignore[reportAttributeAccessIssue]
+                _hooked.add(id(adapter))
             hooked += 1
     return hooked
 
@@ -57,24 +73,53 @@ def hook_stock_adapters() -> int:
 def _archiving(parse: Callable[[Any], Event | None]) -> Callable[[Any], Event | None]:
     def json_to_event(json_data: Any) -> Event | None:
         event = parse(json_data)
-        if event is None or runtime.started() is None or not isinstance(json_data, dict):
+        if event is None:
+            return event
+        key = id(event)
+        _commits.pop(key, None)  # entries of an event gone from memory, if any
+        _queued.discard(key)
+        if runtime.started() is None or not isinstance(json_data, dict):
             return event
         data = cast(dict[str, Any], json_data)
-        if data.get("post_type") in MESSAGE_POSTS:
-            committed = offer_frame(str(data.get("self_id", "")), data)
-            if committed is not None:
-                _queued[id(event)] = committed
+        if data.get("post_type") not in MESSAGE_POSTS:
+            return event
+        commit = offer_frame(str(data.get("self_id", "")), data)
+        if commit is None:
+            return event  # queue full (or unreadable, and logged): the preprocessor's
+        _queued.add(key)
+        if not commit.done():
+            _commits[key] = commit
+            commit.add_done_callback(lambda done: _settled(key, done))
         return event
 
     return json_to_event
 
 
+def _settled(key: int, commit: asyncio.Future[Any]) -> None:
+    if _commits.get(key) is commit:
+        del _commits[key]
+
+
+async def committed(event: BaseEvent) -> None:
+    """Return once `event`'s message is in the archive (at once when it was archived
+    before its matchers ran): for yuji's handlers that read the archive around it."""
+    commit = _commits.get(id(event))
+    if commit is not None:
+        with contextlib.suppress(Exception):  # a refused row is logged by the writer
+            await asyncio.shield(commit)
+
+
 _slots: asyncio.Semaphore | None = None
+_bounding = False
 
 
 def bound_handlers(slots: int) -> None:
-    """At most `slots` events in NoneBot's matchers at once (0: no bound)."""
-    global _slots
+    """At most `slots` events in NoneBot's matchers at once (0: no bound, and no
+    preprocessor for it: a dependency costs every event its solving)."""
+    global _slots, _bounding
+    if slots > 0 and not _bounding:
+        event_preprocessor(_bounded)
+        _bounding = True
     _slots = asyncio.Semaphore(slots) if slots > 0 else None
 
 
@@ -89,26 +134,26 @@ async def _handler_slot() -> AsyncIterator[None]:
         yield
 
 
+async def _bounded(_slot: Annotated[None, Depends(_handler_slot)]) -> None:
+    """The slot is held until the event's handling ends."""
+
+
 @event_preprocessor
-async def _archive_parsed(
-    bot: BaseBot, event: BaseEvent, _slot: Annotated[None, Depends(_handler_slot)]
-) -> None:
-    """Before any matcher: wait for the commit of a frame queued on receive, else
-    archive the parsed event. Under a burst the stock adapter starts a task per event
-    at once, and every await of the archive writer waits a full round of the ready
-    ones; asleep here (for a slot, then for the commit) they are not in that round."""
+async def _archive_parsed(bot: BaseBot, event: BaseEvent) -> None:
+    """Before any matcher: archive the parsed event, unless the receive hook queued
+    its frame already (then nothing waits here: see the module docstring)."""
     if runtime.started() is None:
         return  # not started, or inactive after a failed start
-    committed = _queued.pop(id(event), None)
-    if committed is not None:
-        with contextlib.suppress(Exception):  # a refused row is logged by the writer
-            await asyncio.shield(committed)
+    if id(event) in _queued:
+        _queued.discard(id(event))
         return
-    if isinstance(event, tg.MessageEvent):
-        await _archive(
-            lambda now: telegram_convert.experience(event, self_id=str(bot.self_id), now=now),
-            event.message_id,
-        )
+    if isinstance(event, tg.Event):
+        if isinstance(event, tg.MessageEvent):
+            await _archive(
+                lambda now: telegram_convert.experience(event, self_id=str(bot.self_id), now=now),
+                event.message_id,
+            )
+        await name_telegram_chat(event)
         return
     if isinstance(bot.adapter, IngestAdapter) or not isinstance(bot, Bot):
         return

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from nonebot import on_metaevent, on_notice
+from nonebot.adapters import Bot as BaseBot
+from nonebot.adapters import Event as BaseEvent
 from nonebot.adapters.onebot.v11 import Bot, HeartbeatMetaEvent, NoticeEvent
 
 from memory_core import (
@@ -25,15 +27,19 @@ from . import runtime
 OFFLINE_NOTICE = "bot_offline"
 
 
-def _is_offline_notice(event: NoticeEvent) -> bool:
-    return event.notice_type == OFFLINE_NOTICE
+async def _is_offline_notice(event: BaseEvent) -> bool:
+    """Rules take base types and test `isinstance`: a rule parameter of another type
+    makes NoneBot skip with an exception, whose traceback keeps the event alive until
+    a full garbage collection (see docs/plugin.md); async, or NoneBot runs it in a
+    worker thread."""
+    return isinstance(event, NoticeEvent) and event.notice_type == OFFLINE_NOTICE
 
 
-def _heartbeat_matters(bot: Bot, event: HeartbeatMetaEvent) -> bool:
+async def _heartbeat_matters(bot: BaseBot, event: BaseEvent) -> bool:
     """Only a heartbeat that changes the state is handled (NoneBot logs every handled
     event, and heartbeats come every few seconds)."""
     core = runtime.started()
-    if core is None:
+    if core is None or not isinstance(bot, Bot) or not isinstance(event, HeartbeatMetaEvent):
         return False
     failing = core.alerts.is_failing(bot_offline_key(bot.self_id))
     return failing if event.status.online else not failing

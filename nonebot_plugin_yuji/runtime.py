@@ -24,12 +24,6 @@ def started() -> Yuji | None:
     return _core
 
 
-def active() -> bool:
-    """A matcher rule: yuji is started (in someone else's bot a start-up that failed
-    leaves the plugin inactive, its matchers never match)."""
-    return _core is not None
-
-
 def leading() -> Yuji | None:
     """The core while this process leads the deployment, else None: for the jobs that
     run once across every process on the store (docs/design.md#several-processes)."""

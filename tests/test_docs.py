@@ -42,7 +42,7 @@ def test_every_cli_subcommand_is_on_the_site() -> None:
 def test_every_chat_command_is_on_the_site() -> None:
     page = (ROOT / "docs" / "chat-commands.md").read_text("utf-8")
     sources = "\n".join(p.read_text("utf-8") for p in (ROOT / "nonebot_plugin_yuji").rglob("*.py"))
-    commands = set(re.findall(r"on_command\(\s*[\"']([^\"']+)[\"']", sources))
+    commands = set(re.findall(r"(?:on_command|slash)\(\s*[\"']([^\"']+)[\"']", sources))
     assert commands, "no chat commands found: did the plugin layout change?"
     missing = sorted(c for c in commands if f"`/{c}" not in page)
     assert missing == []

@@ -7,6 +7,7 @@ from typing import Any
 from memory_core.errors import NotFound, ValidationError
 from memory_core.prompts.nightly import CardText, cards_prompt, diary_prompt, events_prompt
 from memory_core.storage.schema import CARD_KINDS
+from memory_core.types import chat_label
 
 from . import cardmerge
 from .context import CHANGED_BY, DayRun, StepResult
@@ -38,7 +39,7 @@ async def diary(run: DayRun) -> StepResult:
             fragment_lines(run, frags),
             settled,
             day=run.day_text,
-            scope_label=run.scope,
+            scope_label=chat_label(run.scope, await services.repo.chat_name(run.scope)),
             bot_name=services.bot_name,
         )
     )

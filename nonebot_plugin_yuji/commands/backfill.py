@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
-
-from nonebot import on_command
-from nonebot.adapters import Bot, Event, Message
-from nonebot.params import CommandArg
+from nonebot.adapters import Bot, Event
 
 from memory_core import UsageError, backfill_text
 
 from ._common import (
-    COMMAND,
-    answer,
     history_parser,
     qq_group_id,
     require_group_admin,
     runtime,
+    slash,
 )
-
-backfill = on_command("backfill", aliases={"补拉"}, **COMMAND)
 
 
 def parse_count(raw: str, default: int) -> int:
@@ -31,19 +24,16 @@ def parse_count(raw: str, default: int) -> int:
     return int(raw)
 
 
-@backfill.handle()
-async def _backfill(bot: Bot, event: Event, args: Annotated[Message[Any], CommandArg()]) -> None:
-    async def action() -> str:
-        await require_group_admin(bot, event)
-        group_id = qq_group_id(event)
-        core = runtime.core()
-        limit = parse_count(args.extract_plain_text(), core.settings.backfill_max)
-        report = await core.chat.backfill(
-            group_id,
-            call_api=bot.call_api,
-            parse=history_parser(group_id, str(bot.self_id), core.clock.now),
-            limit=limit,
-        )
-        return backfill_text(report.fetched, report.new, report.duplicates, report.error)
-
-    await answer(backfill, action)
+@slash("backfill", "补拉")
+async def backfill(bot: Bot, event: Event, text: str) -> str:
+    await require_group_admin(bot, event)
+    group_id = qq_group_id(event)
+    core = runtime.core()
+    limit = parse_count(text, core.settings.backfill_max)
+    report = await core.chat.backfill(
+        group_id,
+        call_api=bot.call_api,
+        parse=history_parser(group_id, str(bot.self_id), core.clock.now),
+        limit=limit,
+    )
+    return backfill_text(report.fetched, report.new, report.duplicates, report.error)

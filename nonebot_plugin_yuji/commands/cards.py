@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-from nonebot import on_command
-from nonebot.adapters import Event
+from nonebot.adapters import Bot, Event
 
-from ._common import COMMAND, answer, runtime, scope_of
-
-cards = on_command("cards", aliases={"卡片"}, **COMMAND)
+from ._common import runtime, scope_of, slash
 
 
-@cards.handle()
-async def _cards(event: Event) -> None:
-    async def action() -> str:
-        return await runtime.core().chat_commands.cards(scope_of(event))
-
-    await answer(cards, action)
+@slash("cards", "卡片")
+async def cards(_bot: Bot, event: Event, _text: str) -> str:
+    return await runtime.core().chat_commands.cards(scope_of(event))

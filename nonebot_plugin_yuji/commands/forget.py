@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from nonebot.adapters import Bot, Event
 
-from nonebot import on_command
-from nonebot.adapters import Bot, Event, Message
-from nonebot.params import CommandArg
-
-from ._common import COMMAND, answer, require_admin, runtime, scope_of
-
-forget = on_command("forget", aliases={"忘掉"}, **COMMAND)
+from ._common import require_admin, runtime, scope_of, slash
 
 
-@forget.handle()
-async def _forget(bot: Bot, event: Event, args: Annotated[Message[Any], CommandArg()]) -> None:
-    async def action() -> str:
-        await require_admin(bot, event)
-        return await runtime.core().chat_commands.forget(
-            scope_of(event), args.extract_plain_text(), by=event.get_user_id()
-        )
-
-    await answer(forget, action)
+@slash("forget", "忘掉")
+async def forget(bot: Bot, event: Event, text: str) -> str:
+    await require_admin(bot, event)
+    return await runtime.core().chat_commands.forget(scope_of(event), text, by=event.get_user_id())

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from nonebot.adapters import Bot, Event
 
-from nonebot import on_command
-from nonebot.adapters import Bot, Event, Message
-from nonebot.params import CommandArg
-
-from ._common import COMMAND, answer, require_admin, runtime, scope_of
-
-mute = on_command("mute", aliases={"闭嘴"}, **COMMAND)
+from ._common import require_admin, runtime, scope_of, slash
 
 
-@mute.handle()
-async def _mute(bot: Bot, event: Event, args: Annotated[Message[Any], CommandArg()]) -> None:
-    async def action() -> str:
-        await require_admin(bot, event)
-        return await runtime.core().chat_commands.mute(scope_of(event), args.extract_plain_text())
-
-    await answer(mute, action)
+@slash("mute", "闭嘴")
+async def mute(bot: Bot, event: Event, text: str) -> str:
+    await require_admin(bot, event)
+    return await runtime.core().chat_commands.mute(scope_of(event), text)

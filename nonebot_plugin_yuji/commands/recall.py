@@ -2,22 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from nonebot.adapters import Bot, Event
 
-from nonebot import on_command
-from nonebot.adapters import Event, Message
-from nonebot.params import CommandArg
-
-from ._common import COMMAND, answer, runtime, scope_of
-
-recall = on_command("recall", **COMMAND)
+from ._common import runtime, scope_of, slash
 
 
-@recall.handle()
-async def _recall(event: Event, args: Annotated[Message[Any], CommandArg()]) -> None:
-    async def action() -> str:
-        return await runtime.core().chat_commands.recall_preview(
-            scope_of(event), args.extract_plain_text()
-        )
-
-    await answer(recall, action)
+@slash("recall")
+async def recall(_bot: Bot, event: Event, text: str) -> str:
+    return await runtime.core().chat_commands.recall_preview(scope_of(event), text)

@@ -5,18 +5,11 @@ Quoting one of the bot's messages with `/why` asks about that reply instead.
 
 from __future__ import annotations
 
-from nonebot import on_command
-from nonebot.adapters import Event
+from nonebot.adapters import Bot, Event
 
-from ._common import COMMAND, answer, quoted_id, runtime, scope_of
-
-why = on_command("why", aliases={"为什么"}, **COMMAND)
+from ._common import quoted_id, runtime, scope_of, slash
 
 
-@why.handle()
-async def _why(event: Event) -> None:
-    async def action() -> str:
-        quoted = quoted_id(event)
-        return await runtime.core().chat_commands.why(scope_of(event), quoted)
-
-    await answer(why, action)
+@slash("why", "为什么")
+async def why(_bot: Bot, event: Event, _text: str) -> str:
+    return await runtime.core().chat_commands.why(scope_of(event), quoted_id(event))

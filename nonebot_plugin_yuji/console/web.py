@@ -25,6 +25,7 @@ from memory_core import (
     human_bytes,
     lag_text,
     parse_scope,
+    platform_name,
 )
 
 from .format import (
@@ -110,6 +111,7 @@ async def page(request: Request, core: Yuji, name: str, **context: Any) -> HTMLR
             "type_labels": TYPE_LABELS,
             "status_labels": STATUS_LABELS,
             "chat_name": chat_name,
+            "platform_of": platform_name,
             "states": STATE_LABELS,
             "outcomes": OUTCOME_LABELS,
             "step_labels": STEP_LABELS,

@@ -12,7 +12,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_core import Yuji, group_scope, is_group_scope, parse_scope, private_scope
+from memory_core import (
+    Yuji,
+    chat_label,
+    group_scope,
+    is_group_scope,
+    parse_scope,
+    platform_name,
+    private_scope,
+)
 from memory_core import scope_platform as platform_of
 
 from .test_recall import write
@@ -47,6 +55,20 @@ def test_a_platform_chat_with_the_same_digits_is_another_scope(n: int, platform:
 def test_qq_chats_keep_positive_ids(n: int) -> None:
     with pytest.raises(ValueError, match="not a chat id"):
         parse_scope(group_scope(n))
+
+
+@given(IDS, st.text(max_size=20))
+def test_a_chat_label_says_the_platform_before_anything_else(n: int, name: str) -> None:
+    """The diary prompt and the console call a chat by its label: the same digits on two
+    platforms never read alike, whatever the chats are named."""
+    qq, telegram = group_scope(n), group_scope(-n, "telegram")
+    assert chat_label(qq, name).startswith("QQ 群")
+    assert chat_label(telegram, name).startswith("Telegram 群")
+    assert chat_label(private_scope(n, "telegram")).startswith("Telegram 私聊")
+    assert chat_label(qq, name) != chat_label(telegram, name)
+    assert chat_label(telegram, name).endswith(f"({telegram})")
+    assert (f"「{name}」" in chat_label(qq, name)) == bool(name)
+    assert platform_name(group_scope(n, "discord")) == "discord"
 
 
 async def test_recall_and_the_archive_keep_a_qq_group_and_a_telegram_group_apart(

@@ -34,7 +34,7 @@ dependencies = ["nonebot2[fastapi,httpx,websockets]", "nonebot-plugin-yuji"]
 adapters = [
     {{ name = "OneBot V11", module_name = "nonebot.adapters.onebot.v11" }},
 {telegram}]
-plugins = ["nonebot_plugin_yuji"]
+plugins = [{plugins}]
 plugin_dirs = ["src/plugins"]
 builtin_plugins = []
 """
@@ -127,11 +127,17 @@ def write_project(
     *,
     telegram: bool = True,
     own_plugins: tuple[str, ...] = ("ping", "memo"),
+    yuji: bool = True,
 ) -> Path:
-    """The project in `folder` (made), its `.env` holding `dotenv`; returns `folder`."""
+    """The project in `folder` (made), its `.env` holding `dotenv`; returns `folder`
+    (`yuji=False`: the same bot without yuji, the benchmark's baseline)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "pyproject.toml").write_text(
-        PYPROJECT.format(telegram=TELEGRAM_ADAPTER if telegram else ""), "utf-8"
+        PYPROJECT.format(
+            telegram=TELEGRAM_ADAPTER if telegram else "",
+            plugins='"nonebot_plugin_yuji"' if yuji else "",
+        ),
+        "utf-8",
     )
     (folder / "bot.py").write_text(
         BOT_PY.format(telegram=TELEGRAM_REGISTER if telegram else ""), "utf-8"

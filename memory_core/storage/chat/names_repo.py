@@ -1,7 +1,8 @@
 """What each chat is called: `chat_names`, written from what the QQ client says (its
-group list at each connect and backfill, a group's rename), read by the console.
+group list at each connect and backfill, a group's rename) and from the title each
+Telegram update carries, read by the console.
 
-A private chat nobody named is called by the nickname its person last
+A private chat (of any platform) nobody named is called by the nickname its person last
 sent a message under (the archive's `sender_name`), read newest first along the
 (scope, id) index, so a name costs one short index walk per private chat.
 """
@@ -16,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.storage.repository import Repository, upsert
 from memory_core.storage.schema import chat_names, experiences
+from memory_core.types import is_group_scope
 
 MAX_NAME = 200
 """Longer names are cut: a group name is at most 60 characters in QQ; the rest is noise."""
@@ -50,7 +52,7 @@ class ChatNames(Repository):
         """scope -> name for those of `scopes` that have one."""
         async with self.reading(conn) as conn:
             found = await self._stored(conn, scopes)
-            for scope in sorted(s for s in scopes if s.startswith("private:") and s not in found):
+            for scope in sorted(s for s in scopes if not is_group_scope(s) and s not in found):
                 e = experiences.c
                 nickname = await conn.scalar(
                     select(e.sender_name)

@@ -35,6 +35,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from memory_core.storage.chat.names_repo import ChatNames
 from memory_core.storage.consolidation.consolidation_repo import Fragment, fragment_of
 from memory_core.storage.dialect import json_with_key
 from memory_core.storage.engine import Database
@@ -106,6 +107,11 @@ class NightlyRepo(Repository):
         super().__init__(db)
         self.memory_repo = memory_repo
         """Where `prompt_material` reads when recalled memories' evidence was said."""
+        self.names = ChatNames(db)
+        """What the chats are called (the diary prompt names its chat)."""
+
+    async def chat_name(self, scope: str, *, conn: AsyncConnection | None = None) -> str:
+        return (await self.names.names([scope], conn=conn)).get(scope, "")
 
     # --- checkpoints -------------------------------------------------------------
 
