@@ -15,6 +15,8 @@ The pipeline, in order (each step named here is one function below):
    - links: one hop along supports / related / contradicts from the leaders;
    - successors: a question about a state that has since changed ("还住在…吗")
      reaches the version that replaced it;
+   - dated: the day or days the wake names ("上周六", "last Tuesday"), resolved in the
+     chat's time zone (when.py): the memories dated on it (dated.py);
 4. **hybrid** - the plain order of those signals (fusion.py: reciprocal ranks of the
    dense and the word orders), the floor under every shape of wake;
 5. **relevance** - every candidate's features (features.py, the wake's alone) go
@@ -37,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import numpy.typing as npt
@@ -49,7 +52,7 @@ from memory_core.storage.engine import Database
 from memory_core.tokenize import bigram_tokens
 from memory_core.types import Band, Memory, Quoted, Recalled, RecallResult, RelationKind, Stage
 
-from . import features, fusion, language, quotes
+from . import dated, features, fusion, language, quotes, when
 from .chat_cache import ChatCache
 from .dense_port import RELATED_LABEL, DenseScores, DenseSearch, best_first
 from .features import Baseline, Seen, Via
@@ -403,6 +406,8 @@ class Recall:
                 order_rank, _, _ = _dense_view(joined, ids, self.params.dense_limit)
             for mid in (*dense_rank, *order_rank):
                 found.setdefault(mid, (None, "search"))
+            span = when.named(text, now, ZoneInfo(self._settings.timezone))
+            on_day = await self._dated(conn, scope, span, now, with_past, found, trace)
             trace.append(
                 f"candidates: words {len(words)}, context words {len(context_words)}, "
                 f"dense {len(set(dense_rank) | set(order_rank))}"
@@ -435,6 +440,7 @@ class Recall:
                 dense_rank=dense_rank.get(mem.id),
                 bm25_rank=found[mem.id][0],
                 via=found[mem.id][1],
+                dated=mem.id in on_day,
             )
             for mem in kept
         )
@@ -520,6 +526,27 @@ class Recall:
             conn=conn,
         )
         return [(mem.id, not is_visible(mem, scope, now)) for mem in rows]
+
+    async def _dated(
+        self,
+        conn: AsyncConnection,
+        scope: str,
+        span: when.Span | None,
+        now: datetime,
+        with_past: bool,
+        found: dict[int, tuple[int | None, Via]],
+        trace: list[str],
+    ) -> frozenset[int]:
+        """The day the wake names is a source of its own (dated.py): the memories dated
+        on it join the candidates; returns which candidates are dated on it."""
+        if span is None:
+            return frozenset()
+        got = await dated.candidates(self._repo, conn, scope, span, now, with_past=with_past)
+        for mid in got:
+            found.setdefault(mid, (None, "search"))
+        on_day = await dated.among(self._repo, conn, scope, span, found)
+        trace.append(f"names a day: {span.said} -> {len(got)} dated, {len(on_day)} on it")
+        return on_day
 
     async def _successors(
         self,
