@@ -89,7 +89,8 @@ def test_a_day_runs_midnight_to_midnight_in_the_chats_zone() -> None:
     late = datetime(2026, 11, 20, 15, 30, tzinfo=UTC)  # 23:30 in Shanghai
     today = named("今天", late, SHANGHAI)
     assert days(today) == d(11, 20)
-    assert today is not None and today.start == datetime(2026, 11, 19, 16, 0, tzinfo=UTC)
+    assert today is not None
+    assert today.start == datetime(2026, 11, 19, 16, 0, tzinfo=UTC)
     just_after = datetime(2026, 11, 20, 16, 10, tzinfo=UTC)  # 00:10 on the 21st
     assert days(named("昨天", just_after, SHANGHAI)) == d(11, 20)
     # The same instant in London is still the afternoon of the 20th.
@@ -99,7 +100,8 @@ def test_a_day_runs_midnight_to_midnight_in_the_chats_zone() -> None:
 def test_parts_of_the_day_narrow_nothing() -> None:
     evening = named("昨天晚上", NOW, SHANGHAI)
     morning = named("昨天早上", NOW, SHANGHAI)
-    assert evening is not None and morning is not None
+    assert evening is not None
+    assert morning is not None
     assert (evening.start, evening.end) == (morning.start, morning.end)
 
 
@@ -121,7 +123,9 @@ def test_chinese_numbers(text: str, value: int | None) -> None:
 
 
 instants = st.datetimes(
-    min_value=datetime(2001, 1, 1), max_value=datetime(2090, 12, 31), timezones=st.just(UTC)
+    min_value=datetime(2001, 1, 1),  # noqa: DTZ001 (hypothesis bounds are naive)
+    max_value=datetime(2090, 12, 31),  # noqa: DTZ001
+    timezones=st.just(UTC),
 )
 zones = st.sampled_from([SHANGHAI, LONDON, CHICAGO, ZoneInfo("Pacific/Auckland")])
 
@@ -129,7 +133,8 @@ zones = st.sampled_from([SHANGHAI, LONDON, CHICAGO, ZoneInfo("Pacific/Auckland")
 @given(now=instants, zone=zones, word=st.sampled_from(["今天", "today", "tonight", "今晚"]))
 def test_today_holds_the_wake(now: datetime, zone: ZoneInfo, word: str) -> None:
     span = named(word, now, zone)
-    assert span is not None and span.start <= now < span.end
+    assert span is not None
+    assert span.start <= now < span.end
     assert timedelta(hours=22) <= span.end - span.start <= timedelta(hours=26)
 
 
@@ -141,7 +146,9 @@ def test_yesterday_ends_where_today_starts(now: datetime, zone: ZoneInfo) -> Non
         ("the day before yesterday", "yesterday"),
     ):
         a, b = named(earlier, now, zone), named(later, now, zone)
-        assert a is not None and b is not None and a.end == b.start
+        assert a is not None
+        assert b is not None
+        assert a.end == b.start
 
 
 WEEKDAYS_CN = "一二三四五六日"
@@ -155,7 +162,8 @@ def test_a_bare_weekday_is_the_latest_one_not_after_today(
     text = f"on {WEEKDAYS_EN[weekday]}" if english else f"周{WEEKDAYS_CN[weekday]}"
     found = days(named(text, now, zone), zone)
     today = now.astimezone(zone).date()
-    assert found is not None and found[0] == found[1]
+    assert found is not None
+    assert found[0] == found[1]
     assert found[0].weekday() == weekday
     assert timedelta(0) <= today - found[0] < timedelta(days=7)
 
@@ -167,9 +175,12 @@ def test_last_and_next_week_days(now: datetime, zone: ZoneInfo, weekday: int) ->
     last = days(named(f"上周{WEEKDAYS_CN[weekday]}", now, zone), zone)
     assert last == (monday - timedelta(days=7 - weekday),) * 2
     coming = days(named(f"下周{WEEKDAYS_CN[weekday]}", now, zone), zone)
-    assert coming is not None and coming[0] > today and coming[0].weekday() == weekday
+    assert coming is not None
+    assert coming[0] > today
+    assert coming[0].weekday() == weekday
     before = days(named(f"last {WEEKDAYS_EN[weekday]}", now, zone), zone)
-    assert before is not None and timedelta(days=1) <= today - before[0] <= timedelta(days=7)
+    assert before is not None
+    assert timedelta(days=1) <= today - before[0] <= timedelta(days=7)
 
 
 @given(now=instants, zone=zones, month=st.integers(1, 12), day=st.integers(1, 28))
@@ -179,10 +190,12 @@ def test_a_month_day_without_year_is_the_latest_not_after_the_wake(
     today = now.astimezone(zone).date()
     for text in (f"{month}月{day}号", f"on {day} {_MONTHS[month - 1]}"):
         found = days(named(text, now, zone), zone)
-        assert found is not None and (found[0].month, found[0].day) == (month, day)
+        assert found is not None
+        assert (found[0].month, found[0].day) == (month, day)
         assert timedelta(0) <= today - found[0] < timedelta(days=366)
     planned = days(named(f"我打算{month}月{day}号去", now, zone), zone)
-    assert planned is not None and timedelta(0) <= planned[0] - today < timedelta(days=366)
+    assert planned is not None
+    assert timedelta(0) <= planned[0] - today < timedelta(days=366)
 
 
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August")
