@@ -103,9 +103,6 @@ class Span:
     said: str
     """The words that named them."""
 
-    def holds(self, instant: datetime) -> bool:
-        return self.start <= instant < self.end
-
 
 def named(text: str, now: datetime, zone: ZoneInfo) -> Span | None:
     """The day or days `text` names, asked at `now` in a chat living in `zone`."""
