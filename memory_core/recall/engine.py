@@ -407,7 +407,10 @@ class Recall:
             for mid in (*dense_rank, *order_rank):
                 found.setdefault(mid, (None, "search"))
             span = when.named(text, now, ZoneInfo(self._settings.timezone))
-            on_day = await self._dated(conn, scope, span, now, with_past, found, trace)
+            day = await dated.search(self._repo, conn, scope, span, now, with_past, found)
+            for mid in day.ids:
+                found.setdefault(mid, (None, "search"))
+            trace.extend(day.note)
             trace.append(
                 f"candidates: words {len(words)}, context words {len(context_words)}, "
                 f"dense {len(set(dense_rank) | set(order_rank))}"
@@ -440,7 +443,7 @@ class Recall:
                 dense_rank=dense_rank.get(mem.id),
                 bm25_rank=found[mem.id][0],
                 via=found[mem.id][1],
-                dated=mem.id in on_day,
+                dated=mem.id in day.on_day,
             )
             for mem in kept
         )
@@ -526,27 +529,6 @@ class Recall:
             conn=conn,
         )
         return [(mem.id, not is_visible(mem, scope, now)) for mem in rows]
-
-    async def _dated(
-        self,
-        conn: AsyncConnection,
-        scope: str,
-        span: when.Span | None,
-        now: datetime,
-        with_past: bool,
-        found: dict[int, tuple[int | None, Via]],
-        trace: list[str],
-    ) -> frozenset[int]:
-        """The day the wake names is a source of its own (dated.py): the memories dated
-        on it join the candidates; returns which candidates are dated on it."""
-        if span is None:
-            return frozenset()
-        got = await dated.candidates(self._repo, conn, scope, span, now, with_past=with_past)
-        for mid in got:
-            found.setdefault(mid, (None, "search"))
-        on_day = await dated.among(self._repo, conn, scope, span, found)
-        trace.append(f"names a day: {span.said} -> {len(got)} dated, {len(on_day)} on it")
-        return on_day
 
     async def _successors(
         self,
