@@ -406,11 +406,6 @@ class Recall:
                 order_rank, _, _ = _dense_view(joined, ids, self.params.dense_limit)
             for mid in (*dense_rank, *order_rank):
                 found.setdefault(mid, (None, "search"))
-            span = when.named(text, now, ZoneInfo(self._settings.timezone))
-            day = await dated.search(self._repo, conn, scope, span, now, with_past, found)
-            for mid in day.ids:
-                found.setdefault(mid, (None, "search"))
-            trace.extend(day.note)
             trace.append(
                 f"candidates: words {len(words)}, context words {len(context_words)}, "
                 f"dense {len(set(dense_rank) | set(order_rank))}"
@@ -424,6 +419,11 @@ class Recall:
                 for a, b in ((src, dst), (dst, src)):
                     if a in leaders:
                         found.setdefault(b, (None, "link"))
+            span = when.named(text, now, ZoneInfo(self._settings.timezone))
+            day = await dated.search(self._repo, conn, scope, span, now, with_past, found)
+            for mid in day.ids:
+                found.setdefault(mid, (None, "search"))
+            trace.extend(day.note)  # last: every source's candidate is dated or not
             fetched = await self._repo.get_many(scope, found, conn=conn)
         kept = [mem for mem in fetched if is_visible(mem, scope, now, retrospective=retro)]
         if scores is not None:
