@@ -87,6 +87,7 @@ async def collect(ds: Dataset, settings: Settings) -> tuple[str, list[Question]]
         run = settings.with_changes(
             data_dir=Path(tmp),
             vector_mode="on",
+            timezone=ds.timezone,
             rerank_base_url="",
             rerank_model="",
             rerank_model_path="",

@@ -54,6 +54,7 @@ async def run_eval(ds: Dataset, options: EvalOptions = EvalOptions()) -> dict[st
                 database_url=url,
                 vector_mode=options.vector,
                 recall_limit=options.limit,
+                timezone=ds.timezone,
                 **options.models,
             )
             return await _run(ds, options, settings)

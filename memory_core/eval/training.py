@@ -92,7 +92,7 @@ async def collect(ds: Dataset, settings: Settings | None = None) -> tuple[str, l
     with tempfile.TemporaryDirectory(prefix="yuji-train-") as tmp:
         clock = FakeClock(ds.now)
         base = settings or Settings()
-        run = base.with_changes(data_dir=Path(tmp), vector_mode="on")
+        run = base.with_changes(data_dir=Path(tmp), vector_mode="on", timezone=ds.timezone)
         core = await Yuji.open(run, clock=clock)
         try:
             loaded = await loader.load(core, clock, ds)

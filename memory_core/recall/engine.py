@@ -15,6 +15,8 @@ The pipeline, in order (each step named here is one function below):
    - links: one hop along supports / related / contradicts from the leaders;
    - successors: a question about a state that has since changed ("还住在…吗")
      reaches the version that replaced it;
+   - dated: the day or days the wake names ("上周六", "last Tuesday"), resolved in the
+     chat's time zone (when.py): the memories dated on it (dated.py);
 4. **hybrid** - the plain order of those signals (fusion.py: reciprocal ranks of the
    dense and the word orders), the floor under every shape of wake;
 5. **relevance** - every candidate's features (features.py, the wake's alone) go
@@ -37,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -47,7 +50,7 @@ from memory_core.storage.engine import Database
 from memory_core.tokenize import bigram_tokens
 from memory_core.types import Memory, Quoted, Recalled, RecallResult, RelationKind
 
-from . import features, fusion, language, quotes
+from . import dated, features, fusion, language, quotes, when
 from .chat_cache import ChatCache
 from .decision import Explained, choose
 from .dense_port import DenseScores, DenseSearch
@@ -364,6 +367,11 @@ class Recall:
                 for a, b in ((src, dst), (dst, src)):
                     if a in leaders:
                         found.setdefault(b, (None, "link"))
+            span = when.named(text, now, ZoneInfo(self._settings.timezone))
+            day = await dated.search(self._repo, conn, scope, span, now, with_past, found)
+            for mid in day.ids:
+                found.setdefault(mid, (None, "search"))
+            trace.extend(day.note)  # last: every source's candidate is dated or not
             fetched = await self._repo.get_many(scope, found, conn=conn)
         kept = [mem for mem in fetched if is_visible(mem, scope, now, retrospective=retro)]
         if scores is not None:
@@ -383,6 +391,7 @@ class Recall:
                 dense_rank=dense_rank.get(mem.id),
                 bm25_rank=found[mem.id][0],
                 via=found[mem.id][1],
+                dated=mem.id in day.on_day,
             )
             for mem in kept
         )

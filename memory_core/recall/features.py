@@ -21,7 +21,9 @@ the chat grows by ten thousand unrelated memories.
            and answers none) and how much of the question is latin script (the
            embedding model's cosines sit in a lower band for English);
 - time:    the memory's validity has ended (seen only by questions about the past, or
-           reached through the supersede chain), and which path found it.
+           reached through the supersede chain), which path found it, and whether it
+           is dated on the day the question names (when.py, dated.py: its validity
+           or an evidence message falls on that day).
 
 `MONOTONE` gives the direction each feature may move P in; training keeps the
 weights to it, so more evidence never lowers P (a property test holds it).
@@ -66,6 +68,7 @@ FEATURES: tuple[str, ...] = (
     "ended_asked",
     "via_link",
     "via_successor",
+    "dated",
 )
 DENSE_FEATURES = frozenset({"dense", "dense_bg", "dense_latin", "no_vector"})
 MONOTONE: dict[str, int] = {
@@ -80,6 +83,7 @@ MONOTONE: dict[str, int] = {
     "unit_missing": -1,
     "money_missing": -1,
     "focus_missing": -1,
+    "dated": 1,
 }
 """+1: a larger value never lowers P; -1: never raises it. Others are free."""
 
@@ -103,6 +107,8 @@ class Seen:
     dense_rank: int | None
     bm25_rank: int | None
     via: Via = "search"
+    dated: bool = False
+    """It is dated on the day the question names (dated.py); False when it names none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +176,7 @@ def rows(
             "ended_asked": float(s.ended and q.retrospective),
             "via_link": float(s.via == "link"),
             "via_successor": float(s.via == "successor"),
+            "dated": float(s.dated),
         }
         out[i] = [values[name] for name in FEATURES]
     return out

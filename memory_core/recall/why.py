@@ -31,6 +31,7 @@ FEATURE_WORDS: dict[str, str] = {
     "ended_asked": "问的是以前",
     "via_link": "与命中的记忆相关",
     "via_successor": "问到的旧情况已被这条更新",
+    "dated": "正是问到的那天的事",
     "rerank": "重排模型认为说的就是这件事",
 }
 """One phrase per feature of `features.FEATURES` and the reranker's `relevance.RERANK`

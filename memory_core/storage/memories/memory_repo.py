@@ -12,6 +12,7 @@ one public class; its methods live by concern in sibling modules:
 - memory_history.py: versions and evidence;
 - memory_links.py: relations and aliases;
 - memory_search.py: the full-text index and its candidate queries;
+- memory_dated.py: the memories dated on a span of days (evidence or validity);
 - memory_uses.py: what the nightly gc, the vector index and memory packs read;
 - memory_console.py: what the web console reads;
 - memory_sql.py: the statements longer than a line (visibility, candidates).
@@ -20,6 +21,7 @@ one public class; its methods live by concern in sibling modules:
 from __future__ import annotations
 
 from .memory_console import MemoryConsole
+from .memory_dated import MemoryDated
 from .memory_history import MemoryHistory
 from .memory_links import MemoryLinks
 from .memory_search import MemorySearch
@@ -31,5 +33,5 @@ from .memory_uses import MemoryUses
 __all__ = ["GcCandidate", "MemoryRepo", "MemoryRows", "MemoryText"]
 
 
-class MemoryRepo(MemorySearch, MemoryHistory, MemoryLinks, MemoryUses, MemoryConsole):
+class MemoryRepo(MemorySearch, MemoryDated, MemoryHistory, MemoryLinks, MemoryUses, MemoryConsole):
     """Every query of the memory aggregate (MemorySearch brings MemoryReads)."""

@@ -2,7 +2,7 @@
 
 The relevance model here lets everything through (floor 0), so nothing but the
 visibility rule stands between a question and another chat's memories: if any path
-(words, dense, links, successors) leaked, this would see it.
+(words, dense, links, successors, the named day) leaked, this would see it.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from memory_core import FakeClock, Settings, Yuji
 from memory_core.recall.features import FEATURES
 from memory_core.recall.relevance import RelevanceModel
 from memory_core.vectors import FakeEmbedder, sync_index
-from tests.core.vectors.helpers import add_alias, add_memory
+from tests.core.vectors.helpers import T0, add_alias, add_evidence, add_memory
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 SCOPES = ("group:1", "group:2", "private:3")
@@ -43,9 +43,15 @@ memories = st.lists(
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(written=memories, question=texts, asked_in=st.sampled_from(SCOPES), linked=st.booleans())
+@given(
+    written=memories,
+    question=texts,
+    asked_in=st.sampled_from(SCOPES),
+    linked=st.booleans(),
+    dated=st.booleans(),
+)
 async def test_recall_returns_only_the_asked_chat(
-    written: list[tuple[str, str, str]], question: str, asked_in: str, linked: bool
+    written: list[tuple[str, str, str]], question: str, asked_in: str, linked: bool, dated: bool
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -53,6 +59,10 @@ async def test_recall_returns_only_the_asked_chat(
         core = await Yuji.open(config, clock=FakeClock(NOW), embedder=FakeEmbedder())
         try:
             ids = [await add_memory(core.db, s, subject, text) for s, subject, text in written]
+            if dated:  # every memory told on the day the question names, in its own chat
+                for mid, (scope, _, text) in zip(ids, written, strict=True):
+                    await add_evidence(core.db, mid, scope, text)
+                question = f"{T0.month}月{T0.day}号{question}"
             for scope in SCOPES:
                 await add_alias(core.db, scope, "阿明", "小明")
             if linked and len(ids) > 1:  # a link across chats must not carry a memory over

@@ -1,0 +1,111 @@
+"""MemoryRepo's reads by date: the memories of a chat dated on a span of days (recall's
+dated candidates, memory_core/recall/dated.py).
+
+A memory is dated on [start, end) when its validity starts in it, when a bounded
+validity overlaps it, or when one of its evidence messages was sent in it. An
+open-ended validity that began before the span is not "dated" on it: every long-held
+fact would be. Every read applies the visibility rule (memory_sql.visible) and stays
+inside the chat (a message of another chat is never joined: the scope is checked on
+the message and on the memory).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from sqlalchemy import ColumnElement, and_, or_, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory_core.clock import as_utc
+from memory_core.storage.schema import experiences, memories, memory_evidence
+from memory_core.types import Memory
+
+from . import memory_sql as sql
+from .memory_reads import MemoryReads
+from .memory_sql import m, to_memory
+
+e = experiences.c
+ev = memory_evidence.c
+
+
+class MemoryDated(MemoryReads):
+    async def dated_candidates(
+        self,
+        scope: str,
+        start: datetime,
+        end: datetime,
+        now: datetime,
+        *,
+        with_past: bool,
+        limit: int,
+        conn: AsyncConnection | None = None,
+    ) -> list[tuple[Memory, datetime]]:
+        """At most `limit` memories visible at `now` (`with_past`: also those whose
+        validity ended) dated on [start, end), each with the instant that dates it
+        (the evidence message's time or the validity's start), latest first."""
+        start, end = as_utc(start), as_utc(end)
+        visible = sql.visible(scope, now, retrospective=with_past)
+        best: dict[int, tuple[Memory, datetime]] = {}
+        async with self.reading(conn) as c:
+            by_evidence = (
+                select(memories, e.sent_at.label("dated_at"))
+                .join_from(experiences, memory_evidence, ev.experience_id == e.id)
+                .join(memories, m.id == ev.memory_id)
+                .where(e.scope == scope, e.sent_at >= start, e.sent_at < end, visible)
+                .order_by(e.sent_at.desc(), m.id)
+                .limit(limit * 3)
+            )
+            by_validity = (
+                select(memories, m.valid_from.label("dated_at"))
+                .where(visible, _validity_on(start, end))
+                .order_by(m.valid_from.desc(), m.id)
+                .limit(limit)
+            )
+            for query in (by_evidence, by_validity):
+                for row in await c.execute(query):
+                    at = as_utc(row.dated_at)
+                    if row.id not in best or best[row.id][1] < at:
+                        best[row.id] = (to_memory(row), at)
+        latest = sorted(best.values(), key=lambda pair: (-pair[1].timestamp(), pair[0].id))
+        return latest[:limit]
+
+    async def dated_among(
+        self,
+        scope: str,
+        ids: Iterable[int],
+        start: datetime,
+        end: datetime,
+        *,
+        conn: AsyncConnection | None = None,
+    ) -> frozenset[int]:
+        """Which of this chat's memories `ids` are dated on [start, end)."""
+        wanted = sorted(set(ids))
+        if not wanted:
+            return frozenset()
+        start, end = as_utc(start), as_utc(end)
+        async with self.reading(conn) as c:
+            by_validity = select(m.id).where(
+                m.scope == scope, m.id.in_(wanted), _validity_on(start, end)
+            )
+            by_evidence = (
+                select(ev.memory_id)
+                .join_from(memory_evidence, experiences, ev.experience_id == e.id)
+                .where(
+                    e.scope == scope,
+                    ev.memory_id.in_(wanted),
+                    e.sent_at >= start,
+                    e.sent_at < end,
+                )
+            )
+            found = {int(i) for i in (await c.execute(by_validity)).scalars()}
+            found |= {int(i) for i in (await c.execute(by_evidence)).scalars()}
+        return frozenset(found)
+
+
+def _validity_on(start: datetime, end: datetime) -> ColumnElement[bool]:
+    """Validity starts in [start, end), or a bounded validity overlaps it."""
+    return or_(
+        and_(m.valid_from >= start, m.valid_from < end),
+        and_(m.valid_to.is_not(None), m.valid_to > start, m.valid_from < end),
+    )
