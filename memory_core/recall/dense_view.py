@@ -1,6 +1,5 @@
-"""The dense scores of a wake and its turns as recall reads them (pure): the
-candidates they bring, the cosines of others, and one order for a wake in its
-conversation."""
+"""The dense scores of a wake as recall reads them (pure): the candidates they
+bring and the cosines of the others."""
 
 from __future__ import annotations
 
@@ -40,19 +39,3 @@ def cosines_of(scores: DenseScores, wanted: Sequence[int]) -> dict[int, float]:
         return {}
     mask = np.isin(scores.ids, np.asarray(wanted, dtype=scores.ids.dtype))
     return {int(i): float(v) for i, v in zip(scores.ids[mask], scores.scores[mask], strict=True)}
-
-
-def joined(wake: DenseScores, turns: Sequence[tuple[DenseScores | None, float]]) -> DenseScores:
-    """The wake's cosines with each context turn's added at its weight (the cosine with
-    the weighted sum of their vectors, up to its length): the dense order of a wake
-    read in its conversation."""
-    total = wake.scores.astype(np.float64)
-    for found, weight in turns:
-        if found is None:
-            continue
-        if len(found.ids) == len(wake.ids) and (found.ids == wake.ids).all():
-            total = total + weight * found.scores
-        else:  # an approximate index returned other nearest ids: those it holds
-            got = dict(zip(found.ids.tolist(), found.scores.tolist(), strict=True))
-            total = total + weight * np.array([got.get(int(i), 0.0) for i in wake.ids])
-    return DenseScores(wake.ids, total.astype(np.float32), wake.background, wake.complete)

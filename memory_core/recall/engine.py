@@ -53,8 +53,8 @@ from memory_core.types import Memory, Quoted, Recalled, RecallResult, RelationKi
 from . import dated, features, fusion, language, quotes, when
 from .chat_cache import ChatCache
 from .decision import Explained, choose
-from .dense_port import DenseScores, DenseSearch
-from .dense_view import cosines_of, joined, top_view
+from .dense_port import DenseSearch
+from .dense_view import cosines_of, top_view
 from .features import Baseline, Seen, Via
 from .judge import Judge
 from .question import Names, Question, name_tokens
@@ -315,7 +315,6 @@ class Recall:
             df = {t: c for t, c in df.items() if c > 0}
             ids = await self._cache.visible_ids(conn, scope, now, retro)
             scores = order_scores = None
-            turn_scores: list[tuple[DenseScores | None, float]] = []
             replaced = not retro and await self._cache.has_replaced(conn, scope)
             if dense and self.dense is not None and self.dense.mode != "off":
                 allowed = ids
@@ -327,21 +326,26 @@ class Recall:
                 order_scores = scores
                 if look is not q and scores is not None:
                     order_scores = await self.dense.scores(scope, look.embed_text, allowed)
-                for said in wake.context:
-                    found_turn = await self.dense.scores(scope, said.text, allowed)
-                    turn_scores.append((found_turn, said.weight))
             with_past = retro or replaced
             matched = await self._words(
                 conn, scope, look.terms, look, names, df, held, now, with_past
             )
             words = [mid for mid, over in matched if retro or not over]
             ended = [mid for mid, over in matched if over]
+            # The turns count by their words, the weightiest turn's first (wake.py).
             context_words: list[int] = []
-            if extra:
-                extra_matched = await self._words(
-                    conn, scope, extra, None, names, df, held, now, with_past
+            for said in sorted(wake.context, key=lambda t: -t.weight):
+                own = said.terms & extra
+                if not own:
+                    continue
+                turn_matched = await self._words(
+                    conn, scope, own, None, names, df, held, now, with_past
                 )
-                context_words = [mid for mid, over in extra_matched if retro or not over]
+                context_words += [
+                    mid
+                    for mid, over in turn_matched
+                    if (retro or not over) and mid not in context_words
+                ]
             found: dict[int, tuple[int | None, Via]] = {}  # id -> (bm25 rank, via)
             for rank, mid in enumerate(words):
                 found[mid] = (rank, "search")
@@ -349,9 +353,8 @@ class Recall:
                 found.setdefault(mid, (None, "search"))
             dense_rank, cosine, past = top_view(scores, ids, self.params.dense_limit)
             order_rank = dense_rank
-            if (turn_scores or order_scores is not scores) and order_scores is not None:
-                in_conversation = joined(order_scores, turn_scores)
-                order_rank, _, _ = top_view(in_conversation, ids, self.params.dense_limit)
+            if order_scores is not scores:
+                order_rank, _, _ = top_view(order_scores, ids, self.params.dense_limit)
             for mid in (*dense_rank, *order_rank):
                 found.setdefault(mid, (None, "search"))
             trace.append(
