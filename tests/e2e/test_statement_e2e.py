@@ -21,6 +21,8 @@ __all__ = ["openai_server"]
 pytestmark = pytest.mark.e2e
 
 HEADING = "## 想起的记忆"
+CONSOLIDATION = "后台记忆整理员"
+"""Words of the consolidation prompt's first line (the model is also asked that)."""
 
 
 def recalled_lines(prompt: str) -> list[str]:
@@ -45,7 +47,12 @@ async def test_a_statement_brings_up_what_it_mentions(
         async def prompt_of(wake: str) -> str:
             before = len(openai_server.requests)
             await chat.ask(wake, at_bot=True)
-            return openai_server.requests[before].prompt_text
+            # The reply's request, not a consolidation batch the messages started.
+            return next(
+                r.prompt_text
+                for r in openai_server.requests[before:]
+                if CONSOLIDATION not in r.prompt_text
+            )
 
         statement = await prompt_of("我今天又去琴行了")
         phatic = await prompt_of("哈哈哈哈哈")
