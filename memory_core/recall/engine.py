@@ -47,7 +47,7 @@ from memory_core.clock import Clock, as_utc
 from memory_core.settings import LiveSettings, Settings
 from memory_core.storage import MemoryRepo
 from memory_core.storage.engine import Database
-from memory_core.tokenize import bigram_tokens
+from memory_core.tokenize import bigram_tokens, token_set
 from memory_core.types import Memory, Quoted, Recalled, RecallResult, RelationKind
 
 from . import dated, features, fusion, language, quotes, when
@@ -64,7 +64,7 @@ from .relevance import LEXICAL, RelevanceModel
 from .relevance import load as load_model
 from .rerank import RerankStage
 from .visibility import is_visible
-from .wake import Turn
+from .wake import Turn, Wake
 from .wake import read as read_wake
 
 log = logging.getLogger(__name__)
@@ -332,20 +332,17 @@ class Recall:
             )
             words = [mid for mid, over in matched if retro or not over]
             ended = [mid for mid, over in matched if over]
-            # The turns count by their words, the weightiest turn's first (wake.py).
+            # The turns count by their words (one search), the weightiest turn's first.
             context_words: list[int] = []
-            for said in sorted(wake.context, key=lambda t: -t.weight):
-                own = said.terms & extra
-                if not own:
-                    continue
-                turn_matched = await self._words(
-                    conn, scope, own, None, names, df, held, now, with_past
+            if extra:
+                extra_found = await self._found(
+                    conn, scope, extra, None, names, df, held, now, with_past
                 )
-                context_words += [
-                    mid
-                    for mid, over in turn_matched
-                    if (retro or not over) and mid not in context_words
-                ]
+                heard_in = _turn_weights(wake, extra_found)
+                context_words = sorted(
+                    (m.id for m, over in extra_found if retro or not over),
+                    key=lambda mid: -heard_in[mid],
+                )
             found: dict[int, tuple[int | None, Via]] = {}  # id -> (bm25 rank, via)
             for rank, mid in enumerate(words):
                 found[mid] = (rank, "search")
@@ -464,6 +461,25 @@ class Recall:
         now: datetime,
         with_past: bool,
     ) -> list[tuple[int, bool]]:
+        return [
+            (mem.id, over)
+            for mem, over in await self._found(
+                conn, scope, asked, q, names, df, held, now, with_past
+            )
+        ]
+
+    async def _found(
+        self,
+        conn: AsyncConnection,
+        scope: str,
+        asked: frozenset[str],
+        q: Question | None,
+        names: Names,
+        df: Mapping[str, int],
+        held: Mapping[str, int],
+        now: datetime,
+        with_past: bool,
+    ) -> list[tuple[Memory, bool]]:
         """Visible memories sharing a term of `asked` (in any of its inflections `held`
         by this chat) or naming a member the wake `q` names (any spelling; None: no
         names), best bm25 first, each with whether its validity has ended
@@ -479,7 +495,7 @@ class Recall:
             limit=self.params.words_limit,
             conn=conn,
         )
-        return [(mem.id, not is_visible(mem, scope, now)) for mem in rows]
+        return [(mem, not is_visible(mem, scope, now)) for mem in rows]
 
     async def _successors(
         self,
@@ -498,6 +514,16 @@ class Recall:
             out.extend(sorted(newer))
             frontier = newer
         return out
+
+
+def _turn_weights(wake: Wake, found: Sequence[tuple[Memory, bool]]) -> dict[int, float]:
+    """Each memory the context's words found -> the weight of the weightiest turn
+    that shares a term with it."""
+    out: dict[int, float] = {}
+    for mem, _ in found:
+        said = token_set(f"{mem.subject} {mem.content}")
+        out[mem.id] = max((t.weight for t in wake.context if t.terms & said), default=0.0)
+    return out
 
 
 def _leaders(words: Sequence[int], dense_rank: Mapping[int, int], k: int) -> set[int]:
