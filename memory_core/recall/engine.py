@@ -332,9 +332,15 @@ class Recall:
             )
             words = [mid for mid, over in matched if retro or not over]
             ended = [mid for mid, over in matched if over]
-            # The turns count by their words (one search), the weightiest turn's first.
+            dense_rank, cosine, past = top_view(scores, ids, self.params.dense_limit)
+            order_rank = dense_rank
+            if order_scores is not scores:
+                order_rank, _, _ = top_view(order_scores, ids, self.params.dense_limit)
+            # The turns count by their words (one search), the weightiest turn's first,
+            # and only to fill places the wake's own orders leave empty (fusion.py).
             context_words: list[int] = []
-            if extra:
+            held_by_wake = len(set(words) | set(order_rank))
+            if extra and held_by_wake < self._settings.recall_limit:
                 extra_found = await self._found(
                     conn, scope, extra, None, names, df, held, now, with_past
                 )
@@ -348,10 +354,6 @@ class Recall:
                 found[mid] = (rank, "search")
             for mid in context_words:
                 found.setdefault(mid, (None, "search"))
-            dense_rank, cosine, past = top_view(scores, ids, self.params.dense_limit)
-            order_rank = dense_rank
-            if order_scores is not scores:
-                order_rank, _, _ = top_view(order_scores, ids, self.params.dense_limit)
             for mid in (*dense_rank, *order_rank):
                 found.setdefault(mid, (None, "search"))
             trace.append(

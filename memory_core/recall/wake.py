@@ -10,10 +10,10 @@ about anything at all (chatter.py), its shape, and the conversation it came in.
   dropped here, whoever passed it. The wake counts 1; a member's turn counts
   `MEMBER_WEIGHT` and each older one `DECAY` times less; the bot's own turn half of a
   member's (it says what the persona thought of, not what the chat said).
-- **What context moves.** Context finds: the turns count by their words, each a
-  search of its own, the weightiest turn's first, and their candidates come after
-  everything the wake's own orders hold (fusion.py): they fill the places the wake
-  leaves empty. A turn is not embedded at wake time: on conversation-shaped recall
+- **What context moves.** Context finds: the turns count by their words (one search,
+  its candidates ordered by the weightiest turn sharing a term), and only when the
+  wake's own orders hold fewer than the recall limit; they come after everything the
+  wake's own orders hold (fusion.py): they fill the places the wake leaves empty. A turn is not embedded at wake time: on conversation-shaped recall
   the turns' vectors at any weight found what was just talked about rather than what
   to recall next, and three new turns cost about 100 ms at p95 in a 10,000-memory
   chat; a message's passage vector from the archive does not stand in for a
