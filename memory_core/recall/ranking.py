@@ -9,10 +9,10 @@ fill the slots, and keep contradicting memories next to each other.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from difflib import SequenceMatcher
 from typing import TypeVar
 
 from memory_core.tokenize import is_cjk, normalise, numbers, token_set
@@ -23,6 +23,7 @@ from . import language
 T = TypeVar("T")
 
 RECENCY_HALF_LIFE_DAYS = 30.0
+_LATIN_WORD = re.compile(r"[a-z0-9]+")
 SAME_MEMORY_DICE = 0.7
 """Candidates this similar (and stating the same numbers) say the same thing twice."""
 
@@ -54,21 +55,18 @@ def restates(a: Said, b: Said) -> bool:
 
 def swaps_content(a: str, b: str) -> bool:
     """One text says something where the other says something else ("阿花家的猫叫年糕" /
-    "…叫汤圆", "lives in Leeds" / "lives in York"): the same frame with
-    another value is another fact. A word added or dropped ("现在住在") or a changed
-    particle is the same fact said again."""
+    "…叫汤圆", "lives in Leeds" / "lives in York"): the same frame with another value
+    is another fact. A word added or dropped ("现在住在") or a changed particle is the
+    same fact said again. Read as: each side has a content character (CJK, not a
+    particle) or a latin word the other lacks."""
+    mine, theirs = _content_units(a), _content_units(b)
+    return bool(mine - theirs) and bool(theirs - mine)
+
+
+def _content_units(text: str) -> frozenset[str]:
     grammar = language.function_chars()
-
-    def content(part: str) -> bool:
-        return any(
-            (is_cjk(ch) and ch not in grammar) or (ch.isascii() and ch.isalnum()) for ch in part
-        )
-
-    matcher = SequenceMatcher(None, a, b, autojunk=False)
-    return any(
-        tag == "replace" and content(a[i1:i2]) and content(b[j1:j2])
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-    )
+    cjk = {ch for ch in text if is_cjk(ch) and ch not in grammar}
+    return frozenset(cjk | set(_LATIN_WORD.findall(text)))
 
 
 def restatement_groups(best_first: Sequence[T], said: Callable[[T], Said]) -> list[list[T]]:
