@@ -327,11 +327,11 @@ class Recall:
                 if look is not q and scores is not None:
                     order_scores = await self.dense.scores(scope, look.embed_text, allowed)
             with_past = retro or replaced
-            matched = await self._words(
+            matched = await self._found(
                 conn, scope, look.terms, look, names, df, held, now, with_past
             )
-            words = [mid for mid, over in matched if retro or not over]
-            ended = [mid for mid, over in matched if over]
+            words = [m.id for m, over in matched if retro or not over]
+            ended = [m.id for m, over in matched if over]
             dense_rank, cosine, past = top_view(scores, ids, self.params.dense_limit)
             order_rank = dense_rank
             if order_scores is not scores:
@@ -450,25 +450,6 @@ class Recall:
         return count
 
     # --- candidates ------------------------------------------------------------------
-
-    async def _words(
-        self,
-        conn: AsyncConnection,
-        scope: str,
-        asked: frozenset[str],
-        q: Question | None,
-        names: Names,
-        df: Mapping[str, int],
-        held: Mapping[str, int],
-        now: datetime,
-        with_past: bool,
-    ) -> list[tuple[int, bool]]:
-        return [
-            (mem.id, over)
-            for mem, over in await self._found(
-                conn, scope, asked, q, names, df, held, now, with_past
-            )
-        ]
 
     async def _found(
         self,

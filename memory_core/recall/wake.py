@@ -78,13 +78,11 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class Said:
-    """A context turn as recall reads it."""
+    """A context turn as recall reads it: its terms and its weight (the bot's share
+    already in it)."""
 
-    text: str
-    """Normalised, bot names dropped (what the embedding model reads)."""
     terms: frozenset[str]
     weight: float
-    is_bot: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +125,7 @@ def read(
         if not terms and not ctx.named:
             continue
         weight = MEMBER_WEIGHT * DECAY ** (distance - 1) * (BOT_SHARE if turn.is_bot else 1.0)
-        said.append(Said(ctx.embed_text, ctx.terms, weight, turn.is_bot))
+        said.append(Said(ctx.terms, weight))
     shape = shape_of(q)
     depth = DEPTH_QUESTION if shape == "question" else DEPTH_STATEMENT
     if said:
