@@ -64,6 +64,11 @@ class DenseSearch(Protocol):
     @property
     def embedder_id(self) -> str: ...
 
+    def prefetch(self, text: str) -> None:
+        """Start computing what `scores` and `cosines` of `text` will need (its vector),
+        so it overlaps the word search; never raises."""
+        ...
+
     async def scores(
         self, scope: str, text: str, candidate_ids: AbstractSet[int]
     ) -> DenseScores | None: ...

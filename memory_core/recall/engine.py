@@ -296,6 +296,9 @@ class Recall:
             wake = read_wake(scope, text, names, self._settings.nicknames, context)
             q = wake.question
             look = wake.lookup
+            if dense and self.dense is not None and self.dense.mode != "off":
+                for asked in {q.embed_text, look.embed_text}:
+                    self.dense.prefetch(asked)
             retro = q.retrospective
             trace.append(
                 f"terms: {' '.join(sorted(q.terms)) or '-'}; members: "
@@ -316,6 +319,11 @@ class Recall:
             ids = await self._cache.visible_ids(conn, scope, now, retro)
             scores = order_scores = None
             replaced = not retro and await self._cache.has_replaced(conn, scope)
+            with_past = retro or replaced
+            # Words first: the question's vector is being computed meanwhile (prefetch).
+            matched = await self._found(
+                conn, scope, look.terms, look, names, df, held, now, with_past
+            )
             if dense and self.dense is not None and self.dense.mode != "off":
                 allowed = ids
                 if replaced:
@@ -326,10 +334,6 @@ class Recall:
                 order_scores = scores
                 if look is not q and scores is not None:
                     order_scores = await self.dense.scores(scope, look.embed_text, allowed)
-            with_past = retro or replaced
-            matched = await self._found(
-                conn, scope, look.terms, look, names, df, held, now, with_past
-            )
             words = [m.id for m, over in matched if retro or not over]
             ended = [m.id for m, over in matched if over]
             dense_rank, cosine, past = top_view(scores, ids, self.params.dense_limit)

@@ -8,12 +8,16 @@ fill the slots, and keep contradicting memories next to each other.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from memory_core.tokenize import is_cjk, normalise, numbers, token_set
 from memory_core.types import Band, Memory, Stage
@@ -46,11 +50,12 @@ def restates(a: Said, b: Said) -> bool:
     """Whether two memory texts say the same thing twice (near-identical wording, the
     same numbers, and no word of one put where the other has another): such memories
     count once, wherever recall compares them."""
-    return (
-        dice(a.tokens, b.tokens) >= SAME_MEMORY_DICE
-        and a.numbers == b.numbers
-        and not swaps_content(a.text, b.text)
-    )
+    if a.numbers != b.numbers:
+        return False
+    small, large = sorted((len(a.tokens), len(b.tokens)))
+    if 2 * small < SAME_MEMORY_DICE * (small + large):
+        return False  # even sharing every token of the shorter, dice stays below the line
+    return dice(a.tokens, b.tokens) >= SAME_MEMORY_DICE and not swaps_content(a.text, b.text)
 
 
 def swaps_content(a: str, b: str) -> bool:
@@ -63,7 +68,9 @@ def swaps_content(a: str, b: str) -> bool:
     return bool(mine - theirs) and bool(theirs - mine)
 
 
+@functools.lru_cache(maxsize=4096)
 def _content_units(text: str) -> frozenset[str]:
+    # Cached: one recall compares each candidate with many, and wakes see the same texts.
     grammar = language.function_chars()
     cjk = {ch for ch in text if is_cjk(ch) and ch not in grammar}
     return frozenset(cjk | set(_LATIN_WORD.findall(text)))
@@ -72,16 +79,32 @@ def _content_units(text: str) -> frozenset[str]:
 def restatement_groups(best_first: Sequence[T], said: Callable[[T], Said]) -> list[list[T]]:
     """Items grouped by what they say: each joins the first group whose head (its
     best) it restates, so groups come in the order of their best."""
-    groups: list[list[T]] = []
-    for item in best_first:
-        mine = said(item)
+    saids = [said(item) for item in best_first]
+    close = _close_pairs([s.tokens for s in saids])
+    groups: list[list[int]] = []
+    for i, mine in enumerate(saids):
         for group in groups:
-            if restates(mine, said(group[0])):
-                group.append(item)
+            head = group[0]
+            if close[i, head] and restates(mine, saids[head]):
+                group.append(i)
                 break
         else:
-            groups.append([item])
-    return groups
+            groups.append([i])
+    return [[best_first[i] for i in group] for group in groups]
+
+
+def _close_pairs(token_sets: Sequence[frozenset[str]]) -> npt.NDArray[np.bool_]:
+    """Which pairs may restate each other: dice of their tokens at the line or above,
+    every pair at once (a recall compares each of ~100 candidates with each group)."""
+    vocabulary: dict[str, int] = {}
+    cells = [[vocabulary.setdefault(t, len(vocabulary)) for t in ts] for ts in token_sets]
+    held = np.zeros((len(token_sets), max(len(vocabulary), 1)), dtype=np.float32)
+    for row, columns in enumerate(cells):
+        held[row, columns] = 1.0
+    shared = held @ held.T
+    sizes = held.sum(axis=1)
+    # A hair below the line: `restates` decides the pairs that pass, exactly.
+    return 2 * shared >= SAME_MEMORY_DICE * (sizes[:, None] + sizes[None, :]) - 1e-6
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,16 +203,21 @@ def select(
     scored = _collapse_restatements(scored, tokens)
     chosen: list[Candidate] = []
     pool = sorted(scored.values(), key=lambda c: (-c.score, c.memory.id))
+    similar = dict.fromkeys(scored, 0.0)
+    """Each candidate's highest dice with a chosen one, updated as each is chosen."""
     while pool and len(chosen) < limit:
         top = pool[0].score or 1.0
 
         def mmr(c: Candidate, top: float = top) -> float:
-            sim = max((dice(tokens[c.memory.id], tokens[s.memory.id]) for s in chosen), default=0)
-            return c.score / top - params.diversity * sim
+            return c.score / top - params.diversity * similar[c.memory.id]
 
         pick = max(pool, key=lambda c: (mmr(c), -c.memory.id))
         pool.remove(pick)
         chosen.append(pick)
+        picked = tokens[pick.memory.id]
+        for c in pool:
+            mid = c.memory.id
+            similar[mid] = max(similar[mid], dice(tokens[mid], picked))
     return _pair_contradictions(chosen, {**(partners or {}), **scored}, contradicts or {}, limit)
 
 

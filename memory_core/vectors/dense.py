@@ -69,6 +69,8 @@ class Dense:
         self._questions: dict[str, tuple[Matrix, float]] = {}
         self._missed: dict[str, float] = {}
         """The last few questions whose embedding failed or was too slow."""
+        self._pending: dict[str, asyncio.Task[tuple[Matrix, float]]] = {}
+        """Questions being embedded now (`prefetch`): a second ask waits for the same."""
 
     @property
     def mode(self) -> VectorMode:
@@ -112,26 +114,52 @@ class Dense:
         query = self.embedder.embed_query(text)
         return query, float(np.mean(self._background @ query))
 
+    def prefetch(self, text: str) -> None:
+        """Start embedding `text` now, off the event loop: recall reads its words from
+        the store meanwhile and asks for the vector later (the model's forward pass
+        releases the GIL, so the two overlap)."""
+        if text in self._questions or text in self._pending or self._missed_recently(text):
+            return
+        task = asyncio.create_task(self._embed(text))
+        self._pending[text] = task
+
+        def done(t: asyncio.Task[tuple[Matrix, float]]) -> None:
+            self._pending.pop(text, None)
+            if not t.cancelled():
+                t.exception()  # read here, so an unawaited failure is not logged as lost
+
+        task.add_done_callback(done)
+
     async def question(self, text: str) -> tuple[Matrix, float]:
         """`_embed_question` off the event loop, once per text: the memories and the
         recent messages of one question are scored against the same vector."""
         hit = self._questions.get(text)
-        if hit is None:
-            missed = self._missed.get(text)
-            if missed is not None and time.monotonic() - missed < MISSED_FOR_S:
-                raise TimeoutError  # the same wake's recent messages: no second wait
-            try:
-                hit = await asyncio.wait_for(
-                    asyncio.to_thread(self._embed_question, text), self._question_timeout_s
-                )
-            except (TimeoutError, LLMError):
-                if len(self._missed) >= QUESTIONS_KEPT:
-                    self._missed.pop(next(iter(self._missed)))
-                self._missed[text] = time.monotonic()
-                raise
-            if len(self._questions) >= QUESTIONS_KEPT:
-                self._questions.pop(next(iter(self._questions)))
-            self._questions[text] = hit
+        if hit is not None:
+            return hit
+        if self._missed_recently(text):
+            raise TimeoutError  # the same wake's recent messages: no second wait
+        if text not in self._pending:
+            self.prefetch(text)
+        # Shielded: a caller given up on (a cancelled reply) leaves the vector to finish.
+        return await asyncio.shield(self._pending[text])
+
+    def _missed_recently(self, text: str) -> bool:
+        missed = self._missed.get(text)
+        return missed is not None and time.monotonic() - missed < MISSED_FOR_S
+
+    async def _embed(self, text: str) -> tuple[Matrix, float]:
+        try:
+            hit = await asyncio.wait_for(
+                asyncio.to_thread(self._embed_question, text), self._question_timeout_s
+            )
+        except (TimeoutError, LLMError):
+            if len(self._missed) >= QUESTIONS_KEPT:
+                self._missed.pop(next(iter(self._missed)))
+            self._missed[text] = time.monotonic()
+            raise
+        if len(self._questions) >= QUESTIONS_KEPT:
+            self._questions.pop(next(iter(self._questions)))
+        self._questions[text] = hit
         return hit
 
     async def scores(

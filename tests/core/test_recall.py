@@ -139,6 +139,9 @@ class FakeDense:
         self.fixed = cosines
         self.asked: list[AbstractSet[int]] = []
 
+    def prefetch(self, text: str) -> None:
+        pass  # the cosines are fixed: nothing to compute ahead
+
     async def scores(self, scope: str, text: str, candidate_ids: AbstractSet[int]) -> DenseScores:
         self.asked.append(candidate_ids)
         ids = sorted(self.fixed)

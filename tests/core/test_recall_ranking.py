@@ -10,7 +10,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_core.recall.ranking import Candidate, final_score, recency, select, swaps_content
+from memory_core.recall.ranking import (
+    Candidate,
+    Said,
+    final_score,
+    recency,
+    restatement_groups,
+    restates,
+    select,
+    swaps_content,
+)
 from memory_core.recall.visibility import is_retrospective, is_visible
 from memory_core.types import Memory, MemoryStatus
 
@@ -187,3 +196,28 @@ def test_the_same_frame_with_another_value_is_two_memories(a: str, b: str) -> No
 def test_a_text_never_swaps_content_with_itself_plus_a_particle(text: str) -> None:
     assert not swaps_content(text, text)
     assert not swaps_content(text, text + "吧")
+
+
+def _grouped_pair_by_pair(texts: list[str]) -> list[list[int]]:
+    """The grouping by its definition: each text joins the first group whose head it
+    restates, one comparison at a time."""
+    groups: list[list[int]] = []
+    for i, text in enumerate(texts):
+        for group in groups:
+            if restates(Said.of(text), Said.of(texts[group[0]])):
+                group.append(i)
+                break
+        else:
+            groups.append([i])
+    return groups
+
+
+@given(
+    st.lists(
+        st.text(alphabet="小明在学吉他周六下午去琴行上课了2 3", min_size=0, max_size=14),
+        max_size=12,
+    )
+)
+def test_grouping_all_pairs_at_once_is_grouping_pair_by_pair(texts: list[str]) -> None:
+    got = restatement_groups(list(range(len(texts))), lambda i: Said.of(texts[i]))
+    assert got == _grouped_pair_by_pair(texts)
