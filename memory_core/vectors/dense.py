@@ -118,6 +118,8 @@ class Dense:
         """Start embedding `text` now, off the event loop: recall reads its words from
         the store meanwhile and asks for the vector later (the model's forward pass
         releases the GIL, so the two overlap)."""
+        if self._index is None:
+            return  # no index yet (or not read yet): the vector may never be needed
         if text in self._questions or text in self._pending or self._missed_recently(text):
             return
         task = asyncio.create_task(self._embed(text))

@@ -7,6 +7,7 @@ import asyncio
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memory_core.errors import LLMError
@@ -14,6 +15,7 @@ from memory_core.settings import Settings
 from memory_core.vectors.dense import Dense
 from memory_core.vectors.embedder import Matrix
 from memory_core.vectors.fake import FakeEmbedder
+from memory_core.vectors.store import VectorIndex
 
 
 class GatedEmbedder(FakeEmbedder):
@@ -35,7 +37,11 @@ class GatedEmbedder(FakeEmbedder):
 
 
 def dense(tmp_path: Path, embedder: FakeEmbedder) -> Dense:
-    return Dense(Settings(data_dir=tmp_path), embedder=embedder)
+    d = Dense(Settings(data_dir=tmp_path), embedder=embedder)
+    # As once the index was read: an empty one of this model.
+    empty = np.zeros((0, embedder.dim), dtype=np.float32)
+    d._index = VectorIndex(embedder.model_id, embedder.dim, (), empty)  # pyright: ignore[reportPrivateUsage]
+    return d
 
 
 async def test_a_prefetched_question_is_embedded_once_for_every_ask(tmp_path: Path) -> None:
@@ -68,6 +74,14 @@ async def test_a_failed_prefetch_is_raised_to_the_ask_and_not_retried_at_once(
         await d.question("阿杰换工作了吗")
     d.prefetch("阿杰换工作了吗")  # nor by a prefetch
     assert embedder.queries == ["阿杰换工作了吗"]
+
+
+async def test_nothing_is_prefetched_before_an_index_was_read(tmp_path: Path) -> None:
+    embedder = GatedEmbedder()
+    d = Dense(Settings(data_dir=tmp_path), embedder=embedder)
+    d.prefetch("小明最近在忙什么")  # no index: a provider would be paid for nothing
+    await asyncio.sleep(0.05)
+    assert embedder.queries == []
 
 
 async def test_a_cancelled_ask_leaves_the_embedding_to_finish(tmp_path: Path) -> None:
