@@ -343,6 +343,7 @@ class Recall:
             # The turns count by their words (one search), the weightiest turn's first,
             # and only to fill places the wake's own orders leave empty (fusion.py).
             context_words: list[int] = []
+            extra_found: list[tuple[Memory, bool]] = []
             held_by_wake = len(set(words) | set(order_rank))
             if extra and held_by_wake < self._settings.recall_limit:
                 extra_found = await self._found(
@@ -378,7 +379,10 @@ class Recall:
             for mid in day.ids:
                 found.setdefault(mid, (None, "search"))
             trace.extend(day.note)  # last: every source's candidate is dated or not
-            fetched = await self._repo.get_many(scope, found, conn=conn)
+            # The word searches read their memories already, in this same snapshot.
+            read = {m.id: m for m, _ in (*matched, *extra_found) if m.id in found}
+            rest = await self._repo.get_many(scope, found.keys() - read.keys(), conn=conn)
+            fetched = sorted([*read.values(), *rest], key=lambda mem: mem.id)
         kept = [mem for mem in fetched if is_visible(mem, scope, now, retrospective=retro)]
         if scores is not None:
             # A word or link candidate far down the dense ranking still has a cosine: in

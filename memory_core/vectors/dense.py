@@ -122,6 +122,9 @@ class Dense:
             return  # no index yet (or not read yet): the vector may never be needed
         if text in self._questions or text in self._pending or self._missed_recently(text):
             return
+        self._start(text)
+
+    def _start(self, text: str) -> asyncio.Task[tuple[Matrix, float]]:
         task = asyncio.create_task(self._embed(text))
         self._pending[text] = task
 
@@ -131,6 +134,7 @@ class Dense:
                 t.exception()  # read here, so an unawaited failure is not logged as lost
 
         task.add_done_callback(done)
+        return task
 
     async def question(self, text: str) -> tuple[Matrix, float]:
         """`_embed_question` off the event loop, once per text: the memories and the
@@ -140,10 +144,9 @@ class Dense:
             return hit
         if self._missed_recently(text):
             raise TimeoutError  # the same wake's recent messages: no second wait
-        if text not in self._pending:
-            self.prefetch(text)
+        task = self._pending.get(text) or self._start(text)
         # Shielded: a caller given up on (a cancelled reply) leaves the vector to finish.
-        return await asyncio.shield(self._pending[text])
+        return await asyncio.shield(task)
 
     def _missed_recently(self, text: str) -> bool:
         missed = self._missed.get(text)
