@@ -1,7 +1,7 @@
 """Recall latency at 1k / 10k / 100k memories in one chat, beside a raw FTS5 query.
 
     .venv/bin/python benchmarks/recall_latency.py [--sizes 1000,10000,100000] [--queries 200]
-        [--vector on|shadow|off] [--context 3]
+        [--vector on|shadow|off] [--context 3] [--keep DIR] [--rounds N]
 
 Each size gets a fresh temporary database filled through the public write path
 (`core.memories.write_many`) with generated everyday memories about the chat's
@@ -17,6 +17,11 @@ question (the bundled e5; every memory is embedded first, which takes a while at
 turns, as the chat path hands them over), in the same run: `ctx p50` / `ctx p95`
 beside the wake alone. Each turn is new text, so its embedding is part of the time
 (the worst case: in a chat, the turns before a wake were often embedded already).
+
+`--keep DIR` keeps each size's filled and embedded store under DIR and reuses it on the
+next run (filling 10k memories takes minutes; timing them, seconds), and `--rounds N`
+times the same questions N times in a row, one line each: on a shared machine, the
+rounds show how much of a p95 is the machine.
 """
 
 from __future__ import annotations
@@ -101,15 +106,21 @@ async def timed(
 
 
 async def measure(
-    size: int, count: int, vector: VectorMode = "on", turns: int = 0
+    size: int, count: int, vector: VectorMode = "on", turns: int = 0, keep: Path | None = None
 ) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="yuji-bench-") as tmp:
+        data_dir = keep / f"{size}-{vector}" if keep is not None else Path(tmp)
+        filled = data_dir.exists()
         clock = FakeClock(datetime(2026, 11, 20, 12, tzinfo=UTC))
-        settings = Settings(data_dir=Path(tmp), vector_mode=vector)
+        settings = Settings(data_dir=data_dir, vector_mode=vector)
         core = await Yuji.open(settings, clock=clock)
         try:
             started = time.perf_counter()
-            contents = await fill(core, size)
+            if filled:
+                made = distractors(size, members=MEMBERS, chinese=True, seed=size)
+                contents = [g.content for g in made]
+            else:
+                contents = await fill(core, size)
             load_s = time.perf_counter() - started
             if vector != "off":
                 await vector_eval.prepare(core)
@@ -139,13 +150,16 @@ async def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--vector", choices=["on", "shadow", "off"], default="on")
     parser.add_argument("--context", type=int, default=0, metavar="N", help="turns before a wake")
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="keep and reuse the stores here")
+    parser.add_argument("--rounds", type=int, default=1, help="time the questions N times")
     args = parser.parse_args()
     print(
         f"{'memories':>9} {'load s':>7} {'recall p50':>11} {'p95':>7} {'fts5 p50':>9} {'p95':>7}"
         + (f" {'ctx p50':>8} {'ctx p95':>8}" if args.context else "")
     )
-    for size in (int(s) for s in args.sizes.split(",")):
-        r = await measure(size, args.queries, args.vector, args.context)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    for size in (size for size in sizes for _ in range(args.rounds)):
+        r = await measure(size, args.queries, args.vector, args.context, args.keep)
         print(
             f"{r['size']:>9} {r['load_s']:>7} {r['recall_p50']:>11} {r['recall_p95']:>7}"
             f" {r['fts5_p50']:>9} {r['fts5_p95']:>7}"
