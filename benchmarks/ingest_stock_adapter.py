@@ -42,6 +42,8 @@ from tests.e2e.host_project import seen_ids, write_project
 
 GROUPS = 5
 POLL_S = 0.02
+EXTRA: dict[str, str] = {}
+"""`--set NAME=VALUE`: yuji settings added to every run's (e.g. YUJI_ARCHIVE_FLUSH_WAIT_S=0)."""
 
 
 @dataclass
@@ -82,7 +84,7 @@ def _pct(values: list[float], q: float) -> float:
 
 def _bot(kind: str, folder: Path) -> BotProcess:
     data = folder / "data"
-    settings = {"YUJI_VECTOR_MODE": "off", "YUJI_BACKFILL_INTERVAL_S": "0"}
+    settings = {"YUJI_VECTOR_MODE": "off", "YUJI_BACKFILL_INTERVAL_S": "0", **EXTRA}
     if kind == "host-preprocessor":
         settings["YUJI_ARCHIVE_ON_RECEIVE"] = "false"
     if kind == "host-slots":
@@ -147,7 +149,7 @@ async def run(kind: str, folder: Path, messages: int, rate: int, profile: Path |
 
             watcher = asyncio.create_task(watch())
             for i in range(messages):
-                if rate and i % 10 == 0:  # paced: ten messages at a time, on schedule
+                if rate:  # paced: each message at its own time, as a client sends them
                     await asyncio.sleep(max(0.0, start + i / rate - time.monotonic()))
                 sent.append(time.monotonic() - start)
                 await peer.send_event(
@@ -163,8 +165,8 @@ async def run(kind: str, folder: Path, messages: int, rate: int, profile: Path |
                 (archives and len(archived) < messages) or (watches and len(seen) < messages)
             ):
                 await asyncio.sleep(POLL_S)
-                if spy is not None and (not archives or len(archived) >= messages):
-                    spy = _stop_spy(spy)
+                if spy is not None and len(archived if archives else seen) >= messages:
+                    spy = _stop_spy(spy)  # `bare` archives nothing: until its matcher saw all
             watcher.cancel()
             poll()
             cpu = _cpu_s(bot.pid) - cpu
@@ -213,5 +215,7 @@ if __name__ == "__main__":
     parser.add_argument("--runs", default="bare,host,bot")
     parser.add_argument("--rate", type=int, default=0, help="messages/s; 0: one burst")
     parser.add_argument("--profile", type=Path, default=None, help="py-spy output folder")
+    parser.add_argument("--set", action="append", default=[], help="YUJI_NAME=value, for yuji")
     args = parser.parse_args()
+    EXTRA.update(item.split("=", 1) for item in args.set)
     asyncio.run(main(args.messages, args.runs.split(","), args.rate, args.profile))

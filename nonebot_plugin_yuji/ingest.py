@@ -44,6 +44,7 @@ from memory_core import NewExperience
 from . import runtime, telegram_convert
 from .archive_hooks import incoming_experience
 from .chat_names import name_telegram_chat
+from .direct import direct_preprocessor
 from .frames import MESSAGE_POSTS, complain, offer_frame
 from .onebot_adapter import IngestAdapter
 
@@ -138,7 +139,7 @@ async def _bounded(_slot: Annotated[None, Depends(_handler_slot)]) -> None:
     """The slot is held until the event's handling ends."""
 
 
-@event_preprocessor
+@direct_preprocessor
 async def _archive_parsed(bot: BaseBot, event: BaseEvent) -> None:
     """Before any matcher: archive the parsed event, unless the receive hook queued
     its frame already (then nothing waits here: see the module docstring)."""

@@ -60,6 +60,7 @@ class ArchiveService:
             self.repo.insert_many,
             max_batch=settings.archive_flush_max,
             capacity=settings.archive_queue_max,
+            gather_s=settings.archive_flush_wait_s,
         )
         self.attachments = AttachmentIngest(
             self.repo,
