@@ -103,9 +103,13 @@ def _settled(key: int, commit: asyncio.Future[Any]) -> None:
 
 async def committed(event: BaseEvent) -> None:
     """Return once `event`'s message is in the archive (at once when it was archived
-    before its matchers ran): for yuji's handlers that read the archive around it."""
+    before its matchers ran): for yuji's handlers that read the archive around it. The
+    writer stops gathering for it (`YUJI_ARCHIVE_FLUSH_WAIT_S`)."""
     commit = _commits.get(id(event))
     if commit is not None:
+        core = runtime.started()
+        if core is not None:
+            core.archive.hurry()  # received rows gather before a commit; this one is awaited
         with contextlib.suppress(Exception):  # a refused row is logged by the writer
             await asyncio.shield(commit)
 

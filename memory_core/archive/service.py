@@ -126,6 +126,11 @@ class ArchiveService:
     async def flush(self) -> None:
         await self.writer.flush()
 
+    def hurry(self) -> None:
+        """Someone waits for a queued message (a wake, a command): commit what is
+        queued now instead of gathering more (`YUJI_ARCHIVE_FLUSH_WAIT_S`)."""
+        self.writer.hurry()
+
     async def drain(self, timeout_s: float) -> DrainReport:
         """Shutdown: write everything queued within `timeout_s`, then refuse new rows;
         what is left is reported by chat (the next start's backfill fetches it)."""

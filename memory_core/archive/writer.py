@@ -4,12 +4,13 @@ Callers enqueue and await their own future; one writer task drains the queue, up
 `max_batch` rows per transaction. While a transaction is open the next burst gathers,
 so the commit rate adapts to the load instead of paying one fsync per message. And
 before a transaction of fewer than `max_batch` rows the writer waits up to `gather_s`
-for more: a transaction costs the event loop about 2 ms whatever it holds (its
-statements' round trips to the database thread), so messages arriving one by one at a
-few hundred a second, each committed alone, would cost more than everything else the
-bot does with them (docs/plugin.md). The wait ends as soon as a caller awaits its row
-(`submit`: a command, our own send): only the live ingest's rows, which nobody waits
-for (`put`, `offer`), are stored up to `gather_s` later.
+for more: a transaction costs the process about 6 ms of CPU whatever it holds (its
+statements' round trips between the event loop and the database thread), so messages
+arriving one by one at a few hundred a second, each committed alone, would cost more
+than everything else the bot does with them (docs/plugin.md,
+benchmarks/archive_gather.py). The wait ends as soon as someone waits for a row
+(`submit`: our own send, a command; `hurry`: a wake; `flush`, `drain`): only the live
+ingest's rows that nobody waits for (`put`, `offer`) are stored up to `gather_s` later.
 
 A refused batch is classified (`storage.failures.write_failure`). When the store
 failed (unreachable, busy, full, I/O), the batch goes back to the head of the queue,
@@ -199,6 +200,12 @@ class GroupCommitWriter:
         future = await self.put(exp, received_at, awaited=True)
         # A cancelled caller must not cancel the write: the message is still archived.
         return await asyncio.shield(future)
+
+    def hurry(self) -> None:
+        """A caller waits for a row it queued without waiting (`put`, `offer`): the
+        writer commits what is queued without gathering more."""
+        if self._queue:
+            self._hurry.set()
 
     async def drain(self, timeout_s: float) -> DrainReport:
         """Write what is queued within `timeout_s`; what is left is reported by chat,

@@ -111,3 +111,15 @@ async def test_a_row_someone_waits_for_ends_the_gathering() -> None:
     report = await asyncio.wait_for(writer.drain(5.0), 10)  # a drain does not wait for it
     assert (report.drained, report.left) == (1, {})
     assert insert_many.transactions[-1] == ["later"]
+
+
+async def test_hurry_commits_what_is_queued_without_gathering_more() -> None:
+    insert_many = RecordingInsert()
+    writer = GroupCommitWriter(insert_many, gather_s=3600.0)
+    futures = [writer.offer(exp(fp=f"h{i}"), T0) for i in range(2)]
+    await asyncio.sleep(0)
+    assert insert_many.transactions == []
+    writer.hurry()  # a wake waits for its message
+    await asyncio.wait_for(asyncio.gather(*[f for f in futures if f is not None]), 5)
+    assert insert_many.transactions == [["h0", "h1"]]
+    await writer.close()
