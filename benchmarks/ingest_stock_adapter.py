@@ -1,7 +1,7 @@
 """Ingest inside someone else's bot (the stock OneBot v11 adapter) against bot.py's own.
 
     .venv/bin/python -m benchmarks.ingest_stock_adapter [--messages 3000] [--rate 0]
-        [--runs bare,host,bot] [--profile DIR]
+        [--runs bare,host,bot] [--profile DIR] [--set YUJI_NAME=value ...]
 
 `bare`: an nb-cli-shaped project (tests/e2e/host_project.py: nb-cli's bot.py, the
 stock OneBot v11 adapter, a plugin of the host's own whose matcher sees every message)
@@ -13,8 +13,9 @@ the same with `YUJI_ARCHIVE_ON_RECEIVE=false` (archived in an event preprocessor
 adapter (`YUJI_ONEBOT_ADAPTER=ingest`, the default); `bot-stock`: bot.py told to
 register the stock adapter. Each run starts the bot on a fresh store (vectors and
 model off), connects one NapCat-like client and sends `--messages` group messages over
-five groups as fast as the socket takes them, or paced at `--rate` messages/s (the
-sustained case: e.g. `--rate 300 --messages 9000` is 30 s).
+five groups as fast as the socket takes them, or paced at `--rate` messages/s, each
+message at its own time as a client sends them (the sustained case: e.g. `--rate 300
+--messages 9000` is 30 s). `--set` adds a yuji setting to every run's.
 
 Reported per run: the seconds from the first send to the last row committed (the store
 read every 20 ms), messages/s over that span, how many rows are missing (must be 0),
