@@ -1,7 +1,7 @@
 """Ingest inside someone else's bot (the stock OneBot v11 adapter) against bot.py's own.
 
     .venv/bin/python -m benchmarks.ingest_stock_adapter [--messages 3000] [--rate 0]
-        [--runs bare,host,bot] [--profile DIR] [--set YUJI_NAME=value ...]
+        [--runs bare,host,bot] [--profile DIR] [--set YUJI_NAME=value ...] [--gc]
 
 `bare`: an nb-cli-shaped project (tests/e2e/host_project.py: nb-cli's bot.py, the
 stock OneBot v11 adapter, a plugin of the host's own whose matcher sees every message)
@@ -23,12 +23,15 @@ the delay from each message's send to its commit (median, 99th percentile, max),
 the same for the host's own matcher (the time it saw each message). `--profile DIR`
 records each run's bot process with py-spy (`pip install py-spy`) from the first send
 to the last commit, and prints where the time went (`benchmarks/profile_top.py`).
+`--gc` counts the bot process's garbage collections in the same window, by generation,
+with their seconds (`benchmarks/gc_trace/`).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -38,13 +41,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.profile_top import summarise
-from tests.e2e.harness import DEFAULT_TOKEN, BotProcess, count_rows, free_port
+from tests.e2e.harness import DEFAULT_TOKEN, ROOT, BotProcess, count_rows, free_port
 from tests.e2e.host_project import seen_ids, write_project
 
 GROUPS = 5
 POLL_S = 0.02
 EXTRA: dict[str, str] = {}
 """`--set NAME=VALUE`: yuji settings added to every run's (e.g. YUJI_ARCHIVE_FLUSH_WAIT_S=0)."""
+GC_TRACE: list[bool] = [False]
+"""`--gc`: the bot process records its garbage collections (benchmarks/gc_trace/)."""
+GENERATIONS = ("young", "middle", "full")
 
 
 @dataclass
@@ -57,6 +63,8 @@ class Result:
     sent: list[float]
     cpu_s: float
     """The bot process's CPU seconds (all its threads) from the first send to the end."""
+    collections: list[tuple[int, float]] | None = None
+    """`--gc`: per generation, the collections in the same window and their seconds."""
 
     def line(self, messages: int) -> str:
         parts = [
@@ -76,6 +84,14 @@ class Result:
                 f"delay p50 {_pct(delays, 0.5):.2f} / p99 {_pct(delays, 0.99):.2f} / "
                 f"max {delays[-1] if delays else float('nan'):.2f} s"
             )
+        if self.collections is not None:
+            parts.append(
+                "GC: "
+                + ", ".join(
+                    f"{name} {n} ({s:.2f} s)"
+                    for name, (n, s) in zip(GENERATIONS, self.collections, strict=True)
+                )
+            )
         return "; ".join(parts)
 
 
@@ -85,6 +101,14 @@ def _pct(values: list[float], q: float) -> float:
 
 def _bot(kind: str, folder: Path) -> BotProcess:
     data = folder / "data"
+    traced = (
+        {
+            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent / "gc_trace"), str(ROOT)]),
+            "YUJI_BENCH_GC_TRACE": str(folder / "gc.json"),
+        }
+        if GC_TRACE[0]
+        else {}
+    )
     settings = {"YUJI_VECTOR_MODE": "off", "YUJI_BACKFILL_INTERVAL_S": "0", **EXTRA}
     if kind == "host-preprocessor":
         settings["YUJI_ARCHIVE_ON_RECEIVE"] = "false"
@@ -110,11 +134,11 @@ def _bot(kind: str, folder: Path) -> BotProcess:
             folder,
             cwd=project,
             port=port,
-            env={"YUJI_DATA_DIR": str(data)},
+            env={"YUJI_DATA_DIR": str(data), **traced},
             python=os.environ.get("BENCH_PYTHON", sys.executable),
         )
     adapter = {"bot": "ingest", "bot-stock": "stock"}[kind]
-    return BotProcess(folder, env={**settings, "YUJI_ONEBOT_ADAPTER": adapter})
+    return BotProcess(folder, env={**settings, "YUJI_ONEBOT_ADAPTER": adapter, **traced})
 
 
 async def run(kind: str, folder: Path, messages: int, rate: int, profile: Path | None) -> Result:
@@ -171,11 +195,25 @@ async def run(kind: str, folder: Path, messages: int, rate: int, profile: Path |
             watcher.cancel()
             poll()
             cpu = _cpu_s(bot.pid) - cpu
+            window = (start, time.monotonic())
     finally:
         if spy is not None:
             _stop_spy(spy)
         await bot.stop()
-    return Result(kind, archived[:messages], seen[:messages], sent, cpu)
+    collections = _collections(folder / "gc.json", window) if GC_TRACE[0] else None
+    return Result(kind, archived[:messages], seen[:messages], sent, cpu, collections)
+
+
+def _collections(trace: Path, window: tuple[float, float]) -> list[tuple[int, float]] | None:
+    """Per generation, the collections `trace` recorded within `window` and their seconds."""
+    if not trace.exists():
+        return None  # the bot did not exit normally
+    found = [(0, 0.0) for _ in GENERATIONS]
+    for at, generation, seconds in json.loads(trace.read_text("utf-8")):
+        if window[0] <= at <= window[1]:
+            n, total = found[generation]
+            found[generation] = (n + 1, total + seconds)
+    return found
 
 
 def _cpu_s(pid: int | None) -> float:
@@ -217,6 +255,8 @@ if __name__ == "__main__":
     parser.add_argument("--rate", type=int, default=0, help="messages/s; 0: one burst")
     parser.add_argument("--profile", type=Path, default=None, help="py-spy output folder")
     parser.add_argument("--set", action="append", default=[], help="YUJI_NAME=value, for yuji")
+    parser.add_argument("--gc", action="store_true", help="count the bot's garbage collections")
     args = parser.parse_args()
+    GC_TRACE[0] = args.gc
     EXTRA.update(item.split("=", 1) for item in args.set)
     asyncio.run(main(args.messages, args.runs.split(","), args.rate, args.profile))
