@@ -1,7 +1,7 @@
 """Ingest inside someone else's bot (the stock OneBot v11 adapter) against bot.py's own.
 
     .venv/bin/python -m benchmarks.ingest_stock_adapter [--messages 3000] [--rate 0]
-        [--runs bare,host,bot] [--profile DIR] [--set YUJI_NAME=value ...] [--gc]
+        [--runs bare,host,bot] [--profile DIR] [--set YUJI_NAME=value ...] [--gc] [--clump 1]
 
 `bare`: an nb-cli-shaped project (tests/e2e/host_project.py: nb-cli's bot.py, the
 stock OneBot v11 adapter, a plugin of the host's own whose matcher sees every message)
@@ -14,8 +14,9 @@ adapter (`YUJI_ONEBOT_ADAPTER=ingest`, the default); `bot-stock`: bot.py told to
 register the stock adapter. Each run starts the bot on a fresh store (vectors and
 model off), connects one NapCat-like client and sends `--messages` group messages over
 five groups as fast as the socket takes them, or paced at `--rate` messages/s, each
-message at its own time as a client sends them (the sustained case: e.g. `--rate 300
---messages 9000` is 30 s). `--set` adds a yuji setting to every run's.
+message at its own time as a client sends them, or `--clump N` at a time (the sustained
+case: e.g. `--rate 300 --messages 9000` is 30 s). `--set` adds a yuji setting to every
+run's.
 
 Reported per run: the seconds from the first send to the last row committed (the store
 read every 20 ms), messages/s over that span, how many rows are missing (must be 0),
@@ -51,6 +52,8 @@ EXTRA: dict[str, str] = {}
 GC_TRACE: list[bool] = [False]
 """`--gc`: the bot process records its garbage collections (benchmarks/gc_trace/)."""
 GENERATIONS = ("young", "middle", "full")
+CLUMP = [1]
+"""`--clump N`: paced messages go N at a time (the first version of this benchmark: 10)."""
 
 
 @dataclass
@@ -174,7 +177,7 @@ async def run(kind: str, folder: Path, messages: int, rate: int, profile: Path |
 
             watcher = asyncio.create_task(watch())
             for i in range(messages):
-                if rate:  # paced: each message at its own time, as a client sends them
+                if rate and i % CLUMP[0] == 0:  # paced: each clump at its own time
                     await asyncio.sleep(max(0.0, start + i / rate - time.monotonic()))
                 sent.append(time.monotonic() - start)
                 await peer.send_event(
@@ -239,7 +242,12 @@ def _stop_spy(spy: subprocess.Popen[bytes]) -> None:
 
 async def main(messages: int, runs: list[str], rate: int, profile: Path | None) -> None:
     load = os.getloadavg()[0]
-    print(f"{messages} messages, {'burst' if not rate else f'{rate} msg/s'}; load {load:.1f}")
+    pace = (
+        "burst"
+        if not rate
+        else f"{rate} msg/s" + (f", {CLUMP[0]} at a time" if CLUMP[0] > 1 else "")
+    )
+    print(f"{messages} messages, {pace}; load {load:.1f}")
     for kind in runs:
         with tempfile.TemporaryDirectory(prefix="yuji-stock-") as tmp:
             result = await run(kind, Path(tmp), messages, rate, profile)
@@ -256,7 +264,9 @@ if __name__ == "__main__":
     parser.add_argument("--profile", type=Path, default=None, help="py-spy output folder")
     parser.add_argument("--set", action="append", default=[], help="YUJI_NAME=value, for yuji")
     parser.add_argument("--gc", action="store_true", help="count the bot's garbage collections")
+    parser.add_argument("--clump", type=int, default=1, help="paced messages sent together")
     args = parser.parse_args()
     GC_TRACE[0] = args.gc
+    CLUMP[0] = max(1, args.clump)
     EXTRA.update(item.split("=", 1) for item in args.set)
     asyncio.run(main(args.messages, args.runs.split(","), args.rate, args.profile))
