@@ -1,7 +1,7 @@
 """Ingest inside someone else's bot (the stock OneBot v11 adapter) against bot.py's own.
 
     .venv/bin/python -m benchmarks.ingest_stock_adapter [--messages 3000] [--rate 0]
-        [--runs bare,host,bot] [--profile DIR]
+        [--runs bare,host,bot] [--profile DIR] [--set YUJI_NAME=value ...] [--gc] [--clump 1]
 
 `bare`: an nb-cli-shaped project (tests/e2e/host_project.py: nb-cli's bot.py, the
 stock OneBot v11 adapter, a plugin of the host's own whose matcher sees every message)
@@ -13,8 +13,10 @@ the same with `YUJI_ARCHIVE_ON_RECEIVE=false` (archived in an event preprocessor
 adapter (`YUJI_ONEBOT_ADAPTER=ingest`, the default); `bot-stock`: bot.py told to
 register the stock adapter. Each run starts the bot on a fresh store (vectors and
 model off), connects one NapCat-like client and sends `--messages` group messages over
-five groups as fast as the socket takes them, or paced at `--rate` messages/s (the
-sustained case: e.g. `--rate 300 --messages 9000` is 30 s).
+five groups as fast as the socket takes them, or paced at `--rate` messages/s, each
+message at its own time as a client sends them, or `--clump N` at a time (the sustained
+case: e.g. `--rate 300 --messages 9000` is 30 s). `--set` adds a yuji setting to every
+run's.
 
 Reported per run: the seconds from the first send to the last row committed (the store
 read every 20 ms), messages/s over that span, how many rows are missing (must be 0),
@@ -22,12 +24,15 @@ the delay from each message's send to its commit (median, 99th percentile, max),
 the same for the host's own matcher (the time it saw each message). `--profile DIR`
 records each run's bot process with py-spy (`pip install py-spy`) from the first send
 to the last commit, and prints where the time went (`benchmarks/profile_top.py`).
+`--gc` counts the bot process's garbage collections in the same window, by generation,
+with their seconds (`benchmarks/gc_trace/`).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -37,11 +42,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.profile_top import summarise
-from tests.e2e.harness import DEFAULT_TOKEN, BotProcess, count_rows, free_port
+from tests.e2e.harness import DEFAULT_TOKEN, ROOT, BotProcess, count_rows, free_port
 from tests.e2e.host_project import seen_ids, write_project
 
 GROUPS = 5
 POLL_S = 0.02
+EXTRA: dict[str, str] = {}
+"""`--set NAME=VALUE`: yuji settings added to every run's (e.g. YUJI_ARCHIVE_FLUSH_WAIT_S=0)."""
+GC_TRACE: list[bool] = [False]
+"""`--gc`: the bot process records its garbage collections (benchmarks/gc_trace/)."""
+GENERATIONS = ("young", "middle", "full")
+CLUMP = [1]
+"""`--clump N`: paced messages go N at a time (the first version of this benchmark: 10)."""
 
 
 @dataclass
@@ -54,6 +66,8 @@ class Result:
     sent: list[float]
     cpu_s: float
     """The bot process's CPU seconds (all its threads) from the first send to the end."""
+    collections: list[tuple[int, float]] | None = None
+    """`--gc`: per generation, the collections in the same window and their seconds."""
 
     def line(self, messages: int) -> str:
         parts = [
@@ -73,6 +87,14 @@ class Result:
                 f"delay p50 {_pct(delays, 0.5):.2f} / p99 {_pct(delays, 0.99):.2f} / "
                 f"max {delays[-1] if delays else float('nan'):.2f} s"
             )
+        if self.collections is not None:
+            parts.append(
+                "GC: "
+                + ", ".join(
+                    f"{name} {n} ({s:.2f} s)"
+                    for name, (n, s) in zip(GENERATIONS, self.collections, strict=True)
+                )
+            )
         return "; ".join(parts)
 
 
@@ -82,7 +104,15 @@ def _pct(values: list[float], q: float) -> float:
 
 def _bot(kind: str, folder: Path) -> BotProcess:
     data = folder / "data"
-    settings = {"YUJI_VECTOR_MODE": "off", "YUJI_BACKFILL_INTERVAL_S": "0"}
+    traced = (
+        {
+            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent / "gc_trace"), str(ROOT)]),
+            "YUJI_BENCH_GC_TRACE": str(folder / "gc.json"),
+        }
+        if GC_TRACE[0]
+        else {}
+    )
+    settings = {"YUJI_VECTOR_MODE": "off", "YUJI_BACKFILL_INTERVAL_S": "0", **EXTRA}
     if kind == "host-preprocessor":
         settings["YUJI_ARCHIVE_ON_RECEIVE"] = "false"
     if kind == "host-slots":
@@ -107,11 +137,11 @@ def _bot(kind: str, folder: Path) -> BotProcess:
             folder,
             cwd=project,
             port=port,
-            env={"YUJI_DATA_DIR": str(data)},
+            env={"YUJI_DATA_DIR": str(data), **traced},
             python=os.environ.get("BENCH_PYTHON", sys.executable),
         )
     adapter = {"bot": "ingest", "bot-stock": "stock"}[kind]
-    return BotProcess(folder, env={**settings, "YUJI_ONEBOT_ADAPTER": adapter})
+    return BotProcess(folder, env={**settings, "YUJI_ONEBOT_ADAPTER": adapter, **traced})
 
 
 async def run(kind: str, folder: Path, messages: int, rate: int, profile: Path | None) -> Result:
@@ -147,7 +177,7 @@ async def run(kind: str, folder: Path, messages: int, rate: int, profile: Path |
 
             watcher = asyncio.create_task(watch())
             for i in range(messages):
-                if rate and i % 10 == 0:  # paced: ten messages at a time, on schedule
+                if rate and i % CLUMP[0] == 0:  # paced: each clump at its own time
                     await asyncio.sleep(max(0.0, start + i / rate - time.monotonic()))
                 sent.append(time.monotonic() - start)
                 await peer.send_event(
@@ -163,16 +193,30 @@ async def run(kind: str, folder: Path, messages: int, rate: int, profile: Path |
                 (archives and len(archived) < messages) or (watches and len(seen) < messages)
             ):
                 await asyncio.sleep(POLL_S)
-                if spy is not None and (not archives or len(archived) >= messages):
-                    spy = _stop_spy(spy)
+                if spy is not None and len(archived if archives else seen) >= messages:
+                    spy = _stop_spy(spy)  # `bare` archives nothing: until its matcher saw all
             watcher.cancel()
             poll()
             cpu = _cpu_s(bot.pid) - cpu
+            window = (start, time.monotonic())
     finally:
         if spy is not None:
             _stop_spy(spy)
         await bot.stop()
-    return Result(kind, archived[:messages], seen[:messages], sent, cpu)
+    collections = _collections(folder / "gc.json", window) if GC_TRACE[0] else None
+    return Result(kind, archived[:messages], seen[:messages], sent, cpu, collections)
+
+
+def _collections(trace: Path, window: tuple[float, float]) -> list[tuple[int, float]] | None:
+    """Per generation, the collections `trace` recorded within `window` and their seconds."""
+    if not trace.exists():
+        return None  # the bot did not exit normally
+    found = [(0, 0.0) for _ in GENERATIONS]
+    for at, generation, seconds in json.loads(trace.read_text("utf-8")):
+        if window[0] <= at <= window[1]:
+            n, total = found[generation]
+            found[generation] = (n + 1, total + seconds)
+    return found
 
 
 def _cpu_s(pid: int | None) -> float:
@@ -198,7 +242,12 @@ def _stop_spy(spy: subprocess.Popen[bytes]) -> None:
 
 async def main(messages: int, runs: list[str], rate: int, profile: Path | None) -> None:
     load = os.getloadavg()[0]
-    print(f"{messages} messages, {'burst' if not rate else f'{rate} msg/s'}; load {load:.1f}")
+    pace = (
+        "burst"
+        if not rate
+        else f"{rate} msg/s" + (f", {CLUMP[0]} at a time" if CLUMP[0] > 1 else "")
+    )
+    print(f"{messages} messages, {pace}; load {load:.1f}")
     for kind in runs:
         with tempfile.TemporaryDirectory(prefix="yuji-stock-") as tmp:
             result = await run(kind, Path(tmp), messages, rate, profile)
@@ -213,5 +262,11 @@ if __name__ == "__main__":
     parser.add_argument("--runs", default="bare,host,bot")
     parser.add_argument("--rate", type=int, default=0, help="messages/s; 0: one burst")
     parser.add_argument("--profile", type=Path, default=None, help="py-spy output folder")
+    parser.add_argument("--set", action="append", default=[], help="YUJI_NAME=value, for yuji")
+    parser.add_argument("--gc", action="store_true", help="count the bot's garbage collections")
+    parser.add_argument("--clump", type=int, default=1, help="paced messages sent together")
     args = parser.parse_args()
+    GC_TRACE[0] = args.gc
+    CLUMP[0] = max(1, args.clump)
+    EXTRA.update(item.split("=", 1) for item in args.set)
     asyncio.run(main(args.messages, args.runs.split(","), args.rate, args.profile))

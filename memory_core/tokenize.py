@@ -22,6 +22,10 @@ _CJK_RANGES = (
     (0x20000, 0x2FA1F),  # CJK extensions B..F, compatibility supplement
 )
 _WORD = re.compile(r"[^\W_]+")
+_CJK_CLASS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES)
+_SCRIPT_RUN = re.compile(f"[{_CJK_CLASS}]+|[^{_CJK_CLASS}]+")
+"""A run of CJK characters, or of others: one regex pass instead of `is_cjk` per
+character (the archive writer tokenises every message it indexes)."""
 
 NUMERAL_CHARS = frozenset("0123456789零〇一二三四五六七八九十百千万亿两半几")
 """Characters that only say how many or which (digits and Chinese numerals)."""
@@ -45,11 +49,8 @@ def normalise(text: str) -> str:
 def _runs(text: str) -> Iterable[tuple[bool, str]]:
     """Split into (is_cjk, run) pieces; everything that is not a word char separates."""
     for word in _WORD.findall(normalise(text)):
-        start = 0
-        for i in range(1, len(word) + 1):
-            if i == len(word) or is_cjk(word[i]) != is_cjk(word[start]):
-                yield is_cjk(word[start]), word[start:i]
-                start = i
+        for run in _SCRIPT_RUN.findall(word):
+            yield is_cjk(run[0]), run
 
 
 def bigram_tokens(text: str) -> list[str]:

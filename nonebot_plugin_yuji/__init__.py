@@ -34,6 +34,8 @@ from . import shutdown as shutdown  # noqa: E402
 from .config import STANDALONE, Config, one_line, origins, to_settings  # noqa: E402
 
 HOMEPAGE = "https://github.com/yuji-memory/nonebot-plugin-yuji"
+FULL_COLLECTION_EVERY = 100
+"""Middle-generation collections between two full ones (CPython's default is 10)."""
 
 __plugin_meta__ = PluginMetadata(
     name="鱼记",
@@ -94,11 +96,7 @@ async def _open() -> None:
     ):
         jobs.schedule(core.settings)  # with the console's stored overrides
     await deployment.start(core)  # the leader runs the once-only jobs above
-    # What start-up left alive (the libraries, the models, yuji's own) is never garbage:
-    # frozen, the collector stops walking it on every full collection, which under a
-    # flood of messages came round every few seconds (docs/plugin.md).
-    gc.collect()
-    gc.freeze()
+    settle_heap()
     if settings.console_token:
         logger.info(f"yuji console: http://{driver.config.host}:{driver.config.port}/yuji/")
     logger.info(
@@ -109,6 +107,20 @@ async def _open() -> None:
             "yuji: no LLM configured (YUJI_LLM_BASE_URL / YUJI_LLM_MODEL): messages are archived "
             "and commands work; replies and consolidation wait for a model"
         )
+
+
+def settle_heap() -> None:
+    """What start-up left alive (the libraries, the models, yuji's own) is never garbage:
+    frozen, the collector stops walking it on every full collection, which under a flood
+    of messages came round every few seconds (docs/plugin.md). Frozen objects no longer
+    count towards CPython's "a full collection once a quarter of the old generation is
+    new" either, so a full collection would follow every tenth middle one, each walking
+    every event in flight: under a backlog that was most of the process's time, and the
+    backlog grew. One after every hundredth instead."""
+    gc.collect()
+    gc.freeze()
+    young, middle, old = gc.get_threshold()
+    gc.set_threshold(young, middle, max(old, FULL_COLLECTION_EVERY))
 
 
 @driver.on_shutdown

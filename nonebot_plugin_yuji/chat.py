@@ -23,18 +23,19 @@ from nonebot.adapters.onebot.v11 import (
 )
 from nonebot.adapters.telegram import Bot as TelegramBot
 from nonebot.adapters.telegram import event as tg
-from nonebot.rule import Rule
+from nonebot.typing import T_State
 
 from memory_core import Incoming, group_scope, private_scope
 
 from . import runtime, telegram_convert
 from .archive_convert import convert, display_name, event_instant
 from .config import matcher_settings
+from .direct import DirectRule
 from .ingest import committed
 from .platforms import plain
 
 
-async def may_wake(event: BaseEvent) -> bool:
+async def may_wake(_bot: BaseBot, event: BaseEvent, _state: T_State) -> bool:
     """A cheap first look (the matcher's rule), QQ or Telegram: private, addressed to
     the bot, a mention or a quote, or a nickname in the text. Plain chatter stops here,
     so it costs the host's other plugins no handler run, dependency solving or log
@@ -45,7 +46,8 @@ async def may_wake(event: BaseEvent) -> bool:
     NoneBot skips the matcher by raising, and that exception's traceback keeps the
     event and its handling alive until a full garbage collection; at a few hundred
     messages a second those collections took most of the process's time
-    (docs/plugin.md). And async: a plain function rule runs in a worker thread."""
+    (docs/plugin.md). And async, called directly (`DirectRule`): NoneBot would solve
+    its parameters for every event of the bot."""
     core = runtime.started()
     if core is None:
         return False
@@ -67,7 +69,9 @@ async def may_wake(event: BaseEvent) -> bool:
 
 
 _MATCHERS = matcher_settings()
-chat = on_message(rule=Rule(may_wake), priority=_MATCHERS.chat_priority, block=_MATCHERS.chat_block)
+chat = on_message(
+    rule=DirectRule(may_wake), priority=_MATCHERS.chat_priority, block=_MATCHERS.chat_block
+)
 
 
 @chat.handle()

@@ -19,13 +19,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from nonebot import logger, on_notice
+from nonebot.adapters import Bot as BaseBot
 from nonebot.adapters import Event as BaseEvent
 from nonebot.adapters.onebot.v11 import Bot, NoticeEvent
 from nonebot.adapters.telegram.model import Chat
+from nonebot.typing import T_State
 
 from memory_core import group_scope
 
 from . import runtime
+from .direct import DirectRule
 from .telegram_convert import PLATFORM
 
 TELEGRAM_GROUPS = frozenset({"group", "supergroup"})
@@ -78,12 +81,12 @@ async def name_groups(groups: Any) -> None:
         logger.info(f"yuji chat names: {changed} groups named or renamed")
 
 
-async def _is_name_notice(event: BaseEvent) -> bool:
+async def _is_name_notice(_bot: BaseBot, event: BaseEvent, _state: T_State) -> bool:
     """A base-typed, async rule (why: ops_notices._is_offline_notice)."""
     return isinstance(event, NoticeEvent) and names_a_chat(event.model_dump())
 
 
-renamed = on_notice(rule=_is_name_notice, priority=1, block=False)
+renamed = on_notice(rule=DirectRule(_is_name_notice), priority=1, block=False)
 
 
 @renamed.handle()

@@ -44,6 +44,7 @@ from memory_core import NewExperience
 from . import runtime, telegram_convert
 from .archive_hooks import incoming_experience
 from .chat_names import name_telegram_chat
+from .direct import direct_preprocessor
 from .frames import MESSAGE_POSTS, complain, offer_frame
 from .onebot_adapter import IngestAdapter
 
@@ -102,9 +103,13 @@ def _settled(key: int, commit: asyncio.Future[Any]) -> None:
 
 async def committed(event: BaseEvent) -> None:
     """Return once `event`'s message is in the archive (at once when it was archived
-    before its matchers ran): for yuji's handlers that read the archive around it."""
+    before its matchers ran): for yuji's handlers that read the archive around it. The
+    writer stops gathering for it (`YUJI_ARCHIVE_FLUSH_WAIT_S`)."""
     commit = _commits.get(id(event))
     if commit is not None:
+        core = runtime.started()
+        if core is not None:
+            core.archive.hurry()  # received rows gather before a commit; this one is awaited
         with contextlib.suppress(Exception):  # a refused row is logged by the writer
             await asyncio.shield(commit)
 
@@ -138,7 +143,7 @@ async def _bounded(_slot: Annotated[None, Depends(_handler_slot)]) -> None:
     """The slot is held until the event's handling ends."""
 
 
-@event_preprocessor
+@direct_preprocessor
 async def _archive_parsed(bot: BaseBot, event: BaseEvent) -> None:
     """Before any matcher: archive the parsed event, unless the receive hook queued
     its frame already (then nothing waits here: see the module docstring)."""

@@ -1,6 +1,12 @@
 """Logs: a file under data/logs/ rotated daily (YUJI_LOG_RETENTION_DAYS kept), memory_core's
 standard-library loggers bridged into NoneBot's loguru, and secrets masked everywhere.
 
+The file holds every line but NoneBot's per-event ones below WARNING (each message
+received, each matcher run): those repeat what the archive holds, keep a person's words
+in a file `/forget-me` does not reach, and formatting them was a twentieth of the
+process's time in someone else's busy bot (docs/plugin.md). The console still shows
+them, as NoneBot configures it.
+
 The LLM key, the Telegram token and the OneBot access token are replaced by `***` in
 every loguru line (a global patcher) and in the library loggers that print URLs.
 Installed first at start-up, removed at shutdown (after the core closed).
@@ -35,6 +41,9 @@ FILE_NAME = "yuji_{time:YYYY-MM-DD}.log"
 FILE_FORMAT = "{time:YYYY-MM-DD HH:mm:ss.SSS} [{level}] {name} | {message}"
 FLOOD_S = 60.0
 ERROR_LEVEL = 40
+WARNING_LEVEL = 30
+PER_EVENT = ("nonebot.message", "nonebot.internal.matcher")
+"""Where NoneBot logs each event it receives and each matcher it runs."""
 
 _sink_id: int | None = None
 
@@ -71,6 +80,13 @@ def not_held_back(record: Record) -> bool:
     return not record["extra"].get(HELD_BACK)
 
 
+def kept_in_file(record: Record) -> bool:
+    """The file's filter (loguru asks it before formatting the line)."""
+    if record["level"].no < WARNING_LEVEL and (record["name"] or "").startswith(PER_EVENT):
+        return False
+    return not_held_back(record)
+
+
 def install(settings: Settings, secrets: Iterable[str]) -> int:
     """Add the file sink, the bridge, the masking and the flood marker; returns the
     loguru sink id."""
@@ -101,7 +117,7 @@ def install(settings: Settings, secrets: Iterable[str]) -> int:
         encoding="utf-8",
         level="INFO",
         format=FILE_FORMAT,
-        filter=not_held_back,
+        filter=kept_in_file,
         backtrace=False,
         diagnose=False,  # variable values in tracebacks could hold secrets
     )

@@ -14,6 +14,7 @@ from nonebot import on_metaevent, on_notice
 from nonebot.adapters import Bot as BaseBot
 from nonebot.adapters import Event as BaseEvent
 from nonebot.adapters.onebot.v11 import Bot, HeartbeatMetaEvent, NoticeEvent
+from nonebot.typing import T_State
 
 from memory_core import (
     bot_heartbeat_offline_text,
@@ -23,19 +24,20 @@ from memory_core import (
 )
 
 from . import runtime
+from .direct import DirectRule
 
 OFFLINE_NOTICE = "bot_offline"
 
 
-async def _is_offline_notice(event: BaseEvent) -> bool:
+async def _is_offline_notice(_bot: BaseBot, event: BaseEvent, _state: T_State) -> bool:
     """Rules take base types and test `isinstance`: a rule parameter of another type
     makes NoneBot skip with an exception, whose traceback keeps the event alive until
-    a full garbage collection (see docs/plugin.md); async, or NoneBot runs it in a
-    worker thread."""
+    a full garbage collection (see docs/plugin.md); async and called directly
+    (`DirectRule`), as NoneBot asks it about every event of the bot."""
     return isinstance(event, NoticeEvent) and event.notice_type == OFFLINE_NOTICE
 
 
-async def _heartbeat_matters(bot: BaseBot, event: BaseEvent) -> bool:
+async def _heartbeat_matters(bot: BaseBot, event: BaseEvent, _state: T_State) -> bool:
     """Only a heartbeat that changes the state is handled (NoneBot logs every handled
     event, and heartbeats come every few seconds)."""
     core = runtime.started()
@@ -45,8 +47,8 @@ async def _heartbeat_matters(bot: BaseBot, event: BaseEvent) -> bool:
     return failing if event.status.online else not failing
 
 
-bot_offline = on_notice(rule=_is_offline_notice, priority=1, block=False)
-heartbeat = on_metaevent(rule=_heartbeat_matters, priority=1, block=False)
+bot_offline = on_notice(rule=DirectRule(_is_offline_notice), priority=1, block=False)
+heartbeat = on_metaevent(rule=DirectRule(_heartbeat_matters), priority=1, block=False)
 
 
 @bot_offline.handle()

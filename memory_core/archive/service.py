@@ -60,6 +60,7 @@ class ArchiveService:
             self.repo.insert_many,
             max_batch=settings.archive_flush_max,
             capacity=settings.archive_queue_max,
+            gather_s=settings.archive_flush_wait_s,
         )
         self.attachments = AttachmentIngest(
             self.repo,
@@ -124,6 +125,11 @@ class ArchiveService:
 
     async def flush(self) -> None:
         await self.writer.flush()
+
+    def hurry(self) -> None:
+        """Someone waits for a queued message (a wake, a command): commit what is
+        queued now instead of gathering more (`YUJI_ARCHIVE_FLUSH_WAIT_S`)."""
+        self.writer.hurry()
 
     async def drain(self, timeout_s: float) -> DrainReport:
         """Shutdown: write everything queued within `timeout_s`, then refuse new rows;

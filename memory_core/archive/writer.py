@@ -2,7 +2,15 @@
 
 Callers enqueue and await their own future; one writer task drains the queue, up to
 `max_batch` rows per transaction. While a transaction is open the next burst gathers,
-so the commit rate adapts to the load instead of paying one fsync per message.
+so the commit rate adapts to the load instead of paying one fsync per message. And
+before a transaction of fewer than `max_batch` rows the writer waits up to `gather_s`
+for more: a transaction costs the process about 6 ms of CPU whatever it holds (its
+statements' round trips between the event loop and the database thread), so messages
+arriving one by one at a few hundred a second, each committed alone, would cost more
+than everything else the bot does with them (docs/plugin.md,
+benchmarks/archive_gather.py). The wait ends as soon as someone waits for a row
+(`submit`: our own send, a command; `hurry`: a wake; `flush`, `drain`): only the live
+ingest's rows that nobody waits for (`put`, `offer`) are stored up to `gather_s` later.
 
 A refused batch is classified (`storage.failures.write_failure`). When the store
 failed (unreachable, busy, full, I/O), the batch goes back to the head of the queue,
@@ -80,6 +88,7 @@ class GroupCommitWriter:
         *,
         max_batch: int = 500,
         capacity: int = 10_000,
+        gather_s: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
         classify: Callable[[BaseException], WriteFailure] = write_failure,
         retry_first_s: float = RETRY_FIRST_S,
@@ -100,9 +109,13 @@ class GroupCommitWriter:
         self.drops = DropLog()
         """Rows given up on: a reason retrying cannot cure (see the module docstring)."""
         self._max_batch = max(1, max_batch)
+        self._gather_s = max(0.0, gather_s)
         self.capacity = max(self._max_batch, capacity)
         self._queue: deque[_Pending] = deque()
         self._wakeup = asyncio.Event()
+        self._hurry = asyncio.Event()
+        """Set while a caller waits for a queued row (`submit`, `flush`): the writer
+        commits without gathering."""
         self._idle = asyncio.Event()
         self._idle.set()
         self._room = asyncio.Event()
@@ -140,8 +153,11 @@ class GroupCommitWriter:
             dropped_by_reason=tuple(sorted(self.drops.by_reason.items())),
         )
 
-    async def put(self, exp: NewExperience, received_at: datetime) -> asyncio.Future[Appended]:
-        """Queue one row, waiting while the queue is full; the future settles on commit."""
+    async def put(
+        self, exp: NewExperience, received_at: datetime, *, awaited: bool = False
+    ) -> asyncio.Future[Appended]:
+        """Queue one row, waiting while the queue is full; the future settles on commit
+        (`awaited`: the caller waits for it, so the writer commits without gathering)."""
         if len(self._queue) >= self.capacity:
             self.waited += 1
             held = self._full_log.allow("full")
@@ -159,7 +175,7 @@ class GroupCommitWriter:
                 await self._room.wait()
         if self._closed:
             raise ArchiveClosed("the archive writer is closed")
-        return self._queued(exp, received_at)
+        return self._queued(exp, received_at, awaited=awaited)
 
     def offer(self, exp: NewExperience, received_at: datetime) -> asyncio.Future[Appended] | None:
         """`put` for a caller that cannot wait (a synchronous hook): None when the queue
@@ -168,18 +184,28 @@ class GroupCommitWriter:
             return None
         return self._queued(exp, received_at)
 
-    def _queued(self, exp: NewExperience, received_at: datetime) -> asyncio.Future[Appended]:
+    def _queued(
+        self, exp: NewExperience, received_at: datetime, *, awaited: bool = False
+    ) -> asyncio.Future[Appended]:
         future: asyncio.Future[Appended] = asyncio.get_running_loop().create_future()
         self._queue.append(_Pending(exp, received_at, future))
+        if awaited:
+            self._hurry.set()
         self._idle.clear()
         self._wakeup.set()
         self._ensure_task()
         return future
 
     async def submit(self, exp: NewExperience, received_at: datetime) -> Appended:
-        future = await self.put(exp, received_at)
+        future = await self.put(exp, received_at, awaited=True)
         # A cancelled caller must not cancel the write: the message is still archived.
         return await asyncio.shield(future)
+
+    def hurry(self) -> None:
+        """A caller waits for a row it queued without waiting (`put`, `offer`): the
+        writer commits what is queued without gathering more."""
+        if self._queue:
+            self._hurry.set()
 
     async def drain(self, timeout_s: float) -> DrainReport:
         """Write what is queued within `timeout_s`; what is left is reported by chat,
@@ -200,7 +226,9 @@ class GroupCommitWriter:
         return DrainReport(self.written - before, dict(left))
 
     async def flush(self) -> None:
-        """Return once everything submitted before this call is committed."""
+        """Return once everything submitted before this call is committed (without
+        gathering: the caller waits)."""
+        self._hurry.set()
         while self._queue or not self._idle.is_set():
             if self._queue:
                 self._idle.clear()  # set by a cancelled task that left rows behind
@@ -233,7 +261,10 @@ class GroupCommitWriter:
                 self._wakeup.clear()
                 await self._wakeup.wait()
                 continue
+            await self._gather()  # cancelled there: nothing taken yet
             batch = [self._queue.popleft() for _ in range(min(self._max_batch, len(self._queue)))]
+            if not self._queue:  # what is left (a full batch's worth) goes without gathering
+                self._hurry.clear()
             # While the store refuses, the batch in flight still counts against the
             # bound: it comes back to the queue if refused again.
             if self._held_since is None and len(self._queue) < self.capacity:
@@ -265,6 +296,13 @@ class GroupCommitWriter:
             except asyncio.CancelledError:
                 self._idle.set()
                 raise
+
+    async def _gather(self) -> None:
+        """Wait up to `gather_s` for more rows, unless the batch is full or awaited."""
+        if not self._gather_s or len(self._queue) >= self._max_batch or self._hurry.is_set():
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._hurry.wait(), self._gather_s)
 
     async def _write(self, batch: list[_Pending]) -> tuple[list[_Pending], BaseException | None]:
         """Write `batch`; the rows to try again (in order) and why, or ([], None)."""

@@ -24,7 +24,7 @@ from nonebot.adapters import Bot, Event, Message
 from nonebot.adapters.onebot import v11
 from nonebot.consts import CMD_KEY, PREFIX_KEY
 from nonebot.params import CommandArg
-from nonebot.rule import Rule, command
+from nonebot.rule import command
 from nonebot.typing import T_State
 
 from memory_core import (
@@ -40,6 +40,7 @@ from memory_core import (
 from .. import runtime as runtime  # noqa: TID252 (plugin modules load under two names)
 from ..backfill_convert import history_parser as history_parser  # noqa: TID252
 from ..config import matcher_settings  # noqa: TID252
+from ..direct import DirectRule  # noqa: TID252
 from ..ingest import committed  # noqa: TID252
 from ..platforms import experience_of as experience_of  # noqa: TID252
 from ..platforms import (  # noqa: TID252
@@ -69,7 +70,7 @@ def slash(*names: str) -> Callable[[Action], Action]:
     return register
 
 
-async def _ours(state: T_State) -> bool:
+async def _ours(_bot: Bot, _event: Event, state: T_State) -> bool:
     """One of yuji's commands, while yuji is started (in someone else's bot a failed
     start leaves the plugin inactive)."""
     cmd = state.get(PREFIX_KEY, {}).get(CMD_KEY)
@@ -80,7 +81,7 @@ async def _ours(state: T_State) -> bool:
 
 _MATCHERS = matcher_settings()
 commands = on_message(
-    rule=Rule(_ours), priority=_MATCHERS.command_priority, block=_MATCHERS.command_block
+    rule=DirectRule(_ours), priority=_MATCHERS.command_priority, block=_MATCHERS.command_block
 )
 """Every command of yuji's: `YUJI_COMMAND_PRIORITY` / `YUJI_COMMAND_BLOCK` (docs/plugin.md)."""
 

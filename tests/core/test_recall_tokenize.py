@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 from hypothesis import given, settings
@@ -9,7 +10,14 @@ from hypothesis import strategies as st
 
 from memory_core.storage.fulltext import fts
 from memory_core.storage.fulltext import ranked as fulltext
-from memory_core.tokenize import bigram_tokens, is_numeric, numbers
+from memory_core.tokenize import (
+    _runs,  # pyright: ignore[reportPrivateUsage]
+    bigram_tokens,
+    is_cjk,
+    is_numeric,
+    normalise,
+    numbers,
+)
 
 
 def test_cjk_is_cut_into_bigrams_and_latin_words_kept_whole() -> None:
@@ -56,6 +64,34 @@ def test_every_indexed_token_is_one_fts5_token(text: str) -> None:
     expected = set(bi.split())
     assert stored == expected
     assert all(t.startswith(fts.scope_key("group:1")) for t in stored)
+
+
+def _runs_char_by_char(text: str) -> list[tuple[bool, str]]:
+    """What `_runs` computes, one character at a time (its first version)."""
+    runs: list[tuple[bool, str]] = []
+    for word in re.findall(r"[^\W_]+", normalise(text)):
+        start = 0
+        for i in range(1, len(word) + 1):
+            if i == len(word) or is_cjk(word[i]) != is_cjk(word[start]):
+                runs.append((is_cjk(word[start]), word[start:i]))
+                start = i
+    return runs
+
+
+@settings(max_examples=300)
+@given(
+    st.text(
+        st.one_of(
+            st.characters(),
+            st.characters(min_codepoint=0x3000, max_codepoint=0x9FFF),
+            st.characters(min_codepoint=0xAC00, max_codepoint=0xFAFF),
+            st.characters(min_codepoint=0x20000, max_codepoint=0x2FA1F),
+        ),
+        max_size=40,
+    )
+)
+def test_script_runs_split_where_cjk_starts_or_stops(text: str) -> None:
+    assert list(_runs(text)) == _runs_char_by_char(text)
 
 
 def test_scope_keys_differ_per_chat() -> None:

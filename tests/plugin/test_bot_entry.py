@@ -120,3 +120,17 @@ def test_a_slip_of_a_nonebot_setting_is_named_with_the_setting_meant() -> None:
         "PROT is not a NoneBot setting and is ignored; did you mean PORT?",
         "SUPERUSER is not a NoneBot setting and is ignored; did you mean SUPERUSERS?",
     ]
+
+
+def test_the_plugin_freezes_its_start_up_and_makes_full_collections_rarer() -> None:
+    import nonebot_plugin_yuji
+
+    before = gc.get_threshold()
+    try:
+        nonebot_plugin_yuji.settle_heap()
+        assert gc.get_freeze_count() > 0
+        assert gc.get_threshold()[:2] == before[:2]
+        assert gc.get_threshold()[2] == max(before[2], nonebot_plugin_yuji.FULL_COLLECTION_EVERY)
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)

@@ -16,7 +16,7 @@ from memory_core import FakeClock, RecordingAlertSink, Settings, Yuji
 from memory_core.ops.manifest import list_manifests
 from nonebot_plugin_yuji import jobs_ops, ops_logs
 
-from .factories import BOT_ID, TIME
+from .factories import BOT_ID, TIME, group_message
 
 
 @pytest.fixture
@@ -126,3 +126,23 @@ async def test_log_file_is_named_by_day_and_masks_secrets(tmp_path: Path) -> Non
     assert not any(
         isinstance(h, ops_logs.LoguruHandler) for h in logging.getLogger("yuji").handlers
     )
+
+
+async def test_log_file_leaves_out_nonebots_per_event_lines(app: App, tmp_path: Path) -> None:
+    from nonebot import logger
+
+    sink = ops_logs.install(Settings(data_dir=tmp_path), [])
+    try:
+        async with app.test_matcher() as ctx:
+            bot = ctx.create_bot(base=Bot, self_id=BOT_ID)
+            ctx.receive_event(bot, group_message("明天去爬山", message_id=4242, group_id=42))
+        logger.info("yuji line kept")
+        logger.patch(lambda r: r.update(name="nonebot.message")).warning("a NoneBot warning")
+    finally:
+        ops_logs.uninstall(sink)
+    [log_file] = list((tmp_path / "logs").glob("yuji_*.log"))
+    text = log_file.read_text("utf-8")
+    assert "yuji line kept" in text
+    assert "[WARNING] nonebot.message | a NoneBot warning" in text
+    assert "4242" not in text  # NoneBot's line for the message received
+    assert "明天去爬山" not in text
