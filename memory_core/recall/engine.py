@@ -33,6 +33,7 @@ The pipeline, in order (each step named here is one function below):
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -201,13 +202,21 @@ class Recall:
             if rows is not None:  # else the bands stand as without the reranker
                 ex = replace(ex, rows=rows)
                 dense_model = self.reranked_model(dense_model.embedder)
-        items = self.decide(ex, dense_model, now, limit)
         chatter_wake = self.is_chatter(ex, dense_model)
+        quoting: asyncio.Task[tuple[Quoted, ...]] | None = None
+        if self.recent is not None and limit > 0 and not chatter_wake:
+            # The recent messages are read from the store while the memories are chosen.
+            quoting = asyncio.create_task(self._quotes(scope, ex, before_id, use_dense))
+            await asyncio.sleep(0)  # let it send its first query before deciding
+        try:
+            items = self.decide(ex, dense_model, now, limit)
+            quoted: tuple[Quoted, ...] = () if quoting is None else await quoting
+        finally:
+            if quoting is not None and not quoting.done():
+                quoting.cancel()
         if not items and len(ex.memories) and chatter_wake:
             trace.append("the wake asks about nothing: chatter, nothing injected")
-        quoted: tuple[Quoted, ...] = ()
-        if self.recent is not None and limit > 0 and not chatter_wake:
-            quoted = await self._quotes(scope, ex, before_id, use_dense)
+        if quoting is not None:
             trace.append(f"recent messages quoted: {quotes.ids_of(quoted)}")
         if items and self._judge is not None and self._settings.recall_judge == "llm":
             before = [i.band for i in items]

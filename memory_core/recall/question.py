@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cache
 
 from memory_core.tokenize import bigram_tokens, is_cjk, normalise
 
@@ -116,11 +117,9 @@ def name_tokens(q: Question, names: Names) -> set[str]:
 
 def content_terms(text: str) -> frozenset[str]:
     """The terms of a (normalised, names removed) text that say what it is about."""
-    for word in language.frame_words():
-        if word.isascii():
-            text = re.sub(rf"\b{re.escape(word)}\b", " ", text)
-        else:
-            text = text.replace(word, " ")
+    for word, whole_word in _frame_removals():
+        if word in text:  # most are absent: no pattern is run for them
+            text = whole_word.sub(" ", text) if whole_word else text.replace(word, " ")
     grammar = language.function_chars()
     terms: set[str] = set()
     for token in bigram_tokens(text):
@@ -131,6 +130,15 @@ def content_terms(text: str) -> frozenset[str]:
             continue
         terms.add(token)
     return frozenset(terms)
+
+
+@cache
+def _frame_removals() -> tuple[tuple[str, re.Pattern[str] | None], ...]:
+    """Each frame word in removal order, a latin one with its whole-word pattern."""
+    return tuple(
+        (w, re.compile(rf"\b{re.escape(w)}\b") if w.isascii() else None)
+        for w in language.frame_words()
+    )
 
 
 def latin_share(text: str) -> float:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_core.recall import language
 from memory_core.recall.question import Names, analyse, content_terms
+from memory_core.tokenize import bigram_tokens, is_cjk
 
 NAMES = Names.of(["张磊", "王芳", "group"], {"老三": "张磊", "芳芳": "王芳"}, ["大肥鱼"])
 
@@ -124,3 +127,32 @@ def test_the_share_of_latin_letters() -> None:
 def test_every_form_of_a_word_shares_its_stem(word: str) -> None:
     root = language.stem(word)
     assert all(language.stem(f) == root for f in language.word_forms(word) - {word})
+
+
+def _terms_word_by_word(text: str) -> frozenset[str]:
+    """content_terms as first written: every frame word removed in turn, a latin one
+    by a whole-word pattern built on the spot."""
+    for word in language.frame_words():
+        if word.isascii():
+            text = re.sub(rf"\b{re.escape(word)}\b", " ", text)
+        else:
+            text = text.replace(word, " ")
+    grammar = language.function_chars()
+    return frozenset(
+        t
+        for t in bigram_tokens(text)
+        if (not all(ch in grammar for ch in t) if is_cjk(t[0]) else len(t) >= 2 or t.isdigit())
+    )
+
+
+_FRAMES = [w for w in language.frame_words() if len(w) <= 6][:80]
+
+
+@given(
+    st.lists(
+        st.sampled_from([*_FRAMES, "小明", "吉他", "周六", "tom", "leeds", " ", "的"]), max_size=8
+    )
+)
+def test_frame_words_are_removed_as_one_by_one(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert content_terms(text) == _terms_word_by_word(text)
