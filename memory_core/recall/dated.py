@@ -51,6 +51,7 @@ async def search(
         scope, span.start, span.end, now, with_past=with_past, limit=limit, conn=conn
     )
     ids = tuple(memory.id for memory, _ in rows)
-    on_day = await repo.dated_among(scope, {*known, *ids}, span.start, span.end, conn=conn)
+    others = set(known).difference(ids)  # the dated ones are dated: not asked again
+    on_day = frozenset(ids) | await repo.dated_among(scope, others, span.start, span.end, conn=conn)
     note = f"names a day: {span.said} -> {len(ids)} dated, {len(on_day)} candidates on it"
     return Day(ids, on_day, (note,))

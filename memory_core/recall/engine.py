@@ -305,9 +305,12 @@ class Recall:
             wake = read_wake(scope, text, names, self._settings.nicknames, context)
             q = wake.question
             look = wake.lookup
-            if dense and self.dense is not None and self.dense.mode != "off":
+            searcher = self.dense if dense else None
+            if searcher is not None and searcher.mode == "off":
+                searcher = None
+            if searcher is not None:
                 for asked in {q.embed_text, look.embed_text}:
-                    self.dense.prefetch(asked)
+                    searcher.prefetch(asked)
             retro = q.retrospective
             trace.append(
                 f"terms: {' '.join(sorted(q.terms)) or '-'}; members: "
@@ -333,16 +336,16 @@ class Recall:
             matched = await self._found(
                 conn, scope, look.terms, look, names, df, held, now, with_past
             )
-            if dense and self.dense is not None and self.dense.mode != "off":
+            if searcher is not None:
                 allowed = ids
                 if replaced:
                     allowed = await self._cache.visible_ids(conn, scope, now, True)
-                scores = await self.dense.scores(scope, q.embed_text, allowed)
+                scores = await searcher.scores(scope, q.embed_text, allowed)
                 if scores is not None and scores.note:
                     trace.append(scores.note)
                 order_scores = scores
                 if look is not q and scores is not None:
-                    order_scores = await self.dense.scores(scope, look.embed_text, allowed)
+                    order_scores = await searcher.scores(scope, look.embed_text, allowed)
             words = [m.id for m, over in matched if retro or not over]
             ended = [m.id for m, over in matched if over]
             dense_rank, cosine, past = top_view(scores, ids, self.params.dense_limit)

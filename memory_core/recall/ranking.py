@@ -38,8 +38,8 @@ class Said:
 
     tokens: frozenset[str]
     numbers: frozenset[str]
-    text: str = ""
-    """Normalised; empty: compared by tokens and numbers alone."""
+    text: str
+    """Normalised."""
 
     @classmethod
     def of(cls, text: str) -> Said:
@@ -50,12 +50,11 @@ def restates(a: Said, b: Said) -> bool:
     """Whether two memory texts say the same thing twice (near-identical wording, the
     same numbers, and no word of one put where the other has another): such memories
     count once, wherever recall compares them."""
-    if a.numbers != b.numbers:
-        return False
-    small, large = sorted((len(a.tokens), len(b.tokens)))
-    if 2 * small < SAME_MEMORY_DICE * (small + large):
-        return False  # even sharing every token of the shorter, dice stays below the line
-    return dice(a.tokens, b.tokens) >= SAME_MEMORY_DICE and not swaps_content(a.text, b.text)
+    return (
+        a.numbers == b.numbers
+        and dice(a.tokens, b.tokens) >= SAME_MEMORY_DICE
+        and not swaps_content(a.text, b.text)
+    )
 
 
 def swaps_content(a: str, b: str) -> bool:
@@ -200,7 +199,7 @@ def select(
         for mid, c in best.items()
     }
     tokens = {mid: token_set(c.memory.content) for mid, c in scored.items()}
-    scored = _collapse_restatements(scored, tokens)
+    scored = _collapse_restatements(scored)
     chosen: list[Candidate] = []
     pool = sorted(scored.values(), key=lambda c: (-c.score, c.memory.id))
     similar = dict.fromkeys(scored, 0.0)
@@ -221,18 +220,12 @@ def select(
     return _pair_contradictions(chosen, {**(partners or {}), **scored}, contradicts or {}, limit)
 
 
-def _collapse_restatements(
-    scored: dict[int, Candidate], tokens: Mapping[int, frozenset[str]]
-) -> dict[int, Candidate]:
+def _collapse_restatements(scored: dict[int, Candidate]) -> dict[int, Candidate]:
     """Near-identical memories (a fact written again and again) count once: the group
     is represented by its earliest memory (the first statement; later ones add nothing
     and an update would be a supersede), ranked by the group's best score."""
-    said = {
-        mid: Said(tokens[mid], numbers(c.memory.content), normalise(c.memory.content))
-        for mid, c in scored.items()
-    }
     best_first = sorted(scored.values(), key=lambda c: (-c.score, c.memory.id))
-    groups = restatement_groups(best_first, lambda c: said[c.memory.id])
+    groups = restatement_groups(best_first, lambda c: Said.of(c.memory.content))
     out: dict[int, Candidate] = {}
     for group in groups:
         first = min(group, key=lambda c: (c.memory.created_at, c.memory.id))
