@@ -1,7 +1,7 @@
 """Recall latency at 1k / 10k / 100k memories in one chat, beside a raw FTS5 query.
 
     .venv/bin/python benchmarks/recall_latency.py [--sizes 1000,10000,100000] [--queries 200]
-        [--vector on|shadow|off] [--context 3] [--keep DIR] [--rounds N]
+        [--vector on|shadow|off] [--context 3] [--pending N] [--keep DIR] [--rounds N]
 
 Each size gets a fresh temporary database filled through the public write path
 (`core.memories.write_many`) with generated everyday memories about the chat's
@@ -18,6 +18,11 @@ turns, as the chat path hands them over), in the same run: `ctx p50` / `ctx p95`
 beside the wake alone. Each turn is new text, so its embedding is part of the time
 (the worst case: in a chat, the turns before a wake were often embedded already).
 
+`--pending N` also archives N messages of the chat that no consolidation has read (said
+before the questions, embedded as the bot embeds them in the background): a busy chat's
+recent messages are a recall source of their own (recall/quotes.py), searched beside
+the memories.
+
 `--keep DIR` keeps each size's filled and embedded store under DIR and reuses it on the
 next run (filling 10k memories takes minutes; timing them, seconds), and `--rounds N`
 times the same questions N times in a row, one line each: on a shared machine, the
@@ -31,7 +36,8 @@ import asyncio
 import random
 import tempfile
 import time
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memory_core import FakeClock, Settings, Yuji
@@ -62,6 +68,28 @@ async def fill(core: Yuji, size: int) -> list[str]:
     return [g.content for g in made]
 
 
+async def pend(core: Yuji, contents: list[str], count: int) -> None:
+    """`count` messages of the chat no consolidation has read, embedded."""
+    rng = random.Random(count)
+    start = core.clock.now() - timedelta(hours=1)
+    for i in range(count):
+        said = rng.choice(contents)
+        await core.archive.append(
+            NewExperience(
+                scope=SCOPE,
+                fingerprint=f"pending-{i}",
+                sender_id=str(i % len(MEMBERS) + 2),
+                sender_name=MEMBERS[i % len(MEMBERS)],
+                text=said[:40],
+                sent_at=start + timedelta(seconds=2 * i),
+            )
+        )
+    await core.archive.flush()
+    if core.message_vectors is not None:
+        while await core.message_vectors.embed_pending():
+            pass
+
+
 def questions(contents: list[str], count: int, rng: random.Random) -> list[str]:
     out: list[str] = []
     for i in range(count):
@@ -83,34 +111,51 @@ def contexts(contents: list[str], count: int, turns: int, rng: random.Random) ->
     return out
 
 
-async def timed(
-    core: Yuji, qs: list[str], ctx: list[list[Turn]] | None = None
-) -> tuple[list[float], list[float]]:
+@dataclass
+class Timed:
+    recall_ms: list[float]
+    raw_ms: list[float]
+    answered: float
+    """The share of questions that got a memory or a quote (an empty chat gets none)."""
+    quoted: float
+    """The share that got a recent message quoted."""
+
+
+async def timed(core: Yuji, qs: list[str], ctx: list[list[Turn]] | None = None) -> Timed:
     """Milliseconds of `recall` per question (after ten to warm up; with `ctx`, each
     with its turns before it), and of the plain bm25 top 5 on the same index."""
     turns = ctx or [[] for _ in qs]
     for q, c in zip(qs[:10], turns[:10], strict=True):
         await core.recall.recall(SCOPE, q, context=c)
     recall_ms: list[float] = []
+    answered = quoted = 0
     for q, c in zip(qs, turns, strict=True):
         t = time.perf_counter()
-        await core.recall.recall(SCOPE, q, context=c)
+        got = await core.recall.recall(SCOPE, q, context=c)
         recall_ms.append((time.perf_counter() - t) * 1000)
+        answered += bool(got.items or got.quotes)
+        quoted += bool(got.quotes)
     raw_ms: list[float] = []
     for q in qs:
         tokens = bigram_tokens(q)
         t = time.perf_counter()
         await core.memory_repo.bm25(SCOPE, tokens, limit=5)
         raw_ms.append((time.perf_counter() - t) * 1000)
-    return recall_ms, raw_ms
+    return Timed(recall_ms, raw_ms, answered / len(qs), quoted / len(qs))
 
 
 async def measure(
-    size: int, count: int, vector: VectorMode = "on", turns: int = 0, keep: Path | None = None
+    size: int,
+    count: int,
+    vector: VectorMode = "on",
+    turns: int = 0,
+    keep: Path | None = None,
+    pending: int = 0,
 ) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="yuji-bench-") as tmp:
-        data_dir = keep / f"{size}-{vector}" if keep is not None else Path(tmp)
-        filled = data_dir.exists()
+        name = f"{size}-{vector}" + (f"-pending{pending}" if pending else "")
+        data_dir = keep / name if keep is not None else Path(tmp)
+        filled = keep is not None and data_dir.exists()
         clock = FakeClock(datetime(2026, 11, 20, 12, tzinfo=UTC))
         settings = Settings(data_dir=data_dir, vector_mode=vector)
         core = await Yuji.open(settings, clock=clock)
@@ -121,15 +166,16 @@ async def measure(
                 contents = [g.content for g in made]
             else:
                 contents = await fill(core, size)
+                await pend(core, contents, pending)
             load_s = time.perf_counter() - started
             if vector != "off":
                 await vector_eval.prepare(core)
             qs = questions(contents, count, random.Random(size))
-            recall_ms, raw_ms = await timed(core, qs)
+            alone = await timed(core, qs)
             ctx_ms: list[float] = []
             if turns:
                 ctx = contexts(contents, count, turns, random.Random(size + 1))
-                ctx_ms, _ = await timed(core, [f"{q}。" for q in qs], ctx)
+                ctx_ms = (await timed(core, [f"{q}。" for q in qs], ctx)).recall_ms
         finally:
             await core.close()
     return {
@@ -137,10 +183,12 @@ async def measure(
         "ctx_p95": round(percentile(ctx_ms, 95), 2),
         "size": size,
         "load_s": round(load_s, 1),
-        "recall_p50": round(percentile(recall_ms, 50), 2),
-        "recall_p95": round(percentile(recall_ms, 95), 2),
-        "fts5_p50": round(percentile(raw_ms, 50), 2),
-        "fts5_p95": round(percentile(raw_ms, 95), 2),
+        "recall_p50": round(percentile(alone.recall_ms, 50), 2),
+        "recall_p95": round(percentile(alone.recall_ms, 95), 2),
+        "fts5_p50": round(percentile(alone.raw_ms, 50), 2),
+        "fts5_p95": round(percentile(alone.raw_ms, 95), 2),
+        "answered": round(alone.answered, 3),
+        "quoted": round(alone.quoted, 3),
     }
 
 
@@ -150,19 +198,23 @@ async def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--vector", choices=["on", "shadow", "off"], default="on")
     parser.add_argument("--context", type=int, default=0, metavar="N", help="turns before a wake")
+    parser.add_argument(
+        "--pending", type=int, default=0, metavar="N", help="unconsolidated messages of the chat"
+    )
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep and reuse the stores here")
     parser.add_argument("--rounds", type=int, default=1, help="time the questions N times")
     args = parser.parse_args()
     print(
         f"{'memories':>9} {'load s':>7} {'recall p50':>11} {'p95':>7} {'fts5 p50':>9} {'p95':>7}"
+        + f" {'answered':>9} {'quoted':>7}"
         + (f" {'ctx p50':>8} {'ctx p95':>8}" if args.context else "")
     )
     sizes = [int(s) for s in args.sizes.split(",")]
     for size in (size for size in sizes for _ in range(args.rounds)):
-        r = await measure(size, args.queries, args.vector, args.context, args.keep)
+        r = await measure(size, args.queries, args.vector, args.context, args.keep, args.pending)
         print(
             f"{r['size']:>9} {r['load_s']:>7} {r['recall_p50']:>11} {r['recall_p95']:>7}"
-            f" {r['fts5_p50']:>9} {r['fts5_p95']:>7}"
+            f" {r['fts5_p50']:>9} {r['fts5_p95']:>7} {r['answered']:>9} {r['quoted']:>7}"
             + (f" {r['ctx_p50']:>8} {r['ctx_p95']:>8}" if args.context else ""),
             flush=True,
         )

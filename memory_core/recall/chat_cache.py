@@ -47,8 +47,12 @@ class ChatCache:
         self._ids.clear()
         self._replaced.clear()
 
+    def fresh_names(self, scope: str) -> Names | None:
+        """The chat's names when they are held and fresh (no connection needed)."""
+        return _fresh(self._names.get(scope))
+
     async def names(self, conn: AsyncConnection, scope: str) -> Names:
-        hit = _fresh(self._names.get(scope))
+        hit = self.fresh_names(scope)
         if hit is not None:
             return hit
         self._df.pop(scope, None)  # counted against the old names' statistics

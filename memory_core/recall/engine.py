@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -87,6 +88,18 @@ class EngineParams:
     """Words fetch through the rarest terms whose document counts add up to about this."""
     stats_ttl_s: float = 30.0
     ranking: RankParams = field(default_factory=RankParams)
+
+
+class Reading(NamedTuple):
+    """A wake read against its chat's names (`Recall.read`)."""
+
+    text: str
+    wake: Wake
+    names: Names
+    chat_size: int
+    """The chat's memory count (caps a term's document frequency)."""
+    searcher: DenseSearch | None
+    """The dense search its vector was asked of (None: words only)."""
 
 
 class Recall:
@@ -187,7 +200,26 @@ class Recall:
         started = time.perf_counter()
         use_dense = self.dense is not None and self.dense.mode == "on"
         shadow = self.dense is not None and self.dense.mode == "shadow"
-        ex = await self.explain(scope, text, now=now, dense=use_dense or shadow, context=context)
+        reading = await self.read(scope, text, dense=use_dense or shadow, context=context)
+        hearing: asyncio.Task[quotes.Heard] | None = None
+        if self.recent is not None and limit > 0 and not self._silent(reading.wake):
+            # The recent messages are searched while the memories are (their vector is
+            # the one being computed for the memories).
+            hearing = asyncio.create_task(
+                self.recent.find(
+                    scope,
+                    reading.wake.question,
+                    reading.names,
+                    before_id=before_id,
+                    dense=use_dense,
+                )
+            )
+        try:
+            ex = await self.explain_read(scope, reading, now)
+        except BaseException:
+            if hearing is not None:
+                hearing.cancel()
+            raise
         # The lexical model reads only its own (non-dense) columns of the same rows.
         # Memories written since the last `yuji embed` have no vector yet: when none of
         # the candidates has one, the words-only model decides (the dense one would read
@@ -203,20 +235,18 @@ class Recall:
                 ex = replace(ex, rows=rows)
                 dense_model = self.reranked_model(dense_model.embedder)
         chatter_wake = self.is_chatter(ex, dense_model)
-        quoting: asyncio.Task[tuple[Quoted, ...]] | None = None
-        if self.recent is not None and limit > 0 and not chatter_wake:
-            # The recent messages are read from the store while the memories are chosen.
-            quoting = asyncio.create_task(self._quotes(scope, ex, before_id, use_dense))
-            await asyncio.sleep(0)  # let it send its first query before deciding
+        if hearing is not None and chatter_wake:
+            hearing.cancel()
+            hearing = None
         try:
             items = self.decide(ex, dense_model, now, limit)
-            quoted: tuple[Quoted, ...] = () if quoting is None else await quoting
+            quoted = () if hearing is None else self._quotes(await hearing, ex, use_dense)
         finally:
-            if quoting is not None and not quoting.done():
-                quoting.cancel()
+            if hearing is not None and not hearing.done():
+                hearing.cancel()
         if not items and len(ex.memories) and chatter_wake:
             trace.append("the wake asks about nothing: chatter, nothing injected")
-        if quoting is not None:
+        if hearing is not None:
             trace.append(f"recent messages quoted: {quotes.ids_of(quoted)}")
         if items and self._judge is not None and self._settings.recall_judge == "llm":
             before = [i.band for i in items]
@@ -236,14 +266,9 @@ class Recall:
             quotes=quoted,
         )
 
-    async def _quotes(
-        self, scope: str, ex: Explained, before_id: int | None, use_dense: bool
-    ) -> tuple[Quoted, ...]:
+    def _quotes(self, heard: quotes.Heard, ex: Explained, use_dense: bool) -> tuple[Quoted, ...]:
         """Recent messages of the chat not consolidated yet that answer (quotes.py)."""
-        assert self.recent is not None
-        found = await self.recent.find(
-            scope, ex.question, ex.names, ex.baseline, before_id=before_id, dense=use_dense
-        )
+        found = quotes.Found.of(heard, ex.question, ex.baseline)
         model = self.model if use_dense and features.any_vector(found.rows) else self.lexical_model
         return quotes.choose(found, model, self._points(model))
 
@@ -287,6 +312,12 @@ class Recall:
         """The wake asks about nothing a memory could answer (the model's gate)."""
         return model.chatter is not None and model.chatter.is_chatter(ex.wake.signals)
 
+    def _silent(self, wake: Wake) -> bool:
+        """Every model this wake may be decided by reads it as asking about nothing
+        (which one decides is known once its candidates are)."""
+        gates = (self.model.chatter, self.lexical_model.chatter)
+        return all(gate is not None and gate.is_chatter(wake.signals) for gate in gates)
+
     async def explain(
         self,
         scope: str,
@@ -297,20 +328,39 @@ class Recall:
         context: Sequence[Turn] = (),
     ) -> Explained:
         """The candidates of one wake with their features (no decision yet)."""
+        reading = await self.read(scope, text, dense=dense, context=context)
+        return await self.explain_read(scope, reading, now)
+
+    async def read(
+        self, scope: str, text: str, *, dense: bool = True, context: Sequence[Turn] = ()
+    ) -> Reading:
+        """The wake read against its chat's names; its vector is being computed from
+        here on (`dense`: when the chat's index can use it)."""
+        held = self._cache.fresh_names(scope)
+        if held is None:
+            async with self._db.read() as conn:
+                held = await self._cache.names(conn, scope)
+        n, subjects, aliases = held
+        names = Names.of(subjects, aliases, self._settings.nicknames)
+        wake = read_wake(scope, text, names, self._settings.nicknames, context)
+        searcher = self.dense if dense else None
+        if searcher is not None and searcher.mode == "off":
+            searcher = None
+        if searcher is not None:
+            for asked in {wake.question.embed_text, wake.lookup.embed_text}:
+                searcher.prefetch(asked)
+        return Reading(text, wake, names, n, searcher)
+
+    async def explain_read(
+        self, scope: str, reading: Reading, now: datetime | None = None
+    ) -> Explained:
+        """`explain` of a wake already read."""
         now = as_utc(now or self._clock.now())
         trace: list[str] = []
+        text, wake, names, n, searcher = reading
+        q = wake.question
+        look = wake.lookup
         async with self._db.read() as conn:
-            n, subjects, aliases = await self._cache.names(conn, scope)
-            names = Names.of(subjects, aliases, self._settings.nicknames)
-            wake = read_wake(scope, text, names, self._settings.nicknames, context)
-            q = wake.question
-            look = wake.lookup
-            searcher = self.dense if dense else None
-            if searcher is not None and searcher.mode == "off":
-                searcher = None
-            if searcher is not None:
-                for asked in {q.embed_text, look.embed_text}:
-                    searcher.prefetch(asked)
             retro = q.retrospective
             trace.append(
                 f"terms: {' '.join(sorted(q.terms)) or '-'}; members: "

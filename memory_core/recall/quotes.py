@@ -38,12 +38,29 @@ DENSE_LIMIT = 30
 
 
 @dataclass(frozen=True, slots=True)
+class Heard:
+    """The recent messages one question found, before P reads them (their rows need
+    the question's baseline, known with its vector)."""
+
+    messages: tuple[Experience, ...]
+    seen: tuple[Seen, ...]
+    heard: frozenset[str]
+    """The question's terms the messages found by words hold."""
+    window: Window
+
+
+@dataclass(frozen=True, slots=True)
 class Found:
     """The candidates of one question with their features (no decision yet)."""
 
     messages: tuple[Experience, ...]
     rows: np.ndarray
     window: Window
+
+    @classmethod
+    def of(cls, heard: Heard, q: Question, baseline: Baseline) -> Found:
+        rows = features.rows(q, heard.seen, baseline, heard.heard)
+        return cls(heard.messages, rows, heard.window)
 
 
 class RecentSource:
@@ -59,16 +76,18 @@ class RecentSource:
         scope: str,
         q: Question,
         names: Names,
-        baseline: Baseline,
         *,
         before_id: int | None,
         dense: bool,
-    ) -> Found:
+    ) -> Heard:
+        """The chat's quotable messages sharing the question's words or near its vector
+        (the engine starts this as soon as the wake is read: it overlaps the memories'
+        search)."""
         terms = {f for t in q.terms for f in language.word_forms(t)}
         async with self.repo.db.read() as conn:  # the window and its words, one snapshot
             window = await self.repo.window(scope, self.recent_messages, before_id, conn=conn)
             if window.empty:
-                return Found((), np.zeros((0, len(features.FEATURES))), window)
+                return Heard((), (), frozenset(), window)
             matched = await self.repo.word_candidates(
                 scope, terms | name_tokens(q, names), window, limit=WORDS_LIMIT, conn=conn
             )
@@ -88,15 +107,15 @@ class RecentSource:
         rest = sorted(set(dense_rank) - by_id.keys())
         by_id.update((m.id, m) for m in await self.repo.quotable(scope, rest, window))
         # Belt and braces over the SQL: this chat, inside the window, nobody's bot.
-        kept = [
+        kept = tuple(
             m
             for _, m in sorted(by_id.items())
             if m.scope == scope and window.acked_id < m.id < window.start and not m.is_bot
-        ]
+        )
         cosine: dict[int, float] = {}
         if scores is not None:
             cosine = scores_of(scores.ids, scores.scores, [m.id for m in kept])
-        seen = [
+        seen = tuple(
             Seen(
                 subject=m.sender_name,
                 content=m.text,
@@ -106,9 +125,8 @@ class RecentSource:
                 bm25_rank=bm25.get(m.id),
             )
             for m in kept
-        ]
-        rows = features.rows(q, seen, baseline, heard)
-        return Found(tuple(kept), rows, window)
+        )
+        return Heard(kept, seen, heard, window)
 
 
 def choose(
