@@ -5,7 +5,8 @@
 
 Each size gets a fresh temporary database filled through the public write path
 (`core.memories.write_many`) with generated everyday memories about the chat's
-members; the questions are made from memories of the chat (so most find something)
+members, each citing a message of its own said over the past 120 days (archived and
+acknowledged, as consolidation leaves them), valid from then; the questions are made from memories of the chat (so most find something)
 and from unrelated words (so some stay silent). Reported per size: p50 / p95 of
 `core.recall.recall` and of a plain `bm25` top-5 FTS5 query on the same index.
 With `--vector on` (the default, as in production) dense retrieval is part of every
@@ -43,6 +44,7 @@ from pathlib import Path
 from memory_core import FakeClock, Settings, Yuji
 from memory_core.eval import vector_eval
 from memory_core.eval.generate import distractors
+from memory_core.eval.loader import acknowledge_through
 from memory_core.eval.metrics import percentile
 from memory_core.recall.wake import Turn
 from memory_core.settings import VectorMode
@@ -51,20 +53,40 @@ from memory_core.types import EvidenceRef, NewExperience
 
 SCOPE = "group:1"
 MEMBERS = ["小明", "阿杰", "老周", "胖虎", "小鹿", "大刘", "糖糖", "阿May"]
+DAYS = 120
+"""The memories' messages were said over this many days before the questions."""
 QUESTIONS = ["小明最近在忙什么", "有人去过日本吗", "谁的猫生病了", "周末去哪玩", "阿杰换工作了吗"]
 
 
 async def fill(core: Yuji, size: int) -> list[str]:
-    exp = await core.archive.append(
-        NewExperience(
-            scope=SCOPE, fingerprint="bench", sender_id="1", text="bench", sent_at=core.clock.now()
-        )
-    )
-    evidence = (EvidenceRef(experience_id=exp),)
+    """`size` memories about the chat's members, each citing a message of its own said
+    over the past `DAYS` days and valid from then (what a named day finds), every
+    message acknowledged by consolidation."""
     made = distractors(size, members=MEMBERS, chinese=True, seed=size)
-    items = [g.to_write(evidence) for g in made]
-    for start in range(0, len(items), 5000):
-        await core.memories.write_many(SCOPE, items[start : start + 5000], changed_by="bench")
+    start = core.clock.now() - timedelta(days=DAYS)
+    step = timedelta(days=DAYS) / size
+    said: list[tuple[int, datetime]] = []
+    for i, g in enumerate(made):
+        sent = start + i * step
+        exp = await core.archive.append(
+            NewExperience(
+                scope=SCOPE,
+                fingerprint=f"said-{i}",
+                sender_id=str(2 + (MEMBERS.index(g.subject) if g.subject in MEMBERS else 99)),
+                sender_name=g.subject,
+                text=g.content,
+                sent_at=sent,
+            )
+        )
+        said.append((exp, sent))
+    await core.archive.flush()
+    await acknowledge_through(core, SCOPE, said[-1][0])
+    items = [
+        g.to_write((EvidenceRef(experience_id=exp),), valid_from=sent)
+        for g, (exp, sent) in zip(made, said, strict=True)
+    ]
+    for first in range(0, len(items), 5000):
+        await core.memories.write_many(SCOPE, items[first : first + 5000], changed_by="bench")
     return [g.content for g in made]
 
 

@@ -142,6 +142,17 @@ memories = Table(
 )
 Index("ix_memories_scope_status", memories.c.scope, memories.c.status)
 Index("ix_memories_scope_type_id", memories.c.scope, memories.c.type, memories.c.id)
+# A wake that names a day reads the memories dated on it (memory_dated.py).
+Index("ix_memories_scope_valid_from", memories.c.scope, memories.c.valid_from)
+# Only bounded validities: most memories hold until changed (valid_to NULL), and a
+# partial index is the one both planners take for "ends after the day starts".
+Index(
+    "ix_memories_scope_bounded",
+    memories.c.scope,
+    memories.c.valid_to,
+    sqlite_where=memories.c.valid_to.is_not(None),
+    postgresql_where=memories.c.valid_to.is_not(None),
+)
 
 memory_versions = Table(
     "memory_versions",

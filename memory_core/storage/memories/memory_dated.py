@@ -56,13 +56,16 @@ class MemoryDated(MemoryReads):
                 .order_by(e.sent_at.desc(), m.id)
                 .limit(limit * 3)
             )
-            by_validity = (
+            # One statement per way of being dated, each a range of one index (an OR
+            # of the two is planned as a walk through every memory of the chat).
+            by_validity = [
                 select(memories, m.valid_from.label("dated_at"))
-                .where(visible, _validity_on(start, end))
+                .where(visible, on_span)
                 .order_by(m.valid_from.desc(), m.id)
                 .limit(limit)
-            )
-            for query in (by_evidence, by_validity):
+                for on_span in _validity_ways(start, end)
+            ]
+            for query in (by_evidence, *by_validity):
                 for row in await c.execute(query):
                     at = as_utc(row.dated_at)
                     if row.id not in best or best[row.id][1] < at:
@@ -103,9 +106,13 @@ class MemoryDated(MemoryReads):
         return frozenset(found)
 
 
-def _validity_on(start: datetime, end: datetime) -> ColumnElement[bool]:
-    """Validity starts in [start, end), or a bounded validity overlaps it."""
-    return or_(
+def _validity_ways(start: datetime, end: datetime) -> tuple[ColumnElement[bool], ...]:
+    """Validity starts in [start, end); a bounded validity overlaps it."""
+    return (
         and_(m.valid_from >= start, m.valid_from < end),
         and_(m.valid_to.is_not(None), m.valid_to > start, m.valid_from < end),
     )
+
+
+def _validity_on(start: datetime, end: datetime) -> ColumnElement[bool]:
+    return or_(*_validity_ways(start, end))
