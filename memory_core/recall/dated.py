@@ -9,12 +9,13 @@ inside the visibility rule and the chat; the engine checks every row once more.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.storage import MemoryRepo
+from memory_core.types import Memory
 
 from .when import Span
 
@@ -24,12 +25,25 @@ LIMIT = 30
 
 @dataclass(frozen=True, slots=True)
 class Day:
-    ids: tuple[int, ...] = ()
+    span: Span | None = None
+    memories: tuple[Memory, ...] = ()
     """The memories dated on the named day, latest first (at most LIMIT)."""
     on_day: frozenset[int] = frozenset()
     """Which of every candidate (these and the other sources') are dated on it."""
-    note: tuple[str, ...] = ()
-    """The trace line (none when the wake names no day)."""
+
+    @property
+    def ids(self) -> tuple[int, ...]:
+        return tuple(memory.id for memory in self.memories)
+
+    @property
+    def note(self) -> tuple[str, ...]:
+        """The trace line (none when the wake names no day)."""
+        if self.span is None:
+            return ()
+        return (
+            f"names a day: {self.span.said} -> {len(self.ids)} dated, "
+            f"{len(self.on_day)} candidates on it",
+        )
 
 
 async def search(
@@ -39,19 +53,27 @@ async def search(
     span: Span | None,
     now: datetime,
     with_past: bool,
-    known: Iterable[int],
     *,
     limit: int = LIMIT,
 ) -> Day:
     """The memories of `scope` visible at `now` (`with_past`: also ended ones) dated on
-    `span`, and which of them and of the candidates `known` are dated on it."""
+    `span` (it needs no other source: recall runs it while the question's vector is
+    being computed)."""
     if span is None:
         return Day()
     rows = await repo.dated_candidates(
         scope, span.start, span.end, now, with_past=with_past, limit=limit, conn=conn
     )
-    ids = tuple(memory.id for memory, _ in rows)
-    others = set(known).difference(ids)  # the dated ones are dated: not asked again
-    on_day = frozenset(ids) | await repo.dated_among(scope, others, span.start, span.end, conn=conn)
-    note = f"names a day: {span.said} -> {len(ids)} dated, {len(on_day)} candidates on it"
-    return Day(ids, on_day, (note,))
+    memories = tuple(memory for memory, _ in rows)
+    return Day(span, memories, frozenset(memory.id for memory in memories))
+
+
+async def marked(
+    repo: MemoryRepo, conn: AsyncConnection, scope: str, day: Day, known: Iterable[int]
+) -> Day:
+    """`day` with which of the other sources' candidates `known` are dated on it too."""
+    if day.span is None:
+        return day
+    others = set(known).difference(day.ids)  # the dated ones are dated: not asked again
+    among = await repo.dated_among(scope, others, day.span.start, day.span.end, conn=conn)
+    return replace(day, on_day=day.on_day | among)

@@ -386,6 +386,8 @@ class Recall:
             matched = await self._found(
                 conn, scope, look.terms, look, names, df, held, now, with_past
             )
+            span = when.named(text, now, ZoneInfo(self._settings.timezone))
+            day = await dated.search(self._repo, conn, scope, span, now, with_past)
             if searcher is not None:
                 allowed = ids
                 if replaced:
@@ -436,13 +438,13 @@ class Recall:
                 for a, b in ((src, dst), (dst, src)):
                     if a in leaders:
                         found.setdefault(b, (None, "link"))
-            span = when.named(text, now, ZoneInfo(self._settings.timezone))
-            day = await dated.search(self._repo, conn, scope, span, now, with_past, found)
             for mid in day.ids:
                 found.setdefault(mid, (None, "search"))
+            day = await dated.marked(self._repo, conn, scope, day, found)
             trace.extend(day.note)  # last: every source's candidate is dated or not
-            # The word searches read their memories already, in this same snapshot.
-            read = {m.id: m for m, _ in (*matched, *extra_found) if m.id in found}
+            # The word and day searches read their memories already, in this snapshot.
+            said = (*(m for m, _ in (*matched, *extra_found)), *day.memories)
+            read = {m.id: m for m in said if m.id in found}
             rest = await self._repo.get_many(scope, found.keys() - read.keys(), conn=conn)
             fetched = sorted([*read.values(), *rest], key=lambda mem: mem.id)
         kept = [mem for mem in fetched if is_visible(mem, scope, now, retrospective=retro)]
