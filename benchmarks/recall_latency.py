@@ -16,12 +16,11 @@ question (the bundled e5; every memory is embedded first, which takes a while at
 `--context N` (context mode) also times every question again with N turns before it
 (short sentences made from other memories of the chat, member and bot turns taking
 turns, as the chat path hands them over), in the same run: `ctx p50` / `ctx p95`
-beside the wake alone. Each turn is new text, so its embedding is part of the time
-(the worst case: in a chat, the turns before a wake were often embedded already).
+beside the wake alone (recall reads a turn by its words; no turn is embedded).
 
 `--pending N` also archives N messages of the chat that no consolidation has read (said
 before the questions, embedded as the bot embeds them in the background): a busy chat's
-recent messages are a recall source of their own (recall/quotes.py), searched beside
+recent messages are a recall source of their own (memory_core/recall/quotes.py), searched beside
 the memories.
 
 `--keep DIR` keeps each size's filled and embedded store under DIR and reuses it on the

@@ -216,37 +216,31 @@ class Recall:
             )
         try:
             ex = await self.explain_read(scope, reading, now)
-        except BaseException:
-            if hearing is not None:
-                hearing.cancel()
-            raise
-        # The lexical model reads only its own (non-dense) columns of the same rows.
-        # Memories written since the last `yuji embed` have no vector yet: when none of
-        # the candidates has one, the words-only model decides (the dense one would read
-        # the missing cosines as evidence against them).
-        embedded = features.any_vector(ex.rows)
-        dense_model = self.model if use_dense and embedded else self.lexical_model
-        trace = list(ex.trace)
-        if self._reranks(ex, dense_model, limit):
-            assert self.rerank is not None
-            rows, line = await self.rerank.rows(scope, ex, dense_model)
-            trace.append(line)
-            if rows is not None:  # else the bands stand as without the reranker
-                ex = replace(ex, rows=rows)
-                dense_model = self.reranked_model(dense_model.embedder)
-        chatter_wake = self.is_chatter(ex, dense_model)
-        if hearing is not None and chatter_wake:
-            hearing.cancel()
-            hearing = None
-        try:
+            # The lexical model reads only its own (non-dense) columns of the same rows.
+            # Memories written since the last `yuji embed` have no vector yet: when none
+            # of the candidates has one, the words-only model decides (the dense one
+            # would read the missing cosines as evidence against them).
+            embedded = features.any_vector(ex.rows)
+            dense_model = self.model if use_dense and embedded else self.lexical_model
+            trace = list(ex.trace)
+            if self._reranks(ex, dense_model, limit):
+                assert self.rerank is not None
+                rows, line = await self.rerank.rows(scope, ex, dense_model)
+                trace.append(line)
+                if rows is not None:  # else the bands stand as without the reranker
+                    ex = replace(ex, rows=rows)
+                    dense_model = self.reranked_model(dense_model.embedder)
+            chatter_wake = self.is_chatter(ex, dense_model)
             items = self.decide(ex, dense_model, now, limit)
-            quoted = () if hearing is None else self._quotes(await hearing, ex, use_dense)
+            quoted: tuple[Quoted, ...] = ()
+            if hearing is not None and not chatter_wake:
+                quoted = self._quotes(await hearing, ex, use_dense)
         finally:
             if hearing is not None and not hearing.done():
-                hearing.cancel()
+                hearing.cancel()  # an error, or a wake the deciding model calls chatter
         if not items and len(ex.memories) and chatter_wake:
             trace.append("the wake asks about nothing: chatter, nothing injected")
-        if hearing is not None:
+        if hearing is not None and not chatter_wake:
             trace.append(f"recent messages quoted: {quotes.ids_of(quoted)}")
         if items and self._judge is not None and self._settings.recall_judge == "llm":
             before = [i.band for i in items]
@@ -357,7 +351,7 @@ class Recall:
         """`explain` of a wake already read."""
         now = as_utc(now or self._clock.now())
         trace: list[str] = []
-        text, wake, names, n, searcher = reading
+        text, wake, names, searcher = reading.text, reading.wake, reading.names, reading.searcher
         q = wake.question
         look = wake.lookup
         async with self._db.read() as conn:
@@ -376,7 +370,8 @@ class Recall:
             held = await self._cache.frequencies(
                 conn, scope, {f for fs in forms.values() for f in fs}
             )
-            df = {t: min(n, sum(held.get(f, 0) for f in fs)) for t, fs in forms.items()}
+            size = reading.chat_size
+            df = {t: min(size, sum(held.get(f, 0) for f in fs)) for t, fs in forms.items()}
             df = {t: c for t, c in df.items() if c > 0}
             ids = await self._cache.visible_ids(conn, scope, now, retro)
             scores = order_scores = None
