@@ -238,6 +238,8 @@ class Recall:
         finally:
             if hearing is not None and not hearing.done():
                 hearing.cancel()  # an error, or a wake the deciding model calls chatter
+            elif hearing is not None and not hearing.cancelled():
+                hearing.exception()  # read: a failure left unawaited is not logged as lost
         if not items and len(ex.memories) and chatter_wake:
             trace.append("the wake asks about nothing: chatter, nothing injected")
         if hearing is not None and not chatter_wake:
@@ -370,7 +372,7 @@ class Recall:
             held = await self._cache.frequencies(
                 conn, scope, {f for fs in forms.values() for f in fs}
             )
-            size = reading.chat_size
+            size = reading.chat_size  # a term is in at most every memory of the chat
             df = {t: min(size, sum(held.get(f, 0) for f in fs)) for t, fs in forms.items()}
             df = {t: c for t, c in df.items() if c > 0}
             ids = await self._cache.visible_ids(conn, scope, now, retro)

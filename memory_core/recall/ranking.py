@@ -198,12 +198,12 @@ def select(
         mid: replace(c, score=final_score(c, now, retrospective=retrospective, params=params))
         for mid, c in best.items()
     }
-    tokens = {mid: token_set(c.memory.content) for mid, c in scored.items()}
-    scored = _collapse_restatements(scored)
+    said = {mid: Said.of(c.memory.content) for mid, c in scored.items()}
+    scored = _collapse_restatements(scored, said)
     chosen: list[Candidate] = []
     pool = sorted(scored.values(), key=lambda c: (-c.score, c.memory.id))
+    # Each candidate's highest dice with a chosen one, updated as each is chosen.
     similar = dict.fromkeys(scored, 0.0)
-    """Each candidate's highest dice with a chosen one, updated as each is chosen."""
     while pool and len(chosen) < limit:
         top = pool[0].score or 1.0
 
@@ -213,19 +213,21 @@ def select(
         pick = max(pool, key=lambda c: (mmr(c), -c.memory.id))
         pool.remove(pick)
         chosen.append(pick)
-        picked = tokens[pick.memory.id]
+        picked = said[pick.memory.id].tokens
         for c in pool:
             mid = c.memory.id
-            similar[mid] = max(similar[mid], dice(tokens[mid], picked))
+            similar[mid] = max(similar[mid], dice(said[mid].tokens, picked))
     return _pair_contradictions(chosen, {**(partners or {}), **scored}, contradicts or {}, limit)
 
 
-def _collapse_restatements(scored: dict[int, Candidate]) -> dict[int, Candidate]:
+def _collapse_restatements(
+    scored: dict[int, Candidate], said: Mapping[int, Said]
+) -> dict[int, Candidate]:
     """Near-identical memories (a fact written again and again) count once: the group
     is represented by its earliest memory (the first statement; later ones add nothing
     and an update would be a supersede), ranked by the group's best score."""
     best_first = sorted(scored.values(), key=lambda c: (-c.score, c.memory.id))
-    groups = restatement_groups(best_first, lambda c: Said.of(c.memory.content))
+    groups = restatement_groups(best_first, lambda c: said[c.memory.id])
     out: dict[int, Candidate] = {}
     for group in groups:
         first = min(group, key=lambda c: (c.memory.created_at, c.memory.id))
