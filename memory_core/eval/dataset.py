@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from memory_core.clock import as_utc
 from memory_core.errors import ValidationError
@@ -92,6 +93,9 @@ class Dataset:
     queries: tuple[DataQuery, ...]
 
 
+T = TypeVar("T")
+
+
 def _time(value: Any) -> datetime | None:
     if value in (None, ""):
         return None
@@ -126,56 +130,15 @@ def parse_dataset(data: dict[str, Any]) -> Dataset:
             name=str(data.get("name", "dataset")),
             timezone=str(data.get("timezone", "UTC")),
             now=_required_time(data["now"]),
-            scopes=tuple(str(s["id"]) for s in data["scopes"]),
-            aliases=tuple(
-                (str(a["scope"]), str(a["alias"]), str(a["canonical"]))
-                for a in data.get("aliases", [])
+            scopes=_each(data["scopes"], "scopes", lambda s: str(s["id"])),
+            aliases=_each(
+                data.get("aliases", []),
+                "aliases",
+                lambda a: (str(a["scope"]), str(a["alias"]), str(a["canonical"])),
             ),
-            messages=tuple(
-                DataMessage(
-                    id=str(x["id"]),
-                    scope=str(x["scope"]),
-                    sender_id=str(x.get("sender_id", "")),
-                    sender_name=str(x.get("sender_name", "")),
-                    time=_required_time(x["time"]),
-                    text=str(x.get("text", "")),
-                    unconsolidated=bool(x.get("unconsolidated", False)),
-                )
-                for x in data["messages"]
-            ),
-            memories=tuple(
-                DataMemory(
-                    id=str(x["id"]),
-                    scope=str(x["scope"]),
-                    type=cast(MemoryType, x["type"]),
-                    subject=str(x.get("subject") or "group"),
-                    content=str(x["content"]),
-                    importance=float(x.get("importance", 0.5)),
-                    confidence=float(x.get("confidence", 0.8)),
-                    valid_from=_time(x.get("valid_from")),
-                    valid_to=_time(x.get("valid_to")),
-                    status=str(x.get("status", "active")),
-                    evidence=tuple(str(e) for e in x.get("evidence", [])),
-                    supersedes=x.get("supersedes"),
-                    contradicts=x.get("contradicts"),
-                    created_at=_required_time(x.get("created_at") or x.get("valid_from")),
-                    last_accessed=_time(x.get("last_accessed")),
-                )
-                for x in data["memories"]
-            ),
-            queries=tuple(
-                DataQuery(
-                    id=str(q["id"]),
-                    scope=str(q["scope"]),
-                    tier=str(q["tier"]),
-                    text=str(q["text"]),
-                    expect_any=tuple(str(i) for i in q.get("expect_any", [])),
-                    expect_none=tuple(str(i) for i in q.get("expect_none", [])),
-                    expect_messages=tuple(str(i) for i in q.get("expect_messages", [])),
-                    context=tuple(_turn(t, str(q["scope"])) for t in q.get("context", [])),
-                )
-                for q in data["queries"]
-            ),
+            messages=_each(data["messages"], "messages", _message),
+            memories=_each(data["memories"], "memories", _memory),
+            queries=_each(data["queries"], "queries", _query),
         )
     except KeyError as exc:
         raise ValidationError(
@@ -183,6 +146,72 @@ def parse_dataset(data: dict[str, Any]) -> Dataset:
         ) from None
     except (TypeError, ValueError) as exc:
         raise ValidationError(f"not a recall dataset (docs/eval-format.md): {exc}") from exc
+
+
+def _each(items: Any, section: str, parse: Callable[[Any], T]) -> tuple[T, ...]:
+    """Every entry of one section parsed; a malformed one is named by its place."""
+    out: list[T] = []
+    for i, item in enumerate(items):
+        try:
+            out.append(parse(item))
+        except KeyError as exc:
+            raise ValidationError(
+                f"not a recall dataset: {section}[{i}] has no {exc.args[0]!r} field "
+                "(docs/eval-format.md)"
+            ) from None
+        except ValidationError as exc:
+            raise ValidationError(f"not a recall dataset: {section}[{i}]: {exc}") from None
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise ValidationError(
+                f"not a recall dataset: {section}[{i}] is not as docs/eval-format.md "
+                f"describes it ({exc})"
+            ) from None
+    return tuple(out)
+
+
+def _message(x: Any) -> DataMessage:
+    return DataMessage(
+        id=str(x["id"]),
+        scope=str(x["scope"]),
+        sender_id=str(x.get("sender_id", "")),
+        sender_name=str(x.get("sender_name", "")),
+        time=_required_time(x["time"]),
+        text=str(x.get("text", "")),
+        unconsolidated=bool(x.get("unconsolidated", False)),
+    )
+
+
+def _memory(x: Any) -> DataMemory:
+    return DataMemory(
+        id=str(x["id"]),
+        scope=str(x["scope"]),
+        type=cast(MemoryType, x["type"]),
+        subject=str(x.get("subject") or "group"),
+        content=str(x["content"]),
+        importance=float(x.get("importance", 0.5)),
+        confidence=float(x.get("confidence", 0.8)),
+        valid_from=_time(x.get("valid_from")),
+        valid_to=_time(x.get("valid_to")),
+        status=str(x.get("status", "active")),
+        evidence=tuple(str(e) for e in x.get("evidence", [])),
+        supersedes=x.get("supersedes"),
+        contradicts=x.get("contradicts"),
+        created_at=_required_time(x.get("created_at") or x.get("valid_from")),
+        last_accessed=_time(x.get("last_accessed")),
+    )
+
+
+def _query(q: Any) -> DataQuery:
+    return DataQuery(
+        id=str(q["id"]),
+        scope=str(q["scope"]),
+        tier=str(q["tier"]),
+        text=str(q["text"]),
+        expect_any=tuple(str(i) for i in q.get("expect_any", [])),
+        expect_none=tuple(str(i) for i in q.get("expect_none", [])),
+        expect_messages=tuple(str(i) for i in q.get("expect_messages", [])),
+        context=tuple(_turn(t, str(q["scope"])) for t in q.get("context", [])),
+    )
 
 
 def load_dataset(path: Path) -> Dataset:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,45 @@ def test_json_that_is_not_a_dataset_names_the_missing_field(
     assert main(["eval", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err == "yuji eval: not a recall dataset: it has no 'now' field (docs/eval-format.md)"
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"scopes": ["group:1"]}, "scopes[0] is not as docs/eval-format.md describes it"),
+        ({"memories": [{"id": "m1", "scope": "group:1"}]}, "memories[0] has no 'type' field"),
+        (
+            {"messages": [{"id": "e1", "scope": "group:1", "time": "2026-11-20T20:00:00"}]},
+            "messages[0]: time '2026-11-20T20:00:00' has no timezone",
+        ),
+        (
+            {
+                "queries": [
+                    {"id": "q", "scope": "group:1", "tier": "t", "text": "x", "context": ["hi"]}
+                ]
+            },
+            'queries[0]: a context turn is {"sender_name", "text", "is_bot"}',
+        ),
+    ],
+)
+def test_a_malformed_entry_is_named_by_its_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: dict[str, object], said: str
+) -> None:
+    dataset: dict[str, object] = {
+        "now": "2026-11-20T20:00:00+08:00",
+        "scopes": [{"id": "group:1"}],
+        "messages": [],
+        "memories": [],
+        "queries": [],
+        **change,
+    }
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(dataset), encoding="utf-8")
+    assert main(["eval", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("yuji eval: not a recall dataset: ")
+    assert said in err
+    assert len(err.splitlines()) == 1
 
 
 def test_a_misspelled_setting_is_named_once_at_start(
