@@ -5,6 +5,9 @@ worker task sends it with a hard timeout and a few spaced retries. A down, slow 
 refusing Telegram therefore costs the caller nothing: the alert is in the log either
 way, and a message that cannot be delivered is logged as undelivered. The bot token
 never reaches a log line from here.
+
+Messages go as plain text (no `parse_mode`): a chat's name or an error holding HTML
+or Markdown formats nothing and arrives as written, so nothing needs escaping.
 """
 
 from __future__ import annotations

@@ -37,6 +37,12 @@ STATIC = {
     "console.css": "text/css",
 }
 PAGE_SIZE = 50
+ATTACHMENT_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbox",
+    "X-Content-Type-Options": "nosniff",
+}
+"""An archived image is whatever a chat member sent: an SVG opened at its own address
+would run its scripts as the console. Sandboxed and never sniffed, it is only shown."""
 
 
 def core() -> Yuji:
@@ -256,7 +262,7 @@ async def attachment(sha256: str) -> Response:
     found = await core().archive.stored_file(sha256)
     if found is None:
         raise HTTPException(404)
-    return FileResponse(found[0], media_type=found[1])
+    return FileResponse(found[0], media_type=found[1], headers=ATTACHMENT_HEADERS)
 
 
 @router.get("/static/{name}")

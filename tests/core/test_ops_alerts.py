@@ -240,6 +240,23 @@ async def test_one_telegram_message_per_key_per_hour_then_a_recovery(
     assert sink.sent == 3
 
 
+async def test_markup_in_an_alert_reaches_telegram_as_plain_text(
+    telegram_server: FakeTelegramServer, clock: FakeClock
+) -> None:
+    """No parse_mode: a chat's name in an alert (whoever named the group wrote it), in
+    HTML or Markdown, formats nothing and needs no escaping; it arrives as written."""
+    name = (
+        '<b>粗</b><a href="tg://user?id=1">@管理员</a> *粗* _斜_ __下划__ ~删~ ||剧透|| '
+        "`代码` [点我](https://evil.example) &amp; \\*"
+    )
+    sink = telegram(telegram_server.base_url)
+    AlertGate(sink, clock, HOUR).fire("nightly:group:5", f"夜间整理 {name} 连续失败")
+    await sink.aclose(10)
+    [sent] = [r.params for r in telegram_server.requests if r.method == "sendMessage"]
+    assert sent["text"] == f"🔴 鱼记告警 [nightly:group:5]\n夜间整理 {name} 连续失败"
+    assert sorted(sent) == ["chat_id", "text"]  # no parse_mode, no entities
+
+
 async def test_telegram_down_costs_the_caller_nothing(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
