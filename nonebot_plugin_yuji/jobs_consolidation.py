@@ -1,21 +1,23 @@
 """Scheduled jobs: the consolidation scheduler, its watchdog, and start-up reconciliation.
 
-- reconcile (once, right after start-up): fail what a crashed process left open, then
-  start the scheduler (`core.consolidation.start()`): it runs batches as soon as chats
-  are eligible, within the token budget, up to YUJI_CONSOLIDATION_CONCURRENCY at a
-  time, and wakes on every archived message; skipped without a model;
+- reconcile (when this process gains leadership: at start-up for a lone process, and
+  at every later takeover): fail what a crashed process left open, then start the
+  scheduler (`core.consolidation.start()`): it runs batches as soon as chats are
+  eligible, within the token budget, up to YUJI_CONSOLIDATION_CONCURRENCY at a time,
+  and wakes on every archived message; skipped without a model. Not also a one-off
+  job after start-up: that ran it a second time a second later, and logged its line
+  twice;
 - tick (every YUJI_CONSOLIDATION_TICK_S, one instance, coalesced): a safety poll that
   restarts the scheduler if it died and wakes it;
 - watchdog (every minute): fail batches without progress (`core.consolidation.watchdog()`).
 
-All of them run in the deployment's leader only (`runtime.leading()`); gaining
-leadership reconciles and starts the scheduler at once, losing it stops the scheduler.
+All of them run in the deployment's leader only (`runtime.leading()`); losing
+leadership stops the scheduler.
 """
 
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime, timedelta
 
 from nonebot import logger, require
 
@@ -29,7 +31,6 @@ from . import runtime  # noqa: E402
 
 TICK_JOB_ID = "yuji_consolidation_tick"
 WATCHDOG_JOB_ID = "yuji_consolidation_watchdog"
-RECONCILE_JOB_ID = "yuji_consolidation_reconcile"
 WATCHDOG_INTERVAL_S = 60
 
 _reconciled: set[tuple[int, int]] = set()
@@ -115,11 +116,4 @@ def schedule(settings: Settings) -> None:
         replace_existing=True,
         max_instances=1,
         coalesce=True,
-    )
-    scheduler.add_job(
-        reconcile,
-        "date",
-        run_date=datetime.now(UTC) + timedelta(seconds=1),
-        id=RECONCILE_JOB_ID,
-        replace_existing=True,
     )

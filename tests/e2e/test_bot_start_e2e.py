@@ -1,10 +1,12 @@
 """What `python bot.py` says when it cannot start: one line naming the variable or the
 folder and what it accepts, exit 2, no traceback; a misspelled setting is named at
-start; and a second bot on one data folder is refused while a killed one's is not."""
+start; a second bot on one data folder is refused while a killed one's is not; and
+what a good start says: each line once, the console's place among them."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness import BotProcess, running_bot
+from .harness import BotProcess, running_bot, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -84,3 +86,52 @@ async def test_a_second_bot_on_one_folder_is_refused_naming_the_first(tmp_path: 
     third = BotProcess(tmp_path / "third", env={"YUJI_DATA_DIR": str(first.data_dir)})
     await third.start()
     await third.stop()
+
+
+TIME_STAMP = re.compile(r"^\d\d-\d\d \d\d:\d\d:\d\d ")
+TICK_DONE = re.compile(r'\[INFO\] apscheduler\S* \| Job "tick .*" executed successfully')
+"""APScheduler's own line (at APSCHEDULER_LOG_LEVEL=20) for the consolidation tick's
+first run, two seconds after start-up: every one-off job the start scheduled sooner
+has run by then (the scheduler runs due jobs in order), so a line such a job repeats
+is in the log."""
+
+
+def repeated_lines(log: str) -> list[str]:
+    """Lines said more than once, time stamps aside (APScheduler's own lines say
+    each run of a job and are left out)."""
+    lines = [TIME_STAMP.sub("", line) for line in log.splitlines()]
+    lines = [line for line in lines if not line.startswith("[INFO] apscheduler")]
+    return sorted({line for line in lines if lines.count(line) > 1})
+
+
+@pytest.mark.parametrize("token", ["", "a-console-token"])
+async def test_a_start_says_each_thing_once_and_where_the_console_is(
+    tmp_path: Path, token: str
+) -> None:
+    settings = {"YUJI_VECTOR_MODE": "off", "YUJI_CONSOLIDATION_TICK_S": "2"}
+    bot = BotProcess(tmp_path, env=settings | {"YUJI_CONSOLE_TOKEN": token}, clean_cwd=True)
+    (bot.cwd / ".env").write_text("APSCHEDULER_LOG_LEVEL=20\n", "utf-8")
+    await bot.start()
+    try:
+        await wait_until(lambda: TICK_DONE.search(bot.log_text()))
+    finally:
+        await bot.stop()
+    log = bot.log_text()
+    assert repeated_lines(log) == []
+    console = [line for line in log.splitlines() if "yuji console:" in line]
+    where = f"http://127.0.0.1:{bot.port}/yuji/"
+    if token:
+        assert [line.split(" | ", 1)[1] for line in console] == [f"yuji console: {where}"]
+    else:
+        assert [line.split(" | ", 1)[1] for line in console] == [
+            f"yuji console: off; set YUJI_CONSOLE_TOKEN to open it at {where}"
+        ]
+    assert log.count("yuji consolidation: skipped: no model configured") == 1
+    assert log.count("yuji started: database") == 1
+
+
+def test_the_repeat_check_sees_a_line_said_twice_a_second_apart() -> None:
+    said = "[INFO] nonebot_plugin_yuji.jobs_consolidation | yuji consolidation: skipped"
+    log = f"12-07 03:53:18 {said}\n12-07 03:53:18 [INFO] x | once\n12-07 03:53:19 {said}\n"
+    log += '12-07 03:53:20 [INFO] apscheduler.executors.base | Running job "tick"\n' * 2
+    assert repeated_lines(log) == [said]
