@@ -97,8 +97,14 @@ async def _open() -> None:
         jobs.schedule(core.settings)  # with the console's stored overrides
     await deployment.start(core)  # the leader runs the once-only jobs above
     settle_heap()
-    if settings.console_token:
-        logger.info(f"yuji console: http://{driver.config.host}:{driver.config.port}/yuji/")
+    logger.info(
+        console.start_line(
+            token_set=bool(settings.console_token),
+            served=isinstance(_app, FastAPI),
+            host=str(driver.config.host),
+            port=driver.config.port,
+        )
+    )
     logger.info(
         f"yuji started: database {settings.database_path if not settings.database_url else '(external)'}"
     )
