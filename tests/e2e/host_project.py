@@ -1,10 +1,15 @@
-"""Someone else's bot: an nb-cli-shaped NoneBot project with yuji installed into it.
+"""Someone else's bot: a NoneBot project with yuji installed into it, built from the
+page that tells an operator how (docs/plugin.md), so the page cannot drift from what runs.
 
-`write_project(folder, dotenv)` lays out what `nb create` makes and an operator adds to:
-`pyproject.toml` with `[tool.nonebot]` (the OneBot v11 and Telegram adapters,
-`nonebot_plugin_yuji` in `plugins`, `src/plugins` in `plugin_dirs`), the stock
-`bot.py` nb-cli writes (`nonebot.init()`, register the adapters, `load_from_toml`),
-every setting in the project's `.env`, and two plugins of the host's own:
+`write_project(folder, dotenv)` writes the page's `pyproject.toml` and `bot.py` as they
+are, taken from its fenced blocks titled so (```toml title="pyproject.toml"```,
+```python title="bot.py"```; each must be there exactly once): the current format,
+`[tool.nonebot.adapters]` and `[tool.nonebot.plugins]` keyed by package, which
+NoneBot loads without its legacy-format warning, and the bot.py nb-cli writes
+(`nonebot.init()`, register the adapters, `load_from_toml`, `nonebot.run()`). Lines the
+page marks `# 接 Telegram 时` are dropped for a bot without Telegram, as the page says
+to. Every setting goes in the project's `.env`, and two plugins of the host's own in
+`src/plugins` (the page's `plugin_dirs`):
 
 - `ping`: `/ping` answers `pong` (a command at priority 1 that blocks, as most do),
   and a recorder matcher (priority 1, not blocking) that appends each message event's
@@ -20,45 +25,28 @@ Run it with `BotProcess(tmp, cwd=folder, python=...)` (tests/e2e/harness.py).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
-PYPROJECT = """\
-[project]
-name = "host-bot"
-version = "0.1.0"
-requires-python = ">=3.11"
-dependencies = ["nonebot2[fastapi,httpx,websockets]", "nonebot-plugin-yuji"]
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "plugin.md"
+TELEGRAM_MARK = "# 接 Telegram 时"
+"""The page's mark on each line a bot without Telegram leaves out."""
+YUJI_PLUGIN = "nonebot_plugin_yuji"
 
-[tool.nonebot]
-adapters = [
-    {{ name = "OneBot V11", module_name = "nonebot.adapters.onebot.v11" }},
-{telegram}]
-plugins = [{plugins}]
-plugin_dirs = ["src/plugins"]
-builtin_plugins = []
-"""
-TELEGRAM_ADAPTER = '    { name = "Telegram", module_name = "nonebot.adapters.telegram" },\n'
 
-BOT_PY = """\
-import nonebot
-from nonebot.adapters.onebot.v11 import Adapter as ONEBOT_V11Adapter
+def page_block(title: str, page: Path = PAGE) -> str:
+    """The text of the one fenced block of `page` titled `title`."""
+    pattern = rf'^```\w+ title="{re.escape(title)}"\n(.*?)^```$'
+    blocks = re.findall(pattern, page.read_text("utf-8"), re.M | re.S)
+    if len(blocks) != 1:
+        raise LookupError(f'{page.name}: {len(blocks)} blocks titled "{title}", not one')
+    return blocks[0]
 
-nonebot.init()
 
-driver = nonebot.get_driver()
-driver.register_adapter(ONEBOT_V11Adapter)
-{telegram}
-nonebot.load_from_toml("pyproject.toml")
+def _without(text: str, mark: str) -> str:
+    return "".join(line for line in text.splitlines(keepends=True) if mark not in line)
 
-if __name__ == "__main__":
-    nonebot.run()
-"""
-TELEGRAM_REGISTER = """\
-from nonebot.adapters.telegram import Adapter as TELEGRAMAdapter
-
-driver.register_adapter(TELEGRAMAdapter)
-"""
 
 PING = """\
 from pathlib import Path
@@ -132,16 +120,13 @@ def write_project(
     """The project in `folder` (made), its `.env` holding `dotenv`; returns `folder`
     (`yuji=False`: the same bot without yuji, the benchmark's baseline)."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "pyproject.toml").write_text(
-        PYPROJECT.format(
-            telegram=TELEGRAM_ADAPTER if telegram else "",
-            plugins='"nonebot_plugin_yuji"' if yuji else "",
-        ),
-        "utf-8",
-    )
-    (folder / "bot.py").write_text(
-        BOT_PY.format(telegram=TELEGRAM_REGISTER if telegram else ""), "utf-8"
-    )
+    pyproject, bot = page_block("pyproject.toml"), page_block("bot.py")
+    if not telegram:
+        pyproject, bot = _without(pyproject, TELEGRAM_MARK), _without(bot, TELEGRAM_MARK)
+    if not yuji:
+        pyproject = _without(pyproject, YUJI_PLUGIN)
+    (folder / "pyproject.toml").write_text(pyproject, "utf-8")
+    (folder / "bot.py").write_text(bot, "utf-8")
     (folder / ".env").write_text(
         "".join(f"{key}={_dotenv_value(value)}\n" for key, value in dotenv.items()), "utf-8"
     )

@@ -1,7 +1,9 @@
 """yuji inside someone else's bot, installed from its wheel, serving QQ and Telegram.
 
-The project is nb-cli-shaped (tests/e2e/host_project.py: `[tool.nonebot]`, nb-cli's
-bot.py, every setting in `.env`, a `/ping` plugin and a plugin using yuji's API). It
+The project is the one docs/plugin.md tells an operator to write (tests/e2e/host_project.py
+takes its `pyproject.toml` and `bot.py` from the page's code blocks; every setting in
+`.env`, a `/ping` plugin and a plugin using yuji's API); it starts with yuji loaded,
+without NoneBot's legacy-format warning, and says each start-up thing once. It
 runs as its own process from a virtual environment made with `--system-site-packages`
 over this test environment (its site-packages named in a `.pth`), with the wheel built
 from this checkout installed into it (`pip wheel` offline, `pip install --no-deps
@@ -12,14 +14,18 @@ polling a fake Bot API on 127.0.0.1); the model is the fake OpenAI server.
 
 from __future__ import annotations
 
+import inspect
 import json
 import subprocess
 import sys
 import sysconfig
 import time
+import tomllib
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
+import nonebot
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, openai_server
@@ -36,7 +42,7 @@ from .harness import (
     query,
     wait_until,
 )
-from .host_project import seen_ids, write_project
+from .host_project import page_block, seen_ids, write_project
 
 __all__ = ["openai_server", "telegram_server"]
 
@@ -49,6 +55,21 @@ QQ_FACT = "下周五我要去成都参加一场马拉松比赛"
 TG_FACT = "下周六我要去厦门看一场海边音乐节"
 TG_BOT = "yuji_bot"
 TG_ADMIN, TG_MEMBER = 7001, 7002
+LEGACY_WARNING = "Legacy project format found!"
+"""What NoneBot's `load_from_toml` logs for a `plugins` list (the old format)."""
+YUJI_LOADED = 'Succeeded to load plugin "nonebot_plugin_yuji"'
+
+
+def test_the_page_s_project_is_the_format_nonebot_loads_without_a_warning() -> None:
+    # The warning is NoneBot's own text, so its absence from a log below means something.
+    assert LEGACY_WARNING in inspect.getsource(nonebot.load_from_toml)
+    table = tomllib.loads(page_block("pyproject.toml"))["tool"]["nonebot"]
+    # Both tables keyed by package: what load_from_toml and nb-cli take as current.
+    assert isinstance(table["plugins"], dict)
+    assert isinstance(table["adapters"], dict)
+    assert "nonebot_plugin_yuji" in chain.from_iterable(table["plugins"].values())
+    modules = [a["module_name"] for a in chain.from_iterable(table["adapters"].values())]
+    assert modules == ["nonebot.adapters.onebot.v11", "nonebot.adapters.telegram"]
 
 
 @pytest.fixture(scope="module")
@@ -298,7 +319,20 @@ async def test_yuji_in_a_host_bot_serves_qq_and_telegram_apart(
             await wait_until(lambda: len(seen_ids(bot.cwd)) >= qq.said + tg.said)
     finally:
         await bot.stop()
-    assert "Traceback" not in bot.log_text()
+    log = bot.log_text()
+    assert "Traceback" not in log
+    # (NoneBot says it once more when a plugin that requires yuji happens to load first:
+    # its line per load_plugin call, the module imported once.)
+    assert YUJI_LOADED in log
+    assert LEGACY_WARNING not in log
+    # Once each, though the bot ran long past the start: one line per event.
+    assert log.count("yuji consolidation: scheduler running") == 1
+    assert log.count("yuji started: database") == 1
+    assert log.count("Scheduler Started") == 1
+    console = (
+        f"yuji console: off; set YUJI_CONSOLE_TOKEN to open it at http://127.0.0.1:{port}/yuji/"
+    )
+    assert log.count(console) == 1
 
 
 async def test_a_setting_yuji_cannot_start_with_leaves_the_host_running(
