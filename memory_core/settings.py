@@ -637,7 +637,7 @@ def settings_from_mapping(values: Mapping[str, Any]) -> Settings:
     return Settings(**picked)
 
 
-NOT_SETTINGS = frozenset({"YUJI_CHROMIUM", "YUJI_CONSOLE_SCREENSHOTS", "YUJI_UPDATE_SNAPSHOTS"})
+NOT_SETTINGS = frozenset({"YUJI_CHROMIUM", "YUJI_UPDATE_SNAPSHOTS"})
 """`YUJI_*` variables that are no setting: the test suite's own switches."""
 
 
