@@ -8,6 +8,7 @@ test uses needs no line here; a line whose name nothing uses any more goes.
 from typing import Any
 
 from memory_core.archive.fetcher import _CheckedBackend  # pyright: ignore[reportPrivateUsage]
+from memory_core.cli.parser import ChineseHelpFormatter
 from memory_core.console.tunables import SettingView
 from memory_core.console.views import EvidenceItem
 from memory_core.settings import Settings
@@ -25,6 +26,7 @@ _.normalizer  # the tokenizers library's pipeline (the tests' tiny model)
 _.pre_tokenizer
 _.post_processor
 _.ir_version  # onnx's model proto
+ChineseHelpFormatter._split_lines  # argparse's HelpFormatter wraps help text with it
 
 # Read by the console's templates (nonebot_plugin_yuji/console/templates).
 SettingView.help

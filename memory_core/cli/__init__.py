@@ -1,6 +1,9 @@
 """The `yuji` command. Each subcommand is a module of this package exposing
 `register(subparsers)`, which adds its parser and sets `run(args) -> int` (sync or
 async) as the parser's `func` default.
+
+What it prints for people is Chinese, like the manual (docs/cli.md); what it prints
+for programs (`--json`) keeps its English keys and values.
 """
 
 from __future__ import annotations
@@ -10,13 +13,14 @@ import asyncio
 import importlib
 import inspect
 import keyword
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from memory_core.cli.common import configured, give
+from memory_core.cli.parser import YujiParser
 from memory_core.errors import YujiError
-from memory_core.settings import configured_values, misspelled_settings
+from memory_core.settings import misspelled_settings
 
 SUBCOMMANDS: tuple[str, ...] = (
     "backup",
@@ -39,8 +43,17 @@ SUBCOMMANDS: tuple[str, ...] = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="yuji", description="鱼记: memory for a QQ group persona")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = YujiParser(
+        prog="yuji",
+        description="鱼记：群聊人设的长期记忆。`yuji 子命令 --help` 列出子命令的全部选项。",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        metavar="DIR",
+        help="数据目录（写在子命令前面；和设置 YUJI_DATA_DIR=DIR 完全一样，默认 data/）",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="子命令", title="子命令")
     for name in SUBCOMMANDS:
         # A subcommand named like a keyword (`import`) lives in `import_.py`.
         module = name.replace("-", "_")
@@ -51,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    for line in misspelled_settings(configured_values(os.environ, Path())):
+    give({} if args.data_dir is None else {"YUJI_DATA_DIR": str(args.data_dir)})
+    for line in misspelled_settings(configured(Path())):
         print(f"yuji: warning: {line}", file=sys.stderr)
     try:
         result = args.func(args)

@@ -25,21 +25,24 @@ from memory_core.ops.manifest import BackupManifest, Check, list_manifests
 from memory_core.ops.orphans import Orphan, find_orphans
 from memory_core.ops.pg_backup import is_dump, tools_for, verify_pg_backup
 from memory_core.ops.restore import find_backup
+from memory_core.ops.status import CHECK_NAMES
+
+MORE_CHECKS = {"file": "文件", "manifest": "清单"}
+"""Checks a verification adds to those of `CHECK_NAMES` (ops/backup.py)."""
 
 
 def register(subparsers: Any) -> None:
+    summary = "立即做一次经过验证的备份（或列出、重新检查、改写已有的备份）"
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "backup", help="make a verified backup now (or list / verify backups)"
+        "backup", help=summary, description=summary + "；失败时退出码 1"
     )
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--list", action="store_true", help="list backups and their checks")
-    group.add_argument("--verify", metavar="BACKUP", help="check an existing backup again")
+    group.add_argument("--list", action="store_true", help="列出每个备份和它的检查结果")
     group.add_argument(
-        "--redact",
-        action="store_true",
-        help="rewrite existing backups without the people forgotten since they were made",
+        "--verify", metavar="BACKUP", help="重新检查一个已有备份（路径、名字或 latest）"
     )
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    group.add_argument("--redact", action="store_true", help="把已有的备份改写成不含之后被忘记的人")
+    parser.add_argument("--json", action="store_true", help="打印 JSON")
     parser.set_defaults(func=run)
 
 
@@ -50,7 +53,7 @@ async def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps([json.loads(m.to_json()) for m in manifests], ensure_ascii=False))
             return 0
-        print(render_list(manifests) if manifests else f"no backups in {settings.backups_dir}")
+        print(render_list(manifests) if manifests else f"{settings.backups_dir} 里没有备份")
         orphans = find_orphans(settings.backups_dir)
         if orphans:
             print(render_orphans(orphans, settings.backup_orphan_after_s))
@@ -70,15 +73,15 @@ async def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"file": str(path), "ok": ok, "checks": [asdict(c) for c in checks]}))
         else:
-            print(f"{path}: {'verified' if ok else 'FAILED'}\n{render_checks(checks)}")
+            print(f"{path}：{'验证通过' if ok else '验证失败'}\n{render_checks(checks)}")
         return 0 if ok else 1
     if args.redact:
         async with opened_core(settings) as core:
             results = await core.porting.redact_backups()
         for result in results:
-            print(f"{'ok    ' if result.ok else 'FAILED'} {result.path}: {result.detail}")
+            print(f"{'已改写' if result.ok else '失败  '} {result.path}：{result.detail}")
         if not results:
-            print(f"no backups in {settings.backups_dir}")
+            print(f"{settings.backups_dir} 里没有备份")
         return 0 if all(r.ok for r in results) else 1
     async with opened_core(settings) as core:
         manifest = await core.ops.backup(reason="cli")
@@ -86,37 +89,47 @@ async def run(args: argparse.Namespace) -> int:
     return 0 if manifest.ok else 1
 
 
+def check_name(name: str) -> str:
+    return CHECK_NAMES.get(name) or MORE_CHECKS.get(name, name)
+
+
 def render_checks(checks: tuple[Check, ...] | list[Check]) -> str:
-    return "\n".join(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}" for c in checks)
+    """One line per check: passed or not, its Chinese name and code, and its detail
+    (the check's own words, as the manifest keeps them)."""
+    return "\n".join(
+        f"  {'通过' if c.ok else '失败'} {check_name(c.name)}（{c.name}）：{c.detail}"
+        for c in checks
+    )
 
 
 def render_manifest(manifest: BackupManifest, folder: str) -> str:
-    head = "verified" if manifest.ok else "FAILED"
+    head = "验证通过" if manifest.ok else "验证失败"
     rows = sum(manifest.backup_counts.values())
     lines = [
-        f"backup {head}: {folder}/{manifest.file}",
-        f"  {human_bytes(manifest.size_bytes)}, {rows} truth rows, "
-        f"{manifest.duration_s:.2f}s, sha256 {manifest.sha256[:16] or '-'}",
+        f"备份{head}：{folder}/{manifest.file}",
+        f"  {human_bytes(manifest.size_bytes)}，真相表 {rows} 行，"
+        f"用时 {manifest.duration_s:.2f} 秒，sha256 {manifest.sha256[:16] or '-'}",
         render_checks(manifest.checks),
     ]
     if manifest.mirrored_to:
-        lines.append(f"  mirrored to {manifest.mirrored_to}")
+        lines.append(f"  已镜像到 {manifest.mirrored_to}")
     return "\n".join(lines)
 
 
 def render_list(manifests: list[BackupManifest]) -> str:
     return "\n".join(
-        f"{m.created_at:%Y-%m-%d %H:%M:%S}Z  {'ok    ' if m.ok else 'FAILED'}  "
+        f"{m.created_at:%Y-%m-%d %H:%M:%S}Z  {'通过' if m.ok else '失败'}  "
         f"{human_bytes(m.size_bytes):>9}  {m.file}"
-        + ("" if m.ok else "  (" + ", ".join(c.name for c in m.failed_checks) + ")")
+        + ("" if m.ok else "（" + "、".join(check_name(c.name) for c in m.failed_checks) + "）")
         for m in manifests
     )
 
 
 def render_orphans(orphans: list[Orphan], after_s: int) -> str:
     head = (
-        f"left by killed backups (no manifest; removed after the next backup once "
-        f"{after_s / 3600:g} h old):"
+        f"被杀掉的备份留下的文件（没有清单；满 {after_s / 3600:g} 小时后，下一次备份会删掉它们）："
     )
-    rows = [f"  {human_bytes(o.size_bytes):>9}  {o.age_s / 3600:5.1f} h  {o.name}" for o in orphans]
+    rows = [
+        f"  {human_bytes(o.size_bytes):>9}  {o.age_s / 3600:5.1f} 小时  {o.name}" for o in orphans
+    ]
     return "\n".join([head, *rows])

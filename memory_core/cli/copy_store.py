@@ -22,27 +22,28 @@ from memory_core.porting.copy_store import CHUNK_ROWS, copy_store
 
 
 def register(subparsers: Any) -> None:
+    summary = "把当前存储原样（保留每个 id）复制进一个空的 SQLite 或 PostgreSQL 存储，再比较两边"
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "copy-store", help="copy the store, every id kept, into an empty SQLite or PostgreSQL one"
+        "copy-store",
+        help=summary,
+        description=summary + "（退出码 0 一致，1 不一致，2 拒绝）",
     )
     parser.add_argument(
         "--to",
         required=True,
         metavar="URL",
-        help="sqlite+aiosqlite:///path/yuji.db or postgresql+asyncpg://user:password@host/db",
+        help="sqlite+aiosqlite:///path/yuji.db 或 postgresql+asyncpg://user:password@host/db",
     )
+    parser.add_argument("--resume", action="store_true", help="接着一次中断了的、复制到 URL 的复制")
     parser.add_argument(
-        "--resume", action="store_true", help="continue a copy into URL that was cut short"
-    )
-    parser.add_argument(
-        "--chunk", type=int, default=CHUNK_ROWS, help=f"rows per transaction (default {CHUNK_ROWS})"
+        "--chunk", type=int, default=CHUNK_ROWS, help=f"每个事务的行数（默认 {CHUNK_ROWS}）"
     )
     parser.set_defaults(func=run)
 
 
 async def run(args: argparse.Namespace) -> int:
     settings = load_settings()
-    with progress_bar("copying", unit_bytes=False) as bar:
+    with progress_bar("复制中", unit_bytes=False) as bar:
         report = await copy_store(
             settings.sqlalchemy_url,
             args.to,

@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import os
 import secrets
+import shlex
 import signal
 import subprocess
 import sys
@@ -34,14 +35,17 @@ QUIET = ("YUJI_LLM_BASE_URL", "YUJI_LLM_MODEL", "YUJI_LLM_API_KEY", "YUJI_TELEGR
 
 
 def register(subparsers: Any) -> None:
+    summary = "把样例聊天世界装进单独的目录，在它上面打开网页控制台"
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "demo", help="load a sample chat world into a demo folder and open the web console on it"
+        "demo",
+        help=summary,
+        description=summary + "（用自己的 --dir，不看 --data-dir 和 YUJI_DATA_DIR）",
     )
-    parser.add_argument("--dir", type=Path, default=Path("data-demo"), help="demo data folder")
-    parser.add_argument("--port", type=int, default=8099, help="port on 127.0.0.1")
     parser.add_argument(
-        "--no-serve", action="store_true", help="only load the sample world, start nothing"
+        "--dir", type=Path, default=Path("data-demo"), help="样例数据目录（默认 data-demo/）"
     )
+    parser.add_argument("--port", type=int, default=8099, help="127.0.0.1 上的端口（默认 8099）")
+    parser.add_argument("--no-serve", action="store_true", help="只装样例数据，什么也不启动")
     parser.set_defaults(func=run)
 
 
@@ -53,7 +57,7 @@ async def prepare(folder: Path) -> str:
         if core.console.sample_label:
             return core.console.sample_label
         if await core.archive.scopes():
-            raise ValidationError(f"{folder} holds data that is not the sample world")
+            raise ValidationError(f"{folder} 里已有不是样例的数据（样例只进空目录）")
         return (await load_demo(core)).label
     finally:
         await core.close()
@@ -63,11 +67,12 @@ def run(args: argparse.Namespace) -> int:
     folder: Path = args.dir.resolve()
     label = asyncio.run(prepare(folder))
     print(f"{label}\n样例数据目录：{folder}")
+    print(f"用命令行看它：yuji --data-dir {shlex.quote(str(folder))} status")
     if args.no_serve:
         return 0
     bot = ROOT / "bot.py"
     if not bot.is_file():
-        raise ValidationError("yuji demo starts the bot: run it from a checkout of the repository")
+        raise ValidationError("yuji demo 要启动机器人：请在仓库的检出目录里运行它")
     token = secrets.token_urlsafe(24)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("YUJI_", "ONEBOT_"))}
     env.update(dict.fromkeys(QUIET, ""))

@@ -19,12 +19,12 @@ from memory_core.vectors.factory import embedder_from_settings
 
 
 def register(subparsers: Any) -> None:
+    summary = "把缺失或过期的记忆向量算出来（data/vectors/，PostgreSQL 上在数据库里）"
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "embed",
-        help="compute missing or stale memory vectors (data/vectors/, or the database on PostgreSQL)",
+        "embed", help=summary, description=summary
     )
-    parser.add_argument("--rebuild", action="store_true", help="re-embed everything")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--rebuild", action="store_true", help="不管已有的索引，全部重算")
+    parser.add_argument("--json", action="store_true", help="打印一个 JSON 对象")
     parser.set_defaults(func=run)
 
 
@@ -47,6 +47,6 @@ async def run(args: argparse.Namespace) -> int:
 
 def render(report: EmbedReport) -> str:
     return (
-        f"vectors ({report.model_id}): {report.total} memories, {report.embedded} embedded, "
-        f"{report.reused} reused, {report.dropped} dropped -> {report.folder}"
+        f"记忆向量（{report.model_id}）：共 {report.total} 条记忆，新算 {report.embedded} 条，"
+        f"沿用 {report.reused} 条，去掉 {report.dropped} 条 → {report.folder}"
     )

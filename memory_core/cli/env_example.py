@@ -100,10 +100,10 @@ def render() -> str:
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "env-example",
-        help="print .env.example (every setting, its default and what it does)",
-        description="Print .env.example as written from the settings model, or --write it.",
+        help="打印 .env.example（每个设置、它的默认值和说明）",
+        description="打印从设置模型写出的 .env.example（注释是英文的），或用 --write 写进文件",
     )
-    parser.add_argument("--write", type=Path, metavar="FILE", help="write it to FILE instead")
+    parser.add_argument("--write", type=Path, metavar="FILE", help="写进 FILE，不打印")
     parser.set_defaults(func=run)
 
 

@@ -27,51 +27,55 @@ from memory_core.eval.calibrate import corpus_files, report
 from memory_core.eval.dataset import CHATTER, NEGATIVE_TIERS
 
 from .common import load_settings
+from .parser import columns
 
 UNANSWERABLE = NEGATIVE_TIERS | {CHATTER}
 
 
 def register(subparsers: Any) -> None:
+    summary = "在数据集（docs/eval-format.md）上测回忆，用一个临时库，不碰真正的数据"
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "eval", help="measure recall on a dataset (docs/eval-format.md) in a temporary database"
+        "eval", help=summary, description=summary
     )
-    parser.add_argument("dataset", type=Path, nargs="*")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("dataset", type=Path, nargs="*", metavar="DATASET")
+    parser.add_argument("--json", action="store_true", help="打印一个 JSON 对象")
     parser.add_argument(
-        "--distractors", type=int, default=0, metavar="N", help="add N unrelated memories per chat"
-    )
-    parser.add_argument(
-        "--clones", type=int, default=0, metavar="N", help="add N near-copies of the targets"
+        "--distractors", type=int, default=0, metavar="N", help="给每个聊天加 N 条无关的记忆"
     )
     parser.add_argument(
-        "--baselines", action="store_true", help="also run FTS5 bm25 top-5 on the same index"
+        "--clones", type=int, default=0, metavar="N", help="加 N 条期望记忆的近似副本"
+    )
+    parser.add_argument(
+        "--baselines",
+        action="store_true",
+        help="在同一索引上并排跑基线（FTS5 bm25 前五、纯向量前五、两者的 RRF 混合）",
     )
     parser.add_argument(
         "--vector",
         choices=("on", "shadow", "off"),
         default="on",
-        help="dense retrieval for the run (vectors are embedded after loading)",
+        help="这次的稠密检索模式（装好数据后再算向量；默认 on）",
     )
     parser.add_argument(
         "--database",
         default="",
         metavar="URL",
-        help="run on this PostgreSQL server (postgresql+asyncpg://...), in a fresh database "
-        "created for the run and dropped afterwards",
+        help="在这台 PostgreSQL 服务器上跑（postgresql+asyncpg://...）：为这次新建一个库，"
+        "结束后删掉",
     )
     parser.add_argument(
         "--calibrate",
         action="store_true",
-        help="fit relevance weights and thresholds for the configured embedding model and "
-        "reranker (YUJI_EMBED_*, YUJI_VECTOR_MODEL_PATH, YUJI_RERANK_*) on the shipped training "
-        "corpus (or the DATASET files), write them to YUJI_CALIBRATION_DIR and print "
-        "the figures on its held-out chats",
+        help="为配置的嵌入模型和重排模型（YUJI_EMBED_*、YUJI_VECTOR_MODEL_PATH、YUJI_RERANK_*）"
+        "在自带的训练语料（或给出的 DATASET）上拟合相关度权重和阈值，写进 "
+        "YUJI_CALIBRATION_DIR，并打印留出聊天上的数字",
     )
     parser.add_argument(
         "--out",
         type=Path,
         default=None,
-        help="with --calibrate: also write the embedding model's weights to this file",
+        metavar="FILE",
+        help="和 --calibrate 一起用：另把嵌入模型的权重写进这个文件",
     )
     parser.set_defaults(func=run)
 
@@ -80,7 +84,7 @@ async def run(args: argparse.Namespace) -> int:
     if args.calibrate:
         return await calibrate(args.dataset, args.out)
     if len(args.dataset) != 1:
-        raise UsageError("yuji eval measures one DATASET (or fits with --calibrate)")
+        raise UsageError("yuji eval 一次测一个 DATASET（或者用 --calibrate 拟合）")
     dataset = load_dataset(args.dataset[0])
     options = EvalOptions(
         distractors=args.distractors,
@@ -106,41 +110,52 @@ async def calibrate(datasets: list[Path], out: Path | None) -> int:
     if out is not None:
         model = next(m for m in reversed(result.models) if m.embedder == result.embedder)
         await asyncio.to_thread(out.write_text, model.to_json(), encoding="utf-8")
-        print(f"also wrote {out} (YUJI_RELEVANCE_WEIGHTS={out} uses it for the embedding model)")
+        print(f"另外写了 {out}（设 YUJI_RELEVANCE_WEIGHTS={out}，嵌入模型就用它）")
     return 0
 
 
 def render(name: str, result: dict[str, Any]) -> str:
     """A table: one row per tier, yuji (any band, then sure only) beside each baseline."""
     baselines: dict[str, dict[str, Any]] = result.get("baselines", {})
-    head = f"{'tier':<26}{'n':>5}  {'yuji':>7}  {'sure':>7}  {'empty':>7}  {'stale':>5}" + "".join(
-        f"  {b:>10}" for b in baselines
+    head = (
+        _pad("层", 26)
+        + _pad("n", 5, right=True)
+        + "".join("  " + _pad(word, 7, right=True) for word in ("yuji", "确定", "全空"))
+        + "  "
+        + _pad("过期", 5, right=True)
+        + "".join(f"  {b:>10}" for b in baselines)
     )
     database = result.get("load", {}).get("database")
-    lines = [f"dataset: {name}" + (f" on {database}" if database else ""), head]
+    lines = [f"数据集：{name}" + (f"（在 {database} 上）" if database else ""), head]
     for tier, row in result["tiers"].items():
-        kind = "answered" if tier in UNANSWERABLE else "hit@5"
+        kind = "有注入" if tier in UNANSWERABLE else "hit@5"
         empty = row.get("empty_rate", 0.0)
         cells = f"  {row['rate']:>7.3f}  {row['sure_rate']:>7.3f}  {empty:>7.3f}  {row['stale']:>5}"
         cells += "".join(f"  {b['tiers'][tier]['rate']:>10.3f}" for b in baselines.values())
-        lines.append(f"{tier + ' (' + kind + ')':<26}{row['n']:>5}{cells}")
-    for key in ("false_recall", "leakage", "stale"):
+        lines.append(f"{_pad(f'{tier}（{kind}）', 26)}{row['n']:>5}{cells}")
+    for key, label in (("false_recall", "误召回"), ("leakage", "泄漏"), ("stale", "过期")):
         cells = f"  {result[key]:>7}  {'':>7}  {'':>7}  {'':>5}" + "".join(
             f"  {b[key]:>10}" for b in baselines.values()
         )
-        lines.append(f"{key:<26}{'':>5}{cells}")
+        lines.append(f"{_pad(label, 26)}{'':>5}{cells}")
     for p in ("p50", "p95"):
         cells = f"  {result['latency_ms'][p]:>7.2f}  {'':>7}  {'':>7}  {'':>5}" + "".join(
             f"  {b['latency_ms'][p]:>10.2f}" for b in baselines.values()
         )
-        lines.append(f"{'latency ' + p + ' (ms)':<26}{'':>5}{cells}")
+        lines.append(f"{_pad(f'延迟 {p}（ms）', 26)}{'':>5}{cells}")
     lines.append(
-        "yuji: the expected memory injected in any band (unanswerable tiers: anything "
-        "injected); sure: the same, counting only memories injected as sure; empty: the "
-        "share of queries given nothing at all; stale: "
-        "expect_none memories injected (temporal: a replaced version on a question about now)"
+        "yuji：期望的记忆以任一档位注入（无解的层：注入了任何东西）；确定：同上，只算以"
+        "确定档注入的；全空：什么也没给的问题占多少；过期：注入了 expect_none 的记忆"
+        "（temporal：问现在的情况时注入了被取代的旧版本）"
     )
     degraded = result.get("load", {}).get("supersede_degraded", [])
     if degraded:
-        lines.append(f"note: {len(degraded)} supersedes of the dataset were refused by the gates")
+        lines.append(f"注意：数据集里有 {len(degraded)} 次取代被把关拒绝了")
     return "\n".join(lines)
+
+
+def _pad(text: str, width: int, *, right: bool = False) -> str:
+    """`text` filled with spaces to `width` terminal columns: a CJK character takes two
+    (str.format counts it as one, which would shift every column after it)."""
+    fill = " " * max(width - columns(text), 0)
+    return fill + text if right else text + fill

@@ -12,11 +12,14 @@ from memory_core.cli.common import opened_core, scope_arg
 
 
 def register(subparsers: Any) -> None:
+    summary = "写出一个聊天的记忆包（记忆和它们的版本、证据、卡片……）"
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "export", help="write one chat's memory pack (memories, versions, evidence, cards...)"
+        "export", help=summary, description=summary
     )
-    parser.add_argument("--scope", type=scope_arg, required=True, help="group:ID or private:ID")
-    parser.add_argument("--out", type=Path, help="file to write (default: standard output)")
+    parser.add_argument(
+        "--scope", type=scope_arg, required=True, help="group:<群号> 或 private:<QQ 号>"
+    )
+    parser.add_argument("--out", type=Path, help="写进这个文件（默认打印到标准输出）")
     parser.set_defaults(func=run)
 
 
@@ -28,7 +31,7 @@ async def run(args: argparse.Namespace) -> int:
         sys.stdout.write(text + "\n")
         return 0
     write_file(args.out, text)
-    print(f"exported {len(pack['memories'])} memories of {args.scope} to {args.out}")
+    print(f"已把 {args.scope} 的 {len(pack['memories'])} 条记忆导出到 {args.out}")
     return 0
 
 

@@ -17,19 +17,22 @@ from memory_core.porting.forget import ForgetReport
 
 
 def register(subparsers: Any) -> None:
+    summary = "在一个聊天里忘掉一个人（记忆、消息、图片），和 /forget-me 相同；中断了就再跑一次"
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "forget-person", help="forget one person in one chat (memories, messages, images)"
+        "forget-person", help=summary, description=summary
     )
-    parser.add_argument("--scope", type=scope_arg, required=True, help="group:ID or private:ID")
-    parser.add_argument("--user", required=True, help="the person's QQ number")
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument(
+        "--scope", type=scope_arg, required=True, help="group:<群号> 或 private:<QQ 号>"
+    )
+    parser.add_argument("--user", required=True, help="这个人的 QQ 号")
+    parser.add_argument("--json", action="store_true", help="打印 JSON")
     parser.set_defaults(func=run)
 
 
 async def run(args: argparse.Namespace) -> int:
     user = str(args.user).strip()
     if not user.isdigit():
-        raise ValueError(f"--user must be a QQ number, got {args.user!r}")
+        raise ValueError(f"--user 要写 QQ 号，收到的是 {args.user!r}")
     async with opened_core() as core:
         report = await core.porting.forget_person(args.scope, user, requested_by="cli")
     print(json.dumps(report.to_json(), ensure_ascii=False) if args.json else render(report))
@@ -38,19 +41,17 @@ async def run(args: argparse.Namespace) -> int:
 
 def render(report: ForgetReport) -> str:
     lines = [
-        f"forgot {report.user_id} in {report.scope} (request #{report.request_id}):",
-        f"  names matched: {', '.join(report.names)}",
-        f"  memories retracted: {report.memories_retracted} "
-        f"(of {len(report.memory_ids)} about them or resting only on their messages)",
-        f"  messages tombstoned: {report.messages_redacted} this run, "
-        f"{report.messages_total} in all",
-        f"  image files deleted: {report.files_deleted}",
-        f"  summaries rewritten: {report.summaries_rewritten}, cards rewritten: "
-        f"{report.cards_rewritten}",
-        "  full-text index: their memories removed; vectors: dropped at the next `yuji embed`",
+        f"已在 {report.scope} 忘掉 {report.user_id}（请求 #{report.request_id}）：",
+        f"  对上的名字：{'、'.join(report.names)}",
+        f"  撤回的记忆：{report.memories_retracted} 条"
+        f"（关于这个人、或只以这个人的消息为证据的共 {len(report.memory_ids)} 条）",
+        f"  换成墓碑的消息：这次 {report.messages_redacted} 条，共 {report.messages_total} 条",
+        f"  删掉的图片文件：{report.files_deleted} 个",
+        f"  改写的小结：{report.summaries_rewritten} 段，改写的卡片：{report.cards_rewritten} 张",
+        "  全文索引：去掉了这些记忆；向量：下一次 `yuji embed` 时去掉",
     ]
     if report.backups:
-        lines.append(f"  {len(report.backups)} backup(s) still hold the old data until retention")
-        lines.append("  removes them, or `yuji backup --redact` rewrites them now:")
+        lines.append(f"  还有 {len(report.backups)} 个备份留着旧数据，直到保留期满删掉它们；")
+        lines.append("  或者用 `yuji backup --redact` 现在就改写：")
         lines += [f"    {path}" for path in report.backups]
     return "\n".join(lines)

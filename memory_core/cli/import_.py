@@ -1,9 +1,10 @@
 """`yuji import SOURCE ...`: bring history into yuji through the public write path.
 
-Sources: `chatrecorder --db URL` (nonebot-plugin-chatrecorder), `qq-txt FILE --scope group:ID` (QQ desktop 导出消息记录), `facts FILE.jsonl`
-(typed facts -> memories), `pack FILE --scope S` (a memory pack from `yuji export`). Every import shows a progress bar, prints counts (read,
-new, duplicate, refused with reasons), can be interrupted and rerun without
-duplicates, and has `--dry-run`.
+Sources: `chatrecorder --db URL` (nonebot-plugin-chatrecorder), `qq-txt FILE --scope
+group:ID` (QQ desktop 导出消息记录), `facts FILE.jsonl` (typed facts -> memories), `pack
+FILE --scope S` (a memory pack from `yuji export`). Every import shows a progress bar,
+prints counts (read, new, duplicate, refused with reasons: porting/counts.py), can be
+interrupted and rerun without duplicates, and has `--dry-run`.
 """
 
 from __future__ import annotations
@@ -19,36 +20,47 @@ from memory_core.porting import render_counts
 
 
 def register(subparsers: Any) -> None:
+    summary = (
+        "导入历史：chatrecorder 的数据库、QQ 导出的消息记录、带类型的事实、记忆包"
+        "（都能中断后重跑，不会重复）"
+    )
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "import", help="import history: a QQ text export, typed facts, a memory pack"
+        "import", help=summary, description=summary
     )
-    sources = parser.add_subparsers(dest="source", required=True, metavar="SOURCE")
+    sources = parser.add_subparsers(dest="source", required=True, metavar="来源", title="来源")
+    dry_run = "只计数，什么也不写"
 
-    qq = sources.add_parser("qq-txt", help="a QQ desktop 导出消息记录 .txt file into one chat")
-    qq.add_argument("file", type=Path)
-    qq.add_argument("--scope", type=scope_arg, required=True, help="group:ID or private:ID")
-    qq.add_argument("--encoding", default="utf-8", help="file encoding (default utf-8)")
-    qq.add_argument("--dry-run", action="store_true", help="count only, write nothing")
-    qq.set_defaults(func=run_qq_txt)
-
-    recorder = sources.add_parser(
-        "chatrecorder", help="nonebot-plugin-chatrecorder's database (OneBot v11 chats)"
+    recorder_says = "nonebot-plugin-chatrecorder 记录的消息（它的数据库，OneBot v11 的聊天）"
+    recorder = sources.add_parser("chatrecorder", help=recorder_says, description=recorder_says)
+    recorder.add_argument(
+        "--db", required=True, metavar="URL", help="它的数据库 URL，例如 sqlite:///data/nb.db"
     )
-    recorder.add_argument("--db", required=True, metavar="URL", help="e.g. sqlite:///data/nb.db")
-    recorder.add_argument("--scope", type=scope_arg, help="only this chat (default: every chat)")
-    recorder.add_argument("--dry-run", action="store_true", help="count only, write nothing")
+    recorder.add_argument("--scope", type=scope_arg, help="只导入这个聊天（默认全部）")
+    recorder.add_argument("--dry-run", action="store_true", help=dry_run)
     recorder.set_defaults(func=run_chatrecorder)
 
-    facts = sources.add_parser("facts", help="typed facts (JSON lines) as memories")
-    facts.add_argument("file", type=Path)
-    facts.add_argument("--scope", type=scope_arg, help="chat for lines that name none")
-    facts.add_argument("--dry-run", action="store_true", help="count only, write nothing")
+    qq_says = "QQ 电脑版“导出消息记录”的 .txt 文件，导入一个聊天的存档"
+    qq = sources.add_parser("qq-txt", help=qq_says, description=qq_says)
+    qq.add_argument("file", type=Path, metavar="FILE")
+    qq.add_argument(
+        "--scope", type=scope_arg, required=True, help="group:<群号> 或 private:<QQ 号>"
+    )
+    qq.add_argument("--encoding", default="utf-8", help="文件编码（默认 utf-8）")
+    qq.add_argument("--dry-run", action="store_true", help=dry_run)
+    qq.set_defaults(func=run_qq_txt)
+
+    facts_says = "带类型的事实（JSON Lines：主体、键、值、有效期）导入为记忆"
+    facts = sources.add_parser("facts", help=facts_says, description=facts_says)
+    facts.add_argument("file", type=Path, metavar="FILE.jsonl")
+    facts.add_argument("--scope", type=scope_arg, help="没写聊天的行放进这个聊天")
+    facts.add_argument("--dry-run", action="store_true", help=dry_run)
     facts.set_defaults(func=run_facts)
 
-    pack = sources.add_parser("pack", help="a yuji memory pack (from `yuji export`) into a chat")
-    pack.add_argument("file", type=Path)
-    pack.add_argument("--scope", type=scope_arg, required=True, help="the chat to restore into")
-    pack.add_argument("--dry-run", action="store_true", help="count only, write nothing")
+    pack_says = "记忆包（`yuji export` 写的）恢复进一个聊天"
+    pack = sources.add_parser("pack", help=pack_says, description=pack_says)
+    pack.add_argument("file", type=Path, metavar="FILE")
+    pack.add_argument("--scope", type=scope_arg, required=True, help="恢复进这个聊天")
+    pack.add_argument("--dry-run", action="store_true", help=dry_run)
     pack.set_defaults(func=run_pack)
 
 
@@ -59,7 +71,7 @@ async def run_qq_txt(args: argparse.Namespace) -> int:
                 args.file, args.scope, encoding=args.encoding, dry_run=args.dry_run, progress=bar
             )
     if resumed:
-        print(f"resumed an interrupted import at byte {resumed}")
+        print(f"接着上次中断的导入，从第 {resumed} 字节继续")
     print(render_counts(counts, dry_run=args.dry_run))
     return 0
 
@@ -71,7 +83,7 @@ async def run_chatrecorder(args: argparse.Namespace) -> int:
                 args.db, scope=args.scope, dry_run=args.dry_run, progress=bar
             )
     if resumed:
-        print(f"resumed an interrupted import after record {resumed}")
+        print(f"接着上次中断的导入，从第 {resumed} 条记录之后继续")
     print(render_counts(counts, dry_run=args.dry_run))
     return 0
 

@@ -17,19 +17,23 @@ from typing import Any
 
 from memory_core.cli.common import opened_core, scope_arg
 from memory_core.errors import ValidationError
-from memory_core.nightly.status import format_when, report_lines
+from memory_core.nightly.status import STATE_WORDS, STEP_LABELS, format_when, report_lines
 from memory_core.service import Yuji
 
 
 def register(subparsers: Any) -> None:
+    summary = "立即运行（或接着运行）夜间整理：结算、小传、卡片、状态、事件、回收"
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "nightly", help="run the nightly pipeline (settle, diary, cards, states, events, gc) now"
+        "nightly",
+        help=summary,
+        description=summary
+        + "（退出码 0 每步完成或跳过，1 某步失败，2 某步在等模型，3 另一个进程正在做）",
     )
-    parser.add_argument("--day", help="only this day, YYYY-MM-DD (in YUJI_TIMEZONE)")
-    parser.add_argument("--scope", type=scope_arg, help="only this chat, e.g. group:123456")
     parser.add_argument(
-        "--status", action="store_true", help="show the last night per chat, run nothing"
+        "--day", metavar="YYYY-MM-DD", help="只做这一天（按 YUJI_TIMEZONE，必须已过截止时刻）"
     )
+    parser.add_argument("--scope", type=scope_arg, help="只做这个聊天，例如 group:123456")
+    parser.add_argument("--status", action="store_true", help="只显示每个聊天的上一晚，什么也不跑")
     parser.set_defaults(func=run)
 
 
@@ -42,28 +46,27 @@ async def execute(core: Yuji, args: argparse.Namespace) -> int:
     if args.status:
         for scope in [args.scope] if args.scope else await core.nightly.scopes():
             last = await core.nightly.last_run(scope)
-            steps = " ".join(f"{s.step}={s.state}" for s in last.steps) or "never ran"
-            health = (
-                "circuit OPEN" if last.circuit_open else f"failures {last.consecutive_failures}"
+            steps = " ".join(
+                f"{STEP_LABELS.get(s.step, s.step)}={STATE_WORDS.get(s.state, s.state)}"
+                for s in last.steps
             )
+            health = "已熔断" if last.circuit_open else f"连续失败 {last.consecutive_failures} 次"
             print(
-                f"{scope} {last.day or '-'} {steps} ({health}; "
-                f"last success {format_when(last.last_success_at, core.nightly.tz)})"
+                f"{scope} {last.day or '-'} {steps or '还没有跑过'}（{health}；"
+                f"上次成功 {format_when(last.last_success_at, core.nightly.tz)}）"
             )
         return 0
     if core.models.nightly is None:
-        print(
-            "note: no model configured (YUJI_LLM_* or YUJI_NIGHTLY_LLM_*); steps with material wait"
-        )
+        print("注意：没有配置模型（YUJI_LLM_* 或 YUJI_NIGHTLY_LLM_*）；有材料的步骤会等着")
     try:
         reports = await core.nightly.run(day=args.day, scope=args.scope)
     except (ValidationError, ValueError) as exc:
-        print(f"refused: {exc}")
+        print(f"拒绝：{exc}")
         return 1
     for line in report_lines(reports):
         print(line)
     if not reports:
-        print("nothing to do: no chats yet")
+        print("无事可做：还没有任何聊天")
     outcomes = {r.outcome for r in reports}
     if "failed" in outcomes:
         return 1

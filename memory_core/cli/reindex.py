@@ -9,8 +9,9 @@ from memory_core.cli.common import opened_core
 
 
 def register(subparsers: Any) -> None:
+    summary = "从记忆表重建记忆的全文索引（派生数据）"
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "reindex", help="rebuild the memory full-text index from the memories table"
+        "reindex", help=summary, description=summary
     )
     parser.set_defaults(func=run)
 
@@ -19,5 +20,5 @@ async def run(args: argparse.Namespace) -> int:
     del args
     async with opened_core() as core:
         count = await core.recall.reindex()
-    print(f"reindexed {count} memories")
+    print(f"已为 {count} 条记忆重建全文索引")
     return 0

@@ -32,17 +32,18 @@ from memory_core.ops.restore import (
 
 
 def register(subparsers: Any) -> None:
+    summary = "验证一个备份，恢复进一个新的数据库（退出码 0 已恢复，1 验证失败，2 拒绝）"
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "restore", help="verify a backup and restore it into a new database file"
+        "restore", help=summary, description=summary
     )
-    parser.add_argument("backup", metavar="BACKUP", help="a backup file, its name, or 'latest'")
+    parser.add_argument("backup", metavar="BACKUP", help="备份文件、它的名字或 latest")
     parser.add_argument(
         "--to",
         required=True,
         metavar="PATH|URL",
-        help="the new file (a .db backup) or an empty PostgreSQL database (a .dump)",
+        help="新文件（.db 备份），或一个空的 PostgreSQL 库（.dump 转储）",
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--json", action="store_true", help="打印一个 JSON 对象")
     parser.set_defaults(func=run)
 
 
@@ -53,8 +54,8 @@ async def run(args: argparse.Namespace) -> int:
         backup = find_backup(args.backup, settings.backups_dir)
         if is_dump(backup) != to.startswith("postgresql"):
             raise ValidationError(
-                f"{backup.name} restores into "
-                + ("a PostgreSQL URL" if is_dump(backup) else "a new SQLite file, not a URL")
+                f"{backup.name} 只能恢复进"
+                + ("一个 PostgreSQL URL" if is_dump(backup) else "一个新的 SQLite 文件，不是 URL")
             )
         if is_dump(backup):
             tools = await tools_for(to, settings.pg_dump)
@@ -63,7 +64,7 @@ async def run(args: argparse.Namespace) -> int:
             live = live_database_path(settings)
             report = await asyncio.to_thread(restore_backup, backup, Path(to), live_database=live)
     except (NotFound, ValidationError) as exc:
-        print(f"refused: {exc}")
+        print(f"拒绝：{exc}")
         return 2
     if args.json:
         print(json.dumps(as_dict(report), ensure_ascii=False))
@@ -85,12 +86,13 @@ def as_dict(report: RestoreReport) -> dict[str, Any]:
 
 def render(report: RestoreReport) -> str:
     if report.ok:
-        head = f"restored {report.backup} -> {report.target} ({sum(report.counts.values())} truth rows)"
+        rows = sum(report.counts.values())
+        head = f"已恢复 {report.backup} → {report.target}（真相表 {rows} 行）"
         tail = (
-            "point YUJI_DATABASE_URL at that database and start the bot"
+            "让 YUJI_DATABASE_URL 指向那个库，再启动机器人"
             if is_dump(report.backup)
-            else "stop the bot, move it to $YUJI_DATA_DIR/yuji.db (remove yuji.db-wal/-shm), start"
+            else "停下机器人，把它移到 $YUJI_DATA_DIR/yuji.db（删掉 yuji.db-wal/-shm），再启动"
         )
-        return f"{head}\n{render_checks(report.checks)}\nto use it: {tail}"
-    state = "restored file FAILED its checks" if report.written else "not restored"
-    return f"{state}: {report.backup}\n{render_checks(report.checks)}"
+        return f"{head}\n{render_checks(report.checks)}\n要用它：{tail}"
+    state = "恢复出的文件没通过检查" if report.written else "没有恢复"
+    return f"{state}：{report.backup}\n{render_checks(report.checks)}"

@@ -15,10 +15,11 @@ from memory_core.cli.common import opened_core
 
 
 def register(subparsers: Any) -> None:
+    summary = "存档里有什么：每个聊天、每种来源的消息数，附件按状态分，占用大小"
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "stats", help="archive counts per chat and source, attachments, sizes"
+        "stats", help=summary, description=summary
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--json", action="store_true", help="打印一个 JSON 对象")
     parser.set_defaults(func=run)
 
 
@@ -44,16 +45,25 @@ def as_dict(stats: ArchiveStats) -> dict[str, Any]:
     }
 
 
+SOURCES = {"realtime": "实时", "backfill": "补拉", "migrated": "导入"}
+ATTACHMENT_STATES = {"stored": "已存", "cleaned": "已清理", "failed": "下载失败"}
+"""Codes the archive stores, in the manual's words (an unknown code is shown as it is)."""
+
+
 def render(stats: ArchiveStats) -> str:
     data = as_dict(stats)
-    lines = [f"experiences: {data['experiences']['total']}"]
+    lines = [f"存档消息：{data['experiences']['total']} 条"]
     for scope, by_source in sorted(stats.counts.experiences.items()):
-        sources = ", ".join(f"{source} {count}" for source, count in sorted(by_source.items()))
-        lines.append(f"  {scope}: {sum(by_source.values())} ({sources})")
-    statuses = ", ".join(f"{s} {n}" for s, n in sorted(stats.counts.attachments.items()))
-    lines.append(f"attachments: {statuses or 'none'}")
-    lines.append(f"database: {_size(stats.database_bytes)}")
-    lines.append(f"attachment files: {_size(stats.attachment_bytes)}")
+        sources = "，".join(
+            f"{SOURCES.get(source, source)} {count}" for source, count in sorted(by_source.items())
+        )
+        lines.append(f"  {scope}：{sum(by_source.values())}（{sources}）")
+    statuses = "，".join(
+        f"{ATTACHMENT_STATES.get(s, s)} {n}" for s, n in sorted(stats.counts.attachments.items())
+    )
+    lines.append(f"附件：{statuses or '无'}")
+    lines.append(f"数据库：{_size(stats.database_bytes)}")
+    lines.append(f"附件文件：{_size(stats.attachment_bytes)}")
     return "\n".join(lines)
 
 

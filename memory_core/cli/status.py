@@ -55,10 +55,11 @@ SECTIONS: dict[str, Section] = {
 
 
 def register(subparsers: Any) -> None:
+    summary = "用的是哪个数据库和向量存储；每个聊天：待整理的消息、上一批、禁言、人设上次回复"
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "status", help="per chat: pending messages, last batch, muted, last reply"
+        "status", help=summary, description=summary
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--json", action="store_true", help="打印一个 JSON 对象")
     parser.set_defaults(func=run)
 
 
@@ -98,26 +99,40 @@ async def collect(core: Yuji) -> dict[str, Any]:
     return data
 
 
+BATCH_STATES = {
+    "queued": "排队中",
+    "delivered": "已发出",
+    "processing": "整理中",
+    "done": "完成",
+    "failed": "失败",
+}
+"""A batch's state as the console says it (an unknown state is shown as it is)."""
+
+SECTION_WORDS = {"llm_usage": "模型用量", "consolidation": "整理积压"}
+"""The Chinese label of a `SECTIONS` key in the text output (else the key itself)."""
+
+
 def render(data: Mapping[str, Any]) -> str:
     rows: list[dict[str, Any]] = data["scopes"]
     lines: list[str] = []
     backend = data.get("backend")
     if backend is not None:
-        lines.append(f"database: {backend['database']}")
-        lines.append(f"vectors: {backend['vectors']}")
+        lines.append(f"数据库：{backend['database']}")
+        lines.append(f"向量：{backend['vectors']}")
     if not rows:
-        return "\n".join([*lines, "no chats yet"])
+        return "\n".join([*lines, "还没有任何聊天"])
     for row in rows:
         batch = row["last_batch"]
-        last_batch = f"{batch['state']} at {batch['at']}" if batch else "none"
-        muted = f"until {row['muted_until']}" if row["muted"] else "no"
+        state = BATCH_STATES.get(batch["state"], batch["state"]) if batch else ""
+        last_batch = f"{state}（{batch['at']}）" if batch else "无"
+        muted = f"到 {row['muted_until']}" if row["muted"] else "否"
         lines.append(
-            f"{row['scope']}: pending {row['pending']}, last batch {last_batch}, "
-            f"muted {muted}, last reply {row['last_reply_at'] or 'never'}"
+            f"{row['scope']}：待整理 {row['pending']} 条，上一批 {last_batch}，"
+            f"禁言 {muted}，人设上次回复 {row['last_reply_at'] or '从未'}"
         )
     for key, value in data.items():
         if key not in ("now", "scopes", "backend"):
-            lines.append(f"{key}: {json.dumps(value, ensure_ascii=False)}")
+            lines.append(f"{SECTION_WORDS.get(key, key)}：{json.dumps(value, ensure_ascii=False)}")
     return "\n".join(lines)
 
 

@@ -17,6 +17,17 @@ STEP_LABELS = {
     "gc": "回收",
 }
 STATE_MARKS = {"done": "✓", "failed": "✗", "running": "…", "pending": "·"}
+STATE_WORDS = {"done": "完成", "failed": "失败", "running": "进行中", "pending": "等待中"}
+"""A step's checkpoint state as `yuji nightly --status` says it (the console's words)."""
+OUTCOME_WORDS = {
+    "done": "完成",
+    "skipped": "跳过",
+    "kept": "早已完成",
+    "failed": "失败",
+    "waiting": "等模型",
+    "blocked": "受阻",
+}
+"""A step's outcome as `yuji nightly` says it (the console's words)."""
 
 
 def status_lines(last: LastRun, tz: ZoneInfo) -> dict[str, str]:
@@ -39,12 +50,15 @@ def status_lines(last: LastRun, tz: ZoneInfo) -> dict[str, str]:
 
 
 def report_lines(reports: Sequence[StepReport]) -> list[str]:
-    """One line per step for `yuji nightly`."""
+    """One line per step for `yuji nightly`, in Chinese; the step's detail in its own
+    words."""
     lines: list[str] = []
     for r in reports:
-        asks = f" [{r.attempts} ask{'s' if r.attempts != 1 else ''}]" if r.attempts else ""
-        detail = f": {r.detail}" if r.detail else ""
-        lines.append(f"{r.scope} {r.day or '-'} {r.step:<6} {r.outcome}{asks}{detail}")
+        asks = f"（问了模型 {r.attempts} 次）" if r.attempts else ""
+        detail = f"：{r.detail}" if r.detail else ""
+        step = STEP_LABELS.get(r.step, r.step)
+        outcome = OUTCOME_WORDS.get(r.outcome, r.outcome)
+        lines.append(f"{r.scope} {r.day or '-'} {step} {outcome}{asks}{detail}")
     return lines
 
 

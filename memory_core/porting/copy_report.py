@@ -42,26 +42,25 @@ class CopyReport:
 
 
 def report_lines(report: CopyReport) -> list[str]:
-    """The comparison side by side, then one verdict line."""
-    lines = [f"source: {report.source}", f"target: {report.target}", ""]
-    rows = [(c.name, c.source, c.target, "" if c.ok else "MISMATCH") for c in report.counts]
+    """The comparison side by side, then one verdict line (Chinese, for `yuji
+    copy-store`; the tables' names are the schema's)."""
+    lines = [f"源：{report.source}", f"目标：{report.target}", ""]
+    rows = [(c.name, c.source, c.target, "" if c.ok else "不一致") for c in report.counts]
     rows += [
-        (c.name, c.source[:16], c.target[:16], "" if c.ok else "MISMATCH") for c in report.checksums
+        (c.name, c.source[:16], c.target[:16], "" if c.ok else "不一致") for c in report.checksums
     ]
-    rows += [(c.name, c.source, c.target, "" if c.ok else "MISMATCH") for c in report.recalled]
-    widths = [max(len(r[i]) for r in [("table", "source", "target", ""), *rows]) for i in range(3)]
+    rows += [(c.name, c.source, c.target, "" if c.ok else "不一致") for c in report.recalled]
     header = ("table", "source", "target", "")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
     for name, source, target, verdict in (header, *rows):
         line = f"{name:<{widths[0]}}  {source:>{widths[1]}}  {target:>{widths[2]}}  {verdict}"
         lines.append(line.rstrip())
-    how = "resumed, " if report.resumed else ""
+    how = "接着上次，" if report.resumed else ""
     rate = report.copied / report.seconds if report.seconds > 0 else 0.0
     lines += [
         "",
-        f"copied {report.copied} rows ({how}{report.seconds:.1f} s, {rate:,.0f} rows/s); "
-        f"{report.indexed} rows indexed for full text; {report.carried} memory vectors carried",
-        "the copy matches the source"
-        if report.ok
-        else "MISMATCH: the copy differs from the source",
+        f"复制了 {report.copied} 行（{how}{report.seconds:.1f} 秒，每秒 {rate:,.0f} 行）；"
+        f"全文索引了 {report.indexed} 行；带过去 {report.carried} 条记忆向量",
+        "副本和源一致" if report.ok else "不一致：副本和源不同",
     ]
     return lines

@@ -59,18 +59,19 @@ class ImportCounts:
 
 
 def render_counts(counts: ImportCounts, *, dry_run: bool = False) -> str:
-    """The report printed at the end of an import (pure)."""
-    head = "dry run, nothing written: " if dry_run else ""
-    new_word = "would be new" if dry_run else "new"
+    """The report `yuji import` prints at the end, in the manual's words (pure); the
+    reasons of refusals are the errors' own."""
+    head = "试运行，什么也没写：" if dry_run else ""
+    new_word = "会新增" if dry_run else "新增"
     lines = [
-        f"{head}read {counts.read}, {new_word} {counts.new}, duplicate {counts.duplicate}, "
-        f"refused {sum(counts.refused.values())}"
-        + (f", superseded {counts.changed}" if counts.changed else "")
+        f"{head}读到 {counts.read}，{new_word} {counts.new}，重复 {counts.duplicate}，"
+        f"拒绝 {sum(counts.refused.values())}"
+        + (f"，取代 {counts.changed}" if counts.changed else "")
     ]
-    lines += [f"  refused {n}: {reason}" for reason, n in sorted(counts.refused.items())]
+    lines += [f"  拒绝 {n}：{reason}" for reason, n in sorted(counts.refused.items())]
     if counts.unmatched:
-        lines.append(f"  {counts.unmatched} unmatched line(s):")
-        lines += [f"    line {n}: {text}" for n, text in counts.examples]
+        lines.append(f"  {counts.unmatched} 行认不出：")
+        lines += [f"    第 {n} 行：{text}" for n, text in counts.examples]
         if counts.unmatched > len(counts.examples):
-            lines.append(f"    … and {counts.unmatched - len(counts.examples)} more")
+            lines.append(f"    …还有 {counts.unmatched - len(counts.examples)} 行")
     return "\n".join(lines)

@@ -74,10 +74,11 @@ async def test_stats_text_names_every_scope(
     monkeypatch.setenv("YUJI_DATA_DIR", str(data_dir))
     monkeypatch.chdir(tmp_path)
     out = await _run(["stats"], capsys)
-    assert "experiences: 4" in out
-    assert "group:1: 3 (backfill 1, realtime 2)" in out
-    assert "private:9: 1 (realtime 1)" in out
-    assert "attachments: failed 1, stored 1" in out
+    assert "存档消息：4 条" in out
+    assert "group:1：3（补拉 1，实时 2）" in out
+    assert "private:9：1（实时 1）" in out
+    assert "附件：下载失败 1，已存 1" in out
+    assert "experiences" not in out
 
 
 async def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:

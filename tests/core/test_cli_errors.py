@@ -42,7 +42,7 @@ def test_a_malformed_scope_is_refused_by_the_parser(
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     assert exit_info.value.code == 2
-    assert "not a chat id" in capsys.readouterr().err
+    assert "错误：参数 --scope：不是聊天 id：'group:../etc'" in capsys.readouterr().err
 
 
 @given(st.sampled_from(["group", "private"]), st.integers(min_value=1, max_value=10**19))

@@ -266,7 +266,7 @@ async def test_the_cli_copies_and_refuses_in_one_line(
     target = sqlite_url(tmp_path / "copy.db")
     assert await _main(["copy-store", "--to", target]) == 0
     out = capsys.readouterr().out
-    assert "the copy matches the source" in out
+    assert "副本和源一致" in out
     assert "archive (id, text)" in out
 
     assert await _main(["copy-store", "--to", target]) == 2
@@ -336,10 +336,10 @@ def test_a_difference_is_shown_beside_its_table_and_fails_the_copy() -> None:
     )
     lines = report_lines(report)
     assert not report.ok
-    assert next(line.split() for line in lines if "MISMATCH" in line) == [
+    assert next(line.split() for line in lines if "不一致" in line) == [
         "memories",
         "2",
         "1",
-        "MISMATCH",
+        "不一致",
     ]
-    assert lines[-1].startswith("MISMATCH")
+    assert lines[-1].startswith("不一致")

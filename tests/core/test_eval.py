@@ -175,8 +175,9 @@ def test_cli_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str]) -
         assert all(i["band"] in ("sure", "related") for i in query["injected"])
     assert main(["eval", str(FIXTURE)]) == 0
     table = capsys.readouterr().out
-    assert "lexical (hit@5)" in table
-    assert "latency p95" in table
+    assert "lexical（hit@5）" in table
+    assert "延迟 p95（ms）" in table
+    assert "误召回" in table
 
 
 async def test_bm25_baseline_ranks_within_the_chat(core: Yuji, clock: FakeClock) -> None:

@@ -135,7 +135,7 @@ def test_cli_backup_list_verify_and_restore(
     cli_env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["backup", "--list"]) == 0
-    assert "no backups" in capsys.readouterr().out
+    assert "里没有备份" in capsys.readouterr().out
 
     assert main(["backup", "--json"]) == 0
     made = json.loads(capsys.readouterr().out)
@@ -147,21 +147,21 @@ def test_cli_backup_list_verify_and_restore(
     assert made["file"] in capsys.readouterr().out
 
     assert main(["backup", "--verify", "latest"]) == 0
-    assert "verified" in capsys.readouterr().out
+    assert "验证通过" in capsys.readouterr().out
 
     target = tmp_path / "restored.db"
     assert main(["restore", "latest", "--to", str(target)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("restored ")
+    assert out.startswith("已恢复 ")
     assert ops_repo.integrity_problems(target) == []
 
     assert main(["restore", made["file"], "--to", str(cli_env / "yuji.db")]) == 2
-    assert "refused" in capsys.readouterr().out
+    assert capsys.readouterr().out.startswith("拒绝：")
     assert main(["restore", made["file"].removesuffix(".db"), "--to", str(target)]) == 2
 
     scramble_pages(cli_env / "backups" / made["file"])
     assert main(["backup", "--verify", made["file"]]) == 1
-    assert "FAILED" in capsys.readouterr().out
+    assert "验证失败" in capsys.readouterr().out
     assert main(["restore", made["file"], "--to", str(tmp_path / "other.db"), "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["written"] is False
 
@@ -189,8 +189,8 @@ def test_cli_backup_list_shows_what_killed_backups_left(
 
     assert main(["backup", "--list"]) == 0
     out = capsys.readouterr().out
-    assert "no backups" in out
-    assert "left by killed backups" in out
+    assert "里没有备份" in out
+    assert "被杀掉的备份留下的文件" in out
     assert "2.0 KB  " in out
     assert "yuji-20261101T000000Z.db" in out
 
@@ -208,4 +208,4 @@ def test_backup_verify_and_restore_print_the_hash(
     assert main(["restore", "latest", "--to", str(tmp_path / "restored.db")]) == 0
     restored = capsys.readouterr().out
     for out in (made, verified, restored):
-        assert re.search(r"ok  sha256: [0-9a-f]{64}\n", out), out
+        assert re.search(r"通过 校验和（sha256）：[0-9a-f]{64}\n", out), out

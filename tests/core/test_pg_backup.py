@@ -194,14 +194,14 @@ def test_the_commands(
     assert made["ok"]
     assert made["file"].endswith(".dump")
     assert main(["backup", "--verify", "latest"]) == 0
-    assert "verified" in capsys.readouterr().out
+    assert "验证通过" in capsys.readouterr().out
 
     # The live database is not empty: one line, exit 2.
     assert main(["restore", "latest", "--to", settings.sqlalchemy_url]) == 2
     out = capsys.readouterr().out
-    assert out.startswith("refused: ")
+    assert out.startswith("拒绝：")
     assert "not empty" in out
     assert out.count("\n") == 1
     # A dump never goes to a file.
     assert main(["restore", "latest", "--to", str(settings.data_dir / "x.db")]) == 2
-    assert "restores into a PostgreSQL URL" in capsys.readouterr().out
+    assert "只能恢复进一个 PostgreSQL URL" in capsys.readouterr().out

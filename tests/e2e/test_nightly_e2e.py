@@ -137,14 +137,14 @@ async def test_yuji_nightly_turns_a_day_of_archived_chat_into_diary_cards_and_ev
 
     lines = out.splitlines()
     for step, outcome in [
-        ("settle", "skipped"),
-        ("diary", "done"),
-        ("cards", "done"),
-        ("states", "done"),
-        ("events", "done"),
-        ("gc", "skipped"),
+        ("结算", "跳过"),
+        ("小传", "完成"),
+        ("卡片", "完成"),
+        ("状态", "完成"),
+        ("事件", "完成"),
+        ("回收", "跳过"),
     ]:
-        assert any(line.startswith(f"{SCOPE} {day} {step:<6} {outcome}") for line in lines), out
+        assert any(line.startswith(f"{SCOPE} {day} {step} {outcome}") for line in lines), out
     nightly_requests = [r for r in openai_server.requests if not r.body.get("tools")]
     assert len(nightly_requests) == 4
     diary_prompt = nightly_requests[0].prompt_text
@@ -176,11 +176,11 @@ async def test_yuji_nightly_turns_a_day_of_archived_chat_into_diary_cards_and_ev
     asked = len(openai_server.requests)
     code, out = await cli(data_dir, openai_server, "nightly", "--day", day.isoformat())
     assert code == 0, out
-    assert out.count(" kept") == 6
+    assert out.count(" 早已完成：") == 6
     assert len(openai_server.requests) == asked
     code, out = await cli(data_dir, openai_server, "nightly", "--status", "--scope", SCOPE)
     assert code == 0, out
-    assert f"{SCOPE} {day} settle=done diary=done cards=done" in out
+    assert f"{SCOPE} {day} 结算=完成 小传=完成 卡片=完成" in out
 
 
 async def test_yuji_nightly_refuses_a_day_that_has_not_ended(
@@ -189,5 +189,6 @@ async def test_yuji_nightly_refuses_a_day_that_has_not_ended(
     future = (datetime.now(UTC) + timedelta(days=2)).date().isoformat()
     code, out = await cli(tmp_path / "data", openai_server, "nightly", "--day", future)
     assert code == 1
+    assert out.startswith("拒绝：")
     assert "has not ended yet" in out
     assert openai_server.requests == []

@@ -67,8 +67,9 @@ async def test_status_text(data_dir: Path, capsys: pytest.CaptureFixture[str]) -
     await prepare(data_dir)
     assert await asyncio.to_thread(main, ["status"]) == 0
     out = capsys.readouterr().out
-    assert "group:1: pending 3, last batch none, muted no, last reply never" in out
-    assert "group:2: pending 5" in out
+    assert "group:1：待整理 3 条，上一批 无，禁言 否，人设上次回复 从未" in out
+    assert "group:2：待整理 5 条，上一批 无，禁言 到 " in out
+    assert "pending" not in out
 
 
 async def test_status_of_an_empty_database(
@@ -77,7 +78,7 @@ async def test_status_of_an_empty_database(
     core = await Yuji.open(Settings(data_dir=data_dir))  # a store with nothing in it
     await core.close()
     assert await asyncio.to_thread(main, ["status"]) == 0
-    assert capsys.readouterr().out.strip().splitlines()[-1] == "no chats yet"
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "还没有任何聊天"
 
 
 async def test_status_json_shows_each_chats_backlog_and_lag_under_consolidation(
@@ -123,5 +124,5 @@ def test_status_says_which_database_and_vector_store_run(
 
     assert main(["status"]) == 0
     first, second = capsys.readouterr().out.splitlines()[:2]
-    assert first == f"database: {data['database']}"
-    assert second == f"vectors: {data['vectors']}"
+    assert first == f"数据库：{data['database']}"
+    assert second == f"向量：{data['vectors']}"

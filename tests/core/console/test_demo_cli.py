@@ -4,6 +4,7 @@ and never into a folder holding real data."""
 from __future__ import annotations
 
 import asyncio
+import shlex
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +26,27 @@ def test_demo_loads_once_and_is_labelled(
     label, messages = asyncio.run(loaded(folder))
     assert label.startswith("样例数据")
     assert messages == [15, 1]  # not loaded twice
+
+
+def test_demo_prints_the_command_that_reads_its_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no stray .env
+    monkeypatch.delenv("YUJI_DATA_DIR", raising=False)
+    monkeypatch.delenv("YUJI_DATABASE_URL", raising=False)
+    folder = tmp_path / "样例 demo"  # a space: the printed command quotes it
+    assert main(["demo", "--dir", str(folder), "--no-serve"]) == 0
+    [command] = [
+        line.removeprefix("用命令行看它：")
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith("用命令行看它：")
+    ]
+    argv = shlex.split(command)
+    assert argv == ["yuji", "--data-dir", str(folder), "status"]
+    assert main(argv[1:]) == 0
+    out = capsys.readouterr().out
+    assert "group:900001：待整理 15 条" in out
+    assert not (tmp_path / "data").exists()
 
 
 async def loaded(folder: Path) -> tuple[str, list[int]]:
@@ -57,7 +79,7 @@ def test_demo_refuses_a_folder_with_real_data(
 ) -> None:
     asyncio.run(real_chat(tmp_path))
     assert main(["demo", "--dir", str(tmp_path), "--no-serve"]) == 2
-    assert "not the sample world" in capsys.readouterr().err
+    assert "不是样例的数据" in capsys.readouterr().err
 
 
 def test_the_default_demo_folder_is_ignored_by_git() -> None:

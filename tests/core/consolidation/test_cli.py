@@ -88,14 +88,14 @@ async def test_once_runs_a_batch_and_prints_it(
     assert await main_async(["consolidate", "--once"]) == 0
     out = capsys.readouterr().out
     assert "group:5" in out
-    assert "done, extracted" in out
-    assert "memories written:" in out
+    assert "完成，有记忆" in out
+    assert "写下的记忆：" in out
     assert openai_server.requests[0].headers["authorization"] == "Bearer test-key"
 
     assert await main_async(["consolidate", "--once"]) == 0
-    assert "nothing to do: nothing eligible" in capsys.readouterr().out
+    assert "无事可做：nothing eligible" in capsys.readouterr().out
     assert await main_async(["consolidate"]) == 0
-    assert f"group:5: 0 pending; delivered {ids[-1]}, acked {ids[-1]}" in capsys.readouterr().out
+    assert f"group:5：待整理 0 条；已投递 {ids[-1]}，已确认 {ids[-1]}" in capsys.readouterr().out
 
 
 async def test_failed_batch_exits_1_and_force_runs_small_ones(
@@ -106,7 +106,7 @@ async def test_failed_batch_exits_1_and_force_runs_small_ones(
     assert await main_async(["consolidate", "--once", "--scope", "group:5"]) == 0
     assert "nothing eligible in group:5" in capsys.readouterr().out
     assert await main_async(["consolidate", "--once", "--force"]) == 1
-    assert "FAILED" in capsys.readouterr().out
+    assert "失败：" in capsys.readouterr().out
     assert len(openai_server.requests) == 1
     body = openai_server.requests[0].body
     assert json.dumps(body, ensure_ascii=False).count("王五：我下周") == 3
@@ -121,8 +121,9 @@ async def test_without_a_model_exit_2(
     monkeypatch.delenv("YUJI_LLM_MODEL", raising=False)
     assert await main_async(["consolidate", "--once", "--reconcile"]) == 2
     out = capsys.readouterr().out
-    assert "reconcile: 0 open batch(es) failed" in out
-    assert "no model configured" in out
+    assert "修复：0 个开着的批次判为失败" in out
+    assert "没有整理：" in out
+    assert "no model configured" in out  # the core's reason, as the log says it
 
 
 async def open_batch_owned_by(data_dir: Path, owner: str, ids: list[int]) -> int:
@@ -152,7 +153,7 @@ async def test_a_killed_consolidate_blocks_loudly_until_its_owner_is_found_dead(
         # Its owner runs: blocked, and the exit status says so.
         assert await main_async(["consolidate", "--once", "--force"]) == 3
         out = capsys.readouterr().out
-        assert f"blocked: batch {stuck} in group:5 is still open (pid {other.pid} on" in out
+        assert f"被挡住：batch {stuck} in group:5 is still open (pid {other.pid} on" in out
     finally:
         other.kill()
         await other.wait()

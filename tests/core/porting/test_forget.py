@@ -219,7 +219,7 @@ def test_cli_forget_person(
 ) -> None:
     monkeypatch.setenv("YUJI_DATA_DIR", str(tmp_path / "data"))
     assert main(["forget-person", "--scope", HERE, "--user", "42"]) == 0
-    assert "forgot 42 in group:1" in capsys.readouterr().out
+    assert "已在 group:1 忘掉 42" in capsys.readouterr().out
     assert main(["forget-person", "--scope", HERE, "--user", "abc"]) == 2
 
 

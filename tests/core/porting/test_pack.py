@@ -295,7 +295,7 @@ def test_cli_export_and_import(
     assert main(["export", "--scope", SOURCE, "--out", str(out)]) == 0
     assert json.loads(out.read_text("utf-8"))["memories"] == []
     assert main(["import", "pack", str(out), "--scope", TARGET]) == 0
-    assert "read 0, new 0" in capsys.readouterr().out
+    assert "读到 0，新增 0" in capsys.readouterr().out
     out.write_text('{"format": "nope"}', "utf-8")
     assert main(["import", "pack", str(out), "--scope", TARGET]) == 2
 

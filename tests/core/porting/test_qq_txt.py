@@ -141,6 +141,6 @@ def test_cli_imports_and_reports(
     monkeypatch.setenv("YUJI_DATA_DIR", str(tmp_path / "data"))
     assert main(["import", "qq-txt", str(FIXTURE), "--scope", SCOPE]) == 0
     out = capsys.readouterr().out
-    assert "read 11, new 9, duplicate 0, refused 2" in out
-    assert "line 9: 这一行不是任何格式" in out
+    assert "读到 11，新增 9，重复 0，拒绝 2" in out
+    assert "第 9 行：这一行不是任何格式" in out
     assert main(["import", "qq-txt", str(tmp_path / "missing.txt"), "--scope", SCOPE]) == 2
