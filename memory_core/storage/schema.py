@@ -667,6 +667,59 @@ leadership = Table(
     Column("since", UTCDateTime, nullable=False),
 )
 
+# --- people: who is who (derived from the archive and the aliases) ---------------------
+
+NAME_SOURCES = ("card", "nickname", "alias", "mention")
+"""Where a person's name in a chat was read: the name a QQ group showed with their
+message (its card, else their nickname), their own name elsewhere (a private chat, a
+Telegram group), the chat's aliases table, another member's @ of them."""
+
+# Every platform user the archive heard (a sender, an @-mentioned id, the account that
+# heard it), once per platform; the deployment's accounts are marked as the bot.
+# Filled in the archive writer's transaction and by `yuji people rebuild`
+# (memory_core/people/), never by a migration.
+persons = Table(
+    "persons",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("platform", String(16), nullable=False),
+    Column("user_id", String(64), nullable=False),
+    Column("is_bot", Boolean, nullable=False, server_default="0"),
+    Column("first_seen", UTCDateTime, nullable=False),
+    Column("last_seen", UTCDateTime, nullable=False),
+    UniqueConstraint("platform", "user_id"),
+)
+
+# Each name a person went by in one chat, per source, with when it was first and last
+# seen; a rename adds a row and leaves the old one at its last sighting.
+person_names = Table(
+    "person_names",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("person_id", ForeignKey("persons.id"), nullable=False),
+    Column("scope", String(64), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("normalised", Text, nullable=False),
+    Column("source", String(16), nullable=False),
+    Column("first_seen", UTCDateTime, nullable=False),
+    Column("last_seen", UTCDateTime, nullable=False),
+    # Its prefix (person_id, scope) is a person's names in one chat.
+    UniqueConstraint("person_id", "scope", "normalised", "source"),
+    CheckConstraint(_in("source", NAME_SOURCES), name="source"),
+)
+# Who in a chat answers to a name.
+Index("ix_person_names_scope_normalised", person_names.c.scope, person_names.c.normalised)
+
+# How far `yuji people rebuild` walked the archive (the last experience id it indexed),
+# committed with each batch, so an interrupted run continues there.
+people_progress = Table(
+    "people_progress",
+    metadata,
+    Column("job", String(32), primary_key=True),
+    Column("last_id", Integer, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
 # Truth tables: backups compare their row counts; gc never deletes from them.
 TRUTH_TABLES = (
     "experiences",
