@@ -14,6 +14,11 @@ RelationKind = Literal["supports", "related", "contradicts", "supersedes", "merg
 Stage = Literal["lexical", "vector", "graph"]
 """Which signal brought a recalled memory: its words (possibly its vector too), its
 vector alone, or a link / the supersede chain from another candidate."""
+NameSource = Literal["card", "nickname", "alias", "mention"]
+"""Where the person index read a person's name in a chat (memory_core/people/): the
+name a QQ group showed with their message (its card, else their nickname), their own
+name elsewhere (a private chat, a Telegram group), the chat's aliases, another
+member's @ of them."""
 CardKind = Literal[
     "preferences",
     "interaction_patterns",

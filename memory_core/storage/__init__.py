@@ -17,6 +17,7 @@ from .archive.archive_repo import LinkedAttachment as LinkedAttachment
 from .archive.chatrecorder_repo import GROUP as GROUP
 from .archive.chatrecorder_repo import ChatrecorderReader as ChatrecorderReader
 from .archive.chatrecorder_repo import RecordRow as RecordRow
+from .archive.heard import Heard as Heard
 from .archive.message_search import MessageSearch as MessageSearch
 from .archive.message_search import Unembedded as Unembedded
 from .archive.message_search import Window as Window
@@ -64,6 +65,13 @@ from .ops.usage_repo import UsageRepo as UsageRepo
 from .ops.usage_repo import UsageRow as UsageRow
 from .ops.vision_repo import QueuedImage as QueuedImage
 from .ops.vision_repo import VisionRepo as VisionRepo
+from .people.people_repo import AliasRow as AliasRow
+from .people.people_repo import ChatPerson as ChatPerson
+from .people.people_repo import PeopleRepo as PeopleRepo
+from .people.people_repo import Person as Person
+from .people.people_repo import PersonName as PersonName
+from .people.people_write import NameSeen as NameSeen
+from .people.people_write import PersonSeen as PersonSeen
 from .porting import copy_repo as copy_repo
 from .porting.copy_repo import COPIED as COPIED
 from .porting.copy_repo import TableProgress as TableProgress

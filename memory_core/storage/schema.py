@@ -29,7 +29,7 @@ from sqlalchemy import (
 )
 
 from memory_core.settings import LLMJob
-from memory_core.types import CardKind, MemoryStatus, MemoryType, RelationKind, Source
+from memory_core.types import CardKind, MemoryStatus, MemoryType, NameSource, RelationKind, Source
 
 from .types import JSONText, UTCDateTime
 
@@ -669,10 +669,7 @@ leadership = Table(
 
 # --- people: who is who (derived from the archive and the aliases) ---------------------
 
-NAME_SOURCES = ("card", "nickname", "alias", "mention")
-"""Where a person's name in a chat was read: the name a QQ group showed with their
-message (its card, else their nickname), their own name elsewhere (a private chat, a
-Telegram group), the chat's aliases table, another member's @ of them."""
+NAME_SOURCES = get_args(NameSource)
 
 # Every platform user the archive heard (a sender, an @-mentioned id, the account that
 # heard it), once per platform; the deployment's accounts are marked as the bot.

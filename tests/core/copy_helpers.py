@@ -32,6 +32,7 @@ from memory_core.storage.schema import (
     nightly_runs,
     nightly_scopes,
     nightly_settled,
+    people_progress,
     redactions,
     vector_builds,
 )
@@ -195,6 +196,7 @@ async def _bookkeeping(conn: Any, core: Yuji, memory_id: int, experience_id: int
             },
         ),
         (alert_log, {"at": now, "key": "backup", "text": "备份失败", "recovered": True}),
+        (people_progress, {"job": "rebuild", "last_id": 3, "updated_at": now}),
         (
             memory_vectors,
             {

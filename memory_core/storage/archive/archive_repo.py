@@ -23,6 +23,7 @@ from memory_core.types import Experience, NewExperience, Source
 
 from . import message_index
 from .archive_dedup import collided, heard_once, held_by
+from .heard import Heard, heard_of
 
 _T = TypeVar("_T")
 
@@ -79,6 +80,18 @@ class ArchiveRepo(Repository):
         """Insert in one transaction; duplicates (in the database or in `exps`) keep
         the first row and report its id with `created=False`. The transaction writes
         these chats' rows only, so inserts of other chats run beside it (`Database.write`)."""
+        async with self.writing(conn, chats={e.scope for e in exps}) as conn:
+            return (await _insert_many(conn, exps, received_at))[0]
+
+    async def insert_heard(
+        self,
+        exps: Sequence[NewExperience],
+        received_at: Sequence[datetime],
+        *,
+        conn: AsyncConnection | None = None,
+    ) -> tuple[list[Appended], list[Heard]]:
+        """`insert_many`, and the rows it inserted as the person index reads them
+        (heard.py), for the caller to index in the same transaction."""
         async with self.writing(conn, chats={e.scope for e in exps}) as conn:
             return await _insert_many(conn, exps, received_at)
 
@@ -294,7 +307,7 @@ class ArchiveRepo(Repository):
 
 async def _insert_many(
     conn: AsyncConnection, exps: Sequence[NewExperience], received_at: Sequence[datetime]
-) -> list[Appended]:
+) -> tuple[list[Appended], list[Heard]]:
     keys = [(e.scope, e.fingerprint) for e in exps]
     rows: list[dict[str, Any]] = []
     unique: set[tuple[str, str]] = set()
@@ -309,6 +322,7 @@ async def _insert_many(
     ids = {(str(r.scope), str(r.fingerprint)): int(r.id) for r in inserted}
     refused = [r for r in rows if (r["scope"], r["fingerprint"]) not in ids]
     same: dict[tuple[str, str], int] = {}
+    renamed: list[dict[str, Any]] = []
     if refused:  # their keys are taken: a replay, a backfill, or another account's id
         same, renamed, renames = await collided(conn, refused)
         alias.update(renames)
@@ -319,6 +333,8 @@ async def _insert_many(
             replayed = [k for k in renames.values() if k not in ids]  # stored so before
             same.update({k: id_ for k, (id_, _) in (await held_by(conn, replayed)).items()})
     created = set(ids)
+    values = {(r["scope"], r["fingerprint"]): r for r in (*rows, *renamed)}
+    heard = heard_of((int(r.id), values[(str(r.scope), str(r.fingerprint))]) for r in inserted)
     # Recent chat is searchable at once (message_search.py), in the same transaction.
     await message_index.index_messages(
         conn,
@@ -338,7 +354,7 @@ async def _insert_many(
             stored = alias[stored]
         results.append(Appended(ids[stored], stored in created))
         created.discard(stored)  # a repeat inside the batch is not "created" again
-    return results
+    return results, heard
 
 
 async def _insert(

@@ -3,7 +3,8 @@
 This repository is the only code that changes archived message content. For each
 message of the person it first records a `redactions` row (the audit, itself
 append-only), then writes the tombstone; the experiences trigger allows exactly that
-write for exactly the messages listed in `redactions`, and refuses every other update.
+write for exactly the messages listed in `redactions`, and refuses every other update;
+the same transaction drops the names they went by in that chat from the person index.
 It also reads what a forget request needs, keeps the request's own row (one running
 request per person and chat, opened by one upsert), and rewrites the summaries and
 cards naming the person, each write guarded by the text it replaces so a run never
@@ -23,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from memory_core.storage.archive import message_index
 from memory_core.storage.failures import translating
 from memory_core.storage.nightly.nightly_repo import append_card, newest_version
+from memory_core.storage.people.people_repo import PeopleRepo
 from memory_core.storage.repository import Repository
 from memory_core.storage.schema import (
     attachments,
@@ -35,6 +37,7 @@ from memory_core.storage.schema import (
     redactions,
 )
 from memory_core.storage.types import JSONText, UTCDateTime
+from memory_core.types import scope_platform
 
 TOMBSTONE = "[此消息已应本人要求删除]"
 """What a forgotten person's archived message says afterwards (migration 0005's trigger
@@ -209,6 +212,8 @@ class RedactionRepo(Repository):
             )
             # Their messages are no recall source any more (message_search.py).
             await message_index.drop_messages(conn, ids)
+            # Nor are the names they went by here (others' @ of them stay, as those do).
+            await PeopleRepo(self.db).forget_names(scope, scope_platform(scope), user_id, conn=conn)
             # What the bot was asked by them is their text too.
             await conn.execute(
                 update(injections)
