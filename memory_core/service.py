@@ -35,6 +35,7 @@ from .ops.outage import OutageAlerts
 from .ops.service import OpsService
 from .ops.store_check import check_store
 from .ops.telegram import make_alert_sink
+from .people.service import People
 from .porting.service import Porting
 from .providers import ThreadedUsage, reranker_from_settings, reranker_id
 from .recall.engine import Recall
@@ -74,6 +75,8 @@ class Yuji:
     llm: LLMClient | None
     """The chat job's model, unmetered; None when none is configured."""
     archive: ArchiveService
+    people: People
+    """The person index: who answers to a name in a chat, a person's names there."""
     alerts: AlertGate
     """Everyone's `fire(key, text)` / `recover(key, text)`; deduplicated, never blocking."""
     ops: OpsService
@@ -154,7 +157,8 @@ class Yuji:
         live = LiveSettings(settings)
         usage_repo = UsageRepo(db)
         models = open_models(settings, sink=usage_repo, clock=clock, injected=llm, vision=vision)
-        archive = ArchiveService(db, settings, clock, fetcher=fetcher)
+        people = People(db, clock)
+        archive = ArchiveService(db, settings, clock, fetcher=fetcher, people=people)
         images = VisionService(
             db,
             clock,
@@ -315,6 +319,7 @@ class Yuji:
             clock=clock,
             llm=models.chat.inner if models.chat is not None else None,
             archive=archive,
+            people=people,
             alerts=alerts,
             ops=ops,
             memory_repo=memory_repo,

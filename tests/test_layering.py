@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "memories",
                 "nightly",
                 "ops",
+                "people",
                 "porting",
                 "prompts",
                 "providers",

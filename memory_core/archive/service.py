@@ -1,7 +1,9 @@
 """`core.archive`: the experience archive service (docs/design.md#from-the-socket-to-the-archive).
 
 Writes go through the group-commit writer; a duplicate (scope, fingerprint) returns
-the id already archived. Reads are scoped: an id of another chat is `NotFound`.
+the id already archived, and each of its transactions fills the person index with the
+rows it inserted (memory_core/people/). Reads are scoped: an id of another chat is
+`NotFound`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import get_args
 
 from memory_core.clock import Clock
 from memory_core.errors import NotFound, ValidationError
+from memory_core.people.service import People
 from memory_core.settings import Settings
 from memory_core.storage import (
     Appended,
@@ -50,14 +53,17 @@ class ArchiveService:
         clock: Clock,
         *,
         fetcher: AttachmentFetcher | None = None,
+        people: People | None = None,
     ) -> None:
         self.settings = settings
         self.clock = clock
         self.db = db
         self.repo = ArchiveRepo(db)
+        self.people = people or People(db, clock)
+        """The person index, filled in each of the writer's transactions."""
         self.store = AttachmentStore(settings.attachments_path)
         self.writer = GroupCommitWriter(
-            self.repo.insert_many,
+            self._insert,
             max_batch=settings.archive_flush_max,
             capacity=settings.archive_queue_max,
             gather_s=settings.archive_flush_wait_s,
@@ -76,6 +82,16 @@ class ArchiveService:
         )
 
     # --- writes ------------------------------------------------------------------
+
+    async def _insert(
+        self, exps: Sequence[NewExperience], received_at: Sequence[datetime]
+    ) -> list[Appended]:
+        """The writer's transaction: the rows, and the person index of those inserted
+        (which never fails the rows: People.index)."""
+        async with self.db.write({e.scope for e in exps}) as conn:
+            appended, heard = await self.repo.insert_heard(exps, received_at, conn=conn)
+            await self.people.index(heard, conn=conn)
+        return appended
 
     async def append(self, exp: NewExperience) -> int:
         _validate(exp)

@@ -1,0 +1,31 @@
+"""What counts as a person's name, and the one spelling names are matched by (pure).
+
+A name is matched by its normalised form: NFKC and lower case (memory_core/tokenize.py,
+as every word of recall is), runs of white space as one space, a leading @ dropped (an
+@-mention renders the name after it). So `Ａｌｉｃｅ`, `alice ` and `@Alice` are one
+name; the index keeps the spelling last seen beside it.
+"""
+
+from __future__ import annotations
+
+from memory_core.tokenize import normalise
+
+MAX_NAME_CHARS = 128
+"""Longer is no name anyone is called by (a QQ card is at most 60 characters, a
+Telegram name 129 with its space): such a "name" is left out, not cut."""
+
+
+def normalised_name(name: str) -> str:
+    """The form names are matched by; empty when nothing of a name is left."""
+    return " ".join(normalise(name).split()).lstrip("@").strip()
+
+
+def clean_name(name: object) -> str | None:
+    """`name` as written, trimmed (and without a leading @), when it is one (a non-empty string within
+    `MAX_NAME_CHARS` whose normalised form is not empty), else None."""
+    if not isinstance(name, str):
+        return None
+    written = name.strip().lstrip("@").strip()
+    if not written or len(written) > MAX_NAME_CHARS or not normalised_name(written):
+        return None
+    return written
