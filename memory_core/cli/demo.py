@@ -27,6 +27,7 @@ from memory_core.cli.demo_world import load_demo
 from memory_core.errors import ValidationError
 from memory_core.service import Yuji
 from memory_core.settings import Settings
+from memory_core.vectors.build import sync_index
 
 ROOT = Path(memory_core.__file__).resolve().parents[1]
 STOP_S = 15.0
@@ -58,7 +59,12 @@ async def prepare(folder: Path) -> str:
             return core.console.sample_label
         if await core.archive.scopes():
             raise ValidationError(f"{folder} 里已有不是样例的数据（样例只进空目录）")
-        return (await load_demo(core)).label
+        label = (await load_demo(core)).label
+        if core.vectors is not None:
+            # The sample's few memories are embedded here (a second or two), so recall
+            # finds by meaning from the first question, with or without the bot.
+            await sync_index(core.memory_repo, core.vectors.embedder, core.vector_place)
+        return label
     finally:
         await core.close()
 

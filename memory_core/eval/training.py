@@ -46,10 +46,19 @@ from memory_core.recall.features import DENSE_FEATURES, FEATURES
 from memory_core.recall.relevance import COLUMNS, LEXICAL, NO_RERANKER, RERANK, RelevanceModel
 from memory_core.service import Yuji
 from memory_core.settings import Settings
+from memory_core.vectors.embedder import Embedder
 
 from . import loader, vector_eval
 from .dataset import CHATTER, NEGATIVE_TIERS, Dataset
 
+TOLERANCE = 1e-5
+"""How far a refit's numbers may stand from the kept ones. With the corpus's vectors
+kept (vectors/kept.py) the rows are the same on every CPU but for float arithmetic:
+numpy's float32 matrix-vector products (OpenBLAS picks its kernel, and so its
+summation order, by CPU) and its SIMD exp/log (AVX-512 and AVX2 kernels differ by an
+ulp or two) move cosines and features by 1e-7 or less, and the Newton fit by about as
+much. One candidate found or lost moves the weights by 1e-4 to 1e-3: that is never
+tolerated (the candidates are also counted exactly)."""
 FLOOR_LOSS = 0.03
 SURE_NEAR_MISS = 0.15
 GATE_LOSS = 0.01
@@ -87,13 +96,16 @@ class Asked:
         return not self.negative and not self.chatter
 
 
-async def collect(ds: Dataset, settings: Settings | None = None) -> tuple[str, list[Asked]]:
-    """(embedder id, one Asked per query) for one dataset, in a temporary database."""
+async def collect(
+    ds: Dataset, settings: Settings | None = None, embedder: Embedder | None = None
+) -> tuple[str, list[Asked]]:
+    """(embedder id, one Asked per query) for one dataset, in a temporary database.
+    `embedder` replaces the configured one (the training's kept vectors: kept.py)."""
     with tempfile.TemporaryDirectory(prefix="yuji-train-") as tmp:
         clock = FakeClock(ds.now)
         base = settings or Settings()
         run = base.with_changes(data_dir=Path(tmp), vector_mode="on", timezone=ds.timezone)
-        core = await Yuji.open(run, clock=clock)
+        core = await Yuji.open(run, clock=clock, embedder=embedder)
         try:
             loaded = await loader.load(core, clock, ds)
             clock.set(ds.now)
@@ -165,6 +177,7 @@ def fit(
     meta = {
         "trained_on": list(sources),
         "questions": len(asked),
+        "candidates": sum(len(a.rows) for a in asked),
         "floor_loss": FLOOR_LOSS,
         "sure_near_miss": SURE_NEAR_MISS,
         "gate_loss": GATE_LOSS,
@@ -310,18 +323,22 @@ def source_name(path: Path) -> str:
 
 
 async def train_files(
-    files: Sequence[Path], settings: Settings | None = None, *, check: bool = True
+    files: Sequence[Path],
+    settings: Settings | None = None,
+    *,
+    check: bool = True,
+    embedder: Embedder | None = None,
 ) -> list[RelevanceModel]:
-    """The dense model for the configured embedder and the lexical one, fitted on
-    `files` (each loaded into its own temporary database). With `check`, each carries
-    its reproduction check (`meta["reproduce"]`, see `check_models`)."""
+    """The dense model for the configured embedder (or `embedder`) and the lexical one,
+    fitted on `files` (each loaded into its own temporary database). With `check`, each
+    carries its reproduction check (`meta["reproduce"]`, see `check_models`)."""
     from .dataset import load_dataset
 
     datasets = [load_dataset(p) for p in files]
-    models = await _fit_both(datasets, [source_name(p) for p in files], settings)
+    models = await _fit_both(datasets, [source_name(p) for p in files], settings, embedder)
     if not check:
         return models
-    checks = await check_models(files, settings)
+    checks = await check_models(files, settings, embedder)
     return [
         dataclasses.replace(m, meta={**m.meta, "reproduce": reproduction(c)})
         for m, c in zip(models, checks, strict=True)
@@ -359,27 +376,31 @@ def only_chat(ds: Dataset, scope: str) -> Dataset:
 
 
 async def check_models(
-    files: Sequence[Path], settings: Settings | None = None
+    files: Sequence[Path], settings: Settings | None = None, embedder: Embedder | None = None
 ) -> list[RelevanceModel]:
     """The dense and the lexical model fitted on `check_sets` of `files` alone (each
     chat in its own temporary database): what `meta["reproduce"]` records."""
     from .dataset import load_dataset
 
     chats = check_sets([load_dataset(p) for p in files])
-    return await _fit_both(chats, [f"{ds.name}/{ds.scopes[0]}" for ds in chats], settings)
+    sources = [f"{ds.name}/{ds.scopes[0]}" for ds in chats]
+    return await _fit_both(chats, sources, settings, embedder)
 
 
 async def _fit_both(
-    datasets: Sequence[Dataset], sources: Sequence[str], settings: Settings | None
+    datasets: Sequence[Dataset],
+    sources: Sequence[str],
+    settings: Settings | None,
+    embedder: Embedder | None,
 ) -> list[RelevanceModel]:
     """The dense model for the configured embedder and the lexical one, on every
     question of `datasets` (each loaded into its own temporary database)."""
     asked: list[Asked] = []
-    embedder = ""
+    embedder_id = ""
     for ds in datasets:
-        embedder, found = await collect(ds, settings)
+        embedder_id, found = await collect(ds, settings, embedder)
         asked.extend(found)
-    return [fit(asked, embedder, sources), fit(asked, LEXICAL, sources)]
+    return [fit(asked, embedder_id, sources), fit(asked, LEXICAL, sources)]
 
 
 def reproduction(model: RelevanceModel) -> dict[str, Any]:
@@ -388,25 +409,28 @@ def reproduction(model: RelevanceModel) -> dict[str, Any]:
     data = json.loads(model.to_json())
     return {
         "chats": list(model.meta["trained_on"]),
+        "candidates": model.meta["candidates"],
         "model": {k: v for k, v in data.items() if k not in ("format", "meta")},
     }
 
 
 def reproduced(kept: dict[str, Any]) -> RelevanceModel:
     """The check model back from `meta["reproduce"]`."""
-    data = {**kept["model"], "format": relevance.FORMAT, "meta": {"trained_on": kept["chats"]}}
+    meta = {"trained_on": kept["chats"], "candidates": kept.get("candidates")}
+    data = {**kept["model"], "format": relevance.FORMAT, "meta": meta}
     return RelevanceModel.from_json(json.dumps(data))
 
 
 def differences(trained: RelevanceModel, shipped: RelevanceModel, tolerance: float) -> list[str]:
-    """What differs between two fits beyond `tolerance` (the embedding model's float
-    arithmetic may differ in the last bits across CPUs); empty when they agree."""
+    """What differs between two fits: the chats, features and candidates exactly, the
+    numbers beyond `tolerance` (see TOLERANCE); empty when they agree."""
     out: list[str] = []
     for name in ("embedder", "features"):
         if getattr(trained, name) != getattr(shipped, name):
             out.append(name)
-    if trained.meta.get("trained_on") != shipped.meta.get("trained_on"):
-        out.append("trained_on")
+    for name in ("trained_on", "candidates"):
+        if trained.meta.get(name) != shipped.meta.get(name):
+            out.append(name)
     pairs: list[tuple[str, Any, Any]] = [
         (name, getattr(trained, name), getattr(shipped, name))
         for name in ("mean", "scale", "weights", "bias", "floor", "sure")

@@ -16,7 +16,9 @@ the chat grows by ten thousand unrelated memories.
 - people:  the question names the memory's subject (or a member the memory
            mentions), or names members and the memory is about someone else;
 - answer:  the question asks for a time, number, place, name, amount or "which X" and the
-           memory states one, or states none;
+           memory states one, or states none; a name apart (a name is said outright
+           or not at all, where any number "states" a number: "猫叫什么名字" and
+           "煤球是小林养的猫");
 - shape:   how long the memory is (a three-word reaction is close to many questions
            and answers none) and how much of the question is latin script (the
            embedding model's cosines sit in a lower band for English);
@@ -40,7 +42,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from memory_core.tokenize import normalise, token_set
+from memory_core.tokenize import is_cjk, normalise, token_set
 
 from . import language
 from .question import NOT_PEOPLE, Question
@@ -60,6 +62,7 @@ FEATURES: tuple[str, ...] = (
     "names_other",
     "kind_stated",
     "kind_missing",
+    "name_stated",
     "unit_missing",
     "money_missing",
     "focus_missing",
@@ -80,6 +83,7 @@ MONOTONE: dict[str, int] = {
     "names_other": -1,
     "kind_stated": 1,
     "kind_missing": -1,
+    "name_stated": 1,
     "unit_missing": -1,
     "money_missing": -1,
     "focus_missing": -1,
@@ -119,11 +123,16 @@ class Baseline:
     known: bool = False
 
 
-def cover(terms: frozenset[str], said: frozenset[str]) -> float:
-    """The share of `terms` that `said` (a text's stems, `said_in`) states."""
-    if not terms:
-        return 0.0
-    return sum(1 for t in terms if language.stem(t) in said) / len(terms)
+def states_term(term: str, said: frozenset[str], text: str) -> bool:
+    """Whether a text (its stems `said`, `said_in`; `text` normalised) states a term. A
+    term of one CJK character is a one-character word (猫 of 猫叫什么名字), which text
+    writes inside its compounds (的猫, 橘猫): any text holding the character states it."""
+    return language.stem(term) in said or (lone(term) and term in text)
+
+
+def lone(term: str) -> bool:
+    """A term of one CJK character (the index holds bigrams: it has no frequency)."""
+    return len(term) == 1 and is_cjk(term)
 
 
 @lru_cache(maxsize=1 << 14)
@@ -142,8 +151,8 @@ def rows(
     q: Question, seen: Sequence[Seen], baseline: Baseline, heard: frozenset[str] | None = None
 ) -> Rows:
     """One row of FEATURES per candidate. `heard`: the question's terms some memory of
-    the chat uses (None: all of them)."""
-    terms = q.terms if heard is None else q.terms & heard
+    the chat uses (None: all of them); a one-character word always counts."""
+    terms = q.terms if heard is None else q.terms & (heard | {t for t in q.terms if lone(t)})
     kind = q.asks if q.asks in ("time", "number", "place", "name") else None
     out = np.zeros((len(seen), len(FEATURES)), dtype=np.float64)
     for i, s in enumerate(seen):
@@ -152,8 +161,9 @@ def rows(
         subject = normalise(s.subject)
         about = subject in q.named or any(language.mentions(text, name) for name in q.named)
         stated = kind is not None and language.states(text, kind, s.content)
-        covered = cover(terms, said)
-        unsaid = sum(1 for t in terms if language.stem(t) not in said)
+        stated_terms = sum(1 for t in terms if states_term(t, said, text))
+        covered = stated_terms / len(terms) if terms else 0.0
+        unsaid = len(terms) - stated_terms
         cosine = s.dense or 0.0
         values = {
             "dense": cosine,
@@ -168,6 +178,7 @@ def rows(
             "names_other": float(bool(q.named) and not about and subject not in NOT_PEOPLE),
             "kind_stated": float(stated),
             "kind_missing": float(kind is not None and not stated),
+            "name_stated": float(kind == "name" and stated and stated_terms == len(terms)),
             "unit_missing": float(q.unit is not None and not language.counts_in(text, q.unit)),
             "money_missing": float(q.money and not language.money_stated(text)),
             "focus_missing": float(q.focus is not None and q.focus not in text),

@@ -123,6 +123,15 @@ _NAME_STATED = re.compile(
 )
 """A text that states what someone or something is called: 叫年糕, 名叫, a title in
 《》 or quotes, "named", "called" (叫 as "to call out / wake / order" is not a name)."""
+_NAME_AS_SUBJECT = re.compile(
+    r"^(?P<name>[\u4e00-\u9fff]{2,4})是"
+    r"(?:[^，。,.！!？?；;]{0,12}的[\u4e00-\u9fff]{1,5}|一[只个条位名头匹][^，。,.！!？?；;]{1,8})$"
+    r"|^(?P<latin>[A-Z][a-z]+) (?:is|was) (?:a|an|the|our|my|his|her|their|[A-Z][a-z]+'s) "
+)
+"""A name standing as the subject of what it names: "煤球是小林养的猫", "小周是我们组新来
+的实习生", "煤球是一只黑猫", "Biscuit is our dog" say what someone or something is called as much as
+叫X does. Read on the text as written (the English name is capitalised); a pronoun, a
+time or a place word in the name's seat is not a name (`_NOT_NAMES`)."""
 _PLACE_NAMED = re.compile(r"\b(?:in|at|from|to|near|into|around|outside|inside)\s+(?:the\s+)?[A-Z]")
 """English names a place with a capitalised name after a preposition ("in Denver");
 read on the text as written, before lower-casing."""
@@ -204,8 +213,23 @@ def states(text: str, kind: AnswerKind, written: str = "") -> bool:
     if kind == "place":
         return _PLACE.search(text) is not None or _PLACE_NAMED.search(written) is not None
     if kind == "name":
-        return _NAME_STATED.search(text) is not None
+        return _NAME_STATED.search(text) is not None or names_as_subject(written)
     return True  # a person or a particular thing: any statement may name one
+
+
+def names_as_subject(written: str) -> bool:
+    """A text opens with a name that its clause says what it is (`_NAME_AS_SUBJECT`)."""
+    found = _NAME_AS_SUBJECT.match(written.strip())
+    if found is None:
+        return False
+    if found["latin"]:
+        return found["latin"].lower() not in _NOT_NAMES_LATIN
+    name = found["name"]
+    grammar = function_chars()
+    return not (name[0] in grammar or _TIME_WORDS.search(name) is not None or _PLACE.search(name))
+
+
+_NOT_NAMES_LATIN = frozenset({"this", "that", "it", "there", "here", "today", "tomorrow"})
 
 
 def is_retrospective(text: str) -> bool:
@@ -257,12 +281,17 @@ def money_stated(text: str) -> bool:
     return _MONEY_STATED.search(text) is not None
 
 
+_NAME_NOUNS = frozenset({"名字", "名称"})
+"""What 什么名字 asks for is a name (`asks`, `states`), not the word 名字: an answer
+gives the name without writing it ("煤球是小林养的猫")."""
+
+
 def focus(text: str) -> str | None:
     """The thing a "which / what X" question is about (什么牌子 -> 牌子)."""
     grammar = function_chars()
     for match in _WHICH.finditer(text):
         word = match.group(1)
-        if not all(ch in grammar for ch in word):
+        if not all(ch in grammar for ch in word) and word not in _NAME_NOUNS:
             return word
     return None
 

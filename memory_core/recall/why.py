@@ -23,6 +23,7 @@ FEATURE_WORDS: dict[str, str] = {
     "names_other": "说的是别人",
     "kind_stated": "给出了问的那类答案",
     "kind_missing": "没有问的那类答案",
+    "name_stated": "说出了问的名字",
     "unit_missing": "没有问的那个单位",
     "money_missing": "没说钱数",
     "focus_missing": "没说到问的重点",
@@ -37,6 +38,26 @@ FEATURE_WORDS: dict[str, str] = {
 """One phrase per feature of `features.FEATURES` and the reranker's `relevance.RERANK`
 (a test holds them equal)."""
 
+ABSENT_WORDS: dict[str, str] = {
+    "unsaid": "问到的词没有漏",
+    "names_other": "不是在说别人",
+    "kind_missing": "给出了问的那类答案",
+    "unit_missing": "说了问的那个单位",
+    "money_missing": "说了钱数",
+    "focus_missing": "说到了问的重点",
+    "short": "不只是一句很短的话",
+}
+"""A feature that lowers P, named for the memory that raised P by lacking it (a
+contribution is measured against an unrelated memory, which has the lack)."""
+
+
+def phrase(name: str, value: float) -> str:
+    """The words for one feature's contribution `value` (log-odds)."""
+    if value > 0 and name in ABSENT_WORDS:
+        return ABSENT_WORDS[name]
+    return FEATURE_WORDS.get(name, name)
+
+
 SHOWN = 3
 NOISE = 0.05
 """Contributions smaller than this (in log-odds) moved nothing worth naming."""
@@ -45,7 +66,7 @@ NOISE = 0.05
 def why_words(why: Sequence[tuple[str, float]], limit: int = SHOWN) -> str:
     """`字面命中 +2.0、说的是别人 -1.3`: the features that moved P, strongest first."""
     parts = [
-        f"{FEATURE_WORDS.get(name, name)} {value:+.1f}"
+        f"{phrase(name, value)} {value:+.1f}"
         for name, value in sorted(why, key=lambda kv: -abs(kv[1]))
         if abs(value) >= NOISE
     ]
@@ -62,9 +83,7 @@ def reason_words(top: Sequence[tuple[str, float]], latin: float) -> str:
     latin letters)."""
     return "、".join(
         dict.fromkeys(
-            FEATURE_WORDS[name]
-            for name, v in top
-            if v > 0 and (latin >= 0.5 or name not in LATIN_ONLY)
+            phrase(name, v) for name, v in top if v > 0 and (latin >= 0.5 or name not in LATIN_ONLY)
         )
     )
 

@@ -32,9 +32,9 @@ from memory_core.errors import (
     ValidationError,
 )
 from memory_core.recall import RELATED_LABEL
-from memory_core.recall.features import FEATURES
+from memory_core.recall.features import FEATURES, MONOTONE
 from memory_core.recall.relevance import RERANK
-from memory_core.recall.why import FEATURE_WORDS, why_words
+from memory_core.recall.why import ABSENT_WORDS, FEATURE_WORDS, why_words
 from memory_core.types import Memory, Recalled
 
 ZONE = ZoneInfo("Asia/Shanghai")
@@ -152,6 +152,16 @@ def test_recall_text_shows_p_guess_and_what_mattered() -> None:
 def test_every_relevance_feature_has_chinese_words() -> None:
     assert set(FEATURE_WORDS) == {*FEATURES, RERANK}
     assert why_words([("cover", 0.01)]) == ""  # moved nothing worth naming
+
+
+def test_a_lack_that_raised_p_is_named_for_what_the_memory_has() -> None:
+    # Measured against an unrelated memory (which lacks the answer), one that gives
+    # it raises P through `kind_missing`: it is said as given, not as missing.
+    assert why_words([("kind_missing", 1.0), ("names_other", -2.8)]) == (
+        "说的是别人 -2.8、给出了问的那类答案 +1.0"
+    )
+    assert why_words([("unsaid", -0.8)]) == "问到的词漏了几个 -0.8"
+    assert set(ABSENT_WORDS) <= {n for n, sign in MONOTONE.items() if sign < 0} | {"short"}
 
 
 def test_why_text() -> None:

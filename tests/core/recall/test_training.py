@@ -1,8 +1,10 @@
 """The shipped relevance weights come from the training corpus, reproducibly.
 
-Training again on training/corpus/ gives the shipped files: the same features and
-embedder, and weights and operating points within a small tolerance (the embedding
-model's float arithmetic may differ in the last bits across CPUs).
+Training again on training/corpus/ gives the shipped files: the same features,
+embedder and candidates, and weights and operating points within the float arithmetic
+of the CPU (`TOLERANCE`). The rows come from the corpus's kept vectors
+(training/vectors/, memory_core/vectors/kept.py), which the embedder must still give:
+its own arithmetic differs from CPU to CPU by far more than the fit may.
 
 Featurising the whole corpus takes minutes, so the suite checks it in two parts that
 together catch a shipped file out of step with the corpus or the code:
@@ -24,6 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memory_core.eval.training import (
+    TOLERANCE,
     check_models,
     differences,
     features_for,
@@ -31,10 +34,12 @@ from memory_core.eval.training import (
     source_name,
 )
 from memory_core.recall.relevance import RelevanceModel
+from memory_core.vectors.e5 import E5Embedder
+from memory_core.vectors.fake import NudgedEmbedder
+from memory_core.vectors.kept import AGREEMENT, KeptEmbedder, KeptVectors, kept_file
 
 ROOT = Path(__file__).resolve().parents[3]
 CORPUS = sorted((ROOT / "training" / "corpus").glob("*.json"))
-TOLERANCE = 1e-3
 
 
 def test_the_corpus_is_large_enough_and_says_where_it_comes_from() -> None:
@@ -73,9 +78,17 @@ def test_the_shipped_weights_were_trained_on_this_corpus_with_these_features() -
         assert shipped.features == features_for(shipped.embedder)
 
 
-async def test_the_stored_reproduction_check_comes_out_again() -> None:
+async def test_the_stored_reproduction_check_comes_out_again_whatever_the_cpu() -> None:
+    """The embedder's output moved by +-1e-4 in every component (another CPU's
+    arithmetic; two seen differ by up to 1.6e-3) changes nothing the check compares."""
     shipped = shipped_models()
-    trained = await check_models(CORPUS)
+    model = NudgedEmbedder(E5Embedder(), 1e-4)
+    kept = KeptVectors.load(
+        kept_file(ROOT / "training" / "vectors", model.model_id), model.model_id
+    )
+    embedder = KeptEmbedder(kept, model, grow=False)
+    trained = await check_models(CORPUS, embedder=embedder)
+    assert AGREEMENT <= embedder.agreement < 1.0
     assert sorted(m.embedder for m in trained) == sorted(shipped)
     for model in trained:
         kept = shipped[model.embedder].meta.get("reproduce")
