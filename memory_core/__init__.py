@@ -81,6 +81,7 @@ from .settings import SECRET_FIELDS as SECRET_FIELDS
 from .settings import Settings as Settings
 from .settings import settings_from_mapping as settings_from_mapping
 from .storage.schema import NIGHTLY_STEPS as NIGHTLY_STEPS
+from .types import Asker as Asker
 from .types import AttachmentRef as AttachmentRef
 from .types import EvidenceRef as EvidenceRef
 from .types import Experience as Experience
@@ -114,6 +115,7 @@ __all__ = [
     "TUNABLES",
     "Actor",
     "AlertSink",
+    "Asker",
     "AttachmentFetcher",
     "AttachmentRef",
     "BackfillReport",

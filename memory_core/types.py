@@ -169,6 +169,15 @@ Band = Literal["sure", "related"]
 
 
 @dataclass(frozen=True, slots=True)
+class Asker:
+    """Who sent a wake: their platform id and the names they go by in its chat (the
+    display name it came with first). A first-person wake ("我生日几号") is about them."""
+
+    user_id: str
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Recalled:
     memory: Memory
     stage: Stage

@@ -19,7 +19,7 @@ from memory_core.clock import Clock
 from memory_core.errors import ScopeViolation, UsageError, ValidationError
 from memory_core.settings import LiveSettings, Settings
 from memory_core.storage import ChatRepo
-from memory_core.types import EvidenceRef, NewExperience, is_group_scope
+from memory_core.types import Asker, EvidenceRef, NewExperience, is_group_scope
 
 from . import texts
 from .duration import parse_duration
@@ -142,12 +142,17 @@ class ChatCommands:
         )
         return texts.forget_text(retracted)
 
-    async def recall_preview(self, scope: str, question: str) -> str:
+    async def recall_preview(self, scope: str, question: str, asker: Asker | None = None) -> str:
         question = question.strip()
         if not question:
             raise UsageError("用法：/recall <问题>，看看这句话会让我想起什么")
         items = await recall_for_reply(
-            self.recall, scope, question, now=self.clock.now(), limit=self.settings.recall_limit
+            self.recall,
+            scope,
+            question,
+            now=self.clock.now(),
+            limit=self.settings.recall_limit,
+            asker=asker,
         )
         return texts.recall_text(items)
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from memory_core.clock import Clock
 from memory_core.recall.wake import Turn
-from memory_core.types import Experience, NewExperience, Quoted, Recalled, RecallResult
+from memory_core.types import Asker, Experience, NewExperience, Quoted, Recalled, RecallResult
 
 from .texts import ScopeStatus
 
@@ -85,6 +85,8 @@ class FakeRecall:
         self.calls: list[tuple[str, str, int]] = []
         self.contexts: list[tuple[Turn, ...]] = []
         """The context each call was given."""
+        self.askers: list[Asker | None] = []
+        """Who each call said asked."""
 
     async def recall(
         self,
@@ -95,9 +97,11 @@ class FakeRecall:
         limit: int = 5,
         before_id: int | None = None,
         context: Sequence[Turn] = (),
+        asker: Asker | None = None,
     ) -> RecallResult:
         self.calls.append((scope, text, limit))
         self.contexts.append(tuple(context))
+        self.askers.append(asker)
         return RecallResult(
             items=tuple(self.by_query.get(text, self.items)[:limit]), quotes=tuple(self.quotes)
         )

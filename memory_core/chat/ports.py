@@ -13,7 +13,7 @@ from typing import Protocol
 
 from memory_core.memories.ports import WritesMemories
 from memory_core.recall.wake import Turn
-from memory_core.types import Experience, Memory, NewExperience, Recalled, RecallResult
+from memory_core.types import Asker, Experience, Memory, NewExperience, Recalled, RecallResult
 
 
 class ArchivePort(Protocol):
@@ -42,6 +42,7 @@ class RecallPort(Protocol):
         limit: int = 5,
         before_id: int | None = None,
         context: Sequence[Turn] = (),
+        asker: Asker | None = None,
     ) -> RecallResult: ...
 
 

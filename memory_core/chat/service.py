@@ -37,7 +37,7 @@ from memory_core.recall.quotes import QUOTES as MAX_QUOTED
 from memory_core.recall.wake import CONTEXT_TURNS, Turn
 from memory_core.settings import LiveSettings, Settings
 from memory_core.storage import ChatRepo, ChatState, InjectedBlock, InjectedItem, InjectedQuote
-from memory_core.types import Experience, Quoted, Recalled, group_scope
+from memory_core.types import Asker, Experience, Quoted, Recalled, group_scope
 
 from .backfill import BackfillReport, CallApi, ParseMessage, backfill_group
 from .citations import strip_citations
@@ -89,6 +89,11 @@ class Incoming:
     """Fingerprint (message id) of the quoted message, if any."""
     reply_to_bot: bool | None = None
     """Known from the event; None means "look the quoted message up in the archive"."""
+
+    @property
+    def asker(self) -> Asker:
+        """Who sent it, as recall reads a first person."""
+        return Asker(self.sender_id, (self.sender_name,) if self.sender_name else ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,6 +283,7 @@ class ChatService:
                     limit=self.settings.recall_limit,
                     before_id=before_id,
                     context=await self._turns_before(incoming, before_id),
+                    asker=incoming.asker,
                 )
                 view = await gather_context(
                     incoming.scope,
@@ -377,6 +383,7 @@ class ChatService:
                 query,
                 now=now,
                 limit=self.settings.recall_limit,
+                asker=incoming.asker,
             )
 
         return MemoryTool(search, incoming.scope, lambda item: _prompt_memory(item, view))
@@ -517,10 +524,11 @@ async def recall_for_reply(
     *,
     now: datetime,
     limit: int,
+    asker: Asker | None = None,
 ) -> tuple[Recalled, ...]:
     """What a reply to `text` is given (and `/recall` previews): at most `MAX_INJECTED`
     (and `limit`) memories, all of this chat."""
-    items, _ = await recall_turn(recall, scope, text, now=now, limit=limit)
+    items, _ = await recall_turn(recall, scope, text, now=now, limit=limit, asker=asker)
     return items
 
 
@@ -533,13 +541,14 @@ async def recall_turn(
     limit: int,
     before_id: int | None = None,
     context: Sequence[Turn] = (),
+    asker: Asker | None = None,
 ) -> tuple[tuple[Recalled, ...], tuple[Quoted, ...]]:
     """`recall_for_reply`'s memories, and the recent messages not consolidated yet
     that recall quotes (older than the messages before `before_id` the prompt shows);
     `context`: the turns just before the wake, oldest first."""
     limit = min(MAX_INJECTED, limit)
     result = await recall.recall(
-        scope, text, now=now, limit=limit, before_id=before_id, context=context
+        scope, text, now=now, limit=limit, before_id=before_id, context=context, asker=asker
     )
     # Belt and braces over recall's own visibility rule: never another chat's memory
     # or message, never the bot's own words quoted.

@@ -19,7 +19,7 @@ from memory_core.clock import as_utc
 from memory_core.errors import NotFound
 from memory_core.recall.why import why_words
 from memory_core.service import Yuji
-from memory_core.types import RecallResult
+from memory_core.types import Asker, RecallResult
 
 KNOWN_SHOWN = 5
 """How many known chats the refusal of an unknown one names."""
@@ -41,8 +41,26 @@ def register(subparsers: Any) -> None:
         metavar="TIME",
         help="在这个时刻回忆：带时区的 ISO 时间（默认现在）",
     )
+    parser.add_argument(
+        "--as",
+        dest="asker",
+        default=None,
+        metavar="ID",
+        help="以这个成员（QQ 号等）的身份问：问题里的“我”就是他（名字取他在这个聊天最近用的）",
+    )
     parser.add_argument("--json", action="store_true", help="打印一个 JSON 对象")
     parser.set_defaults(func=run)
+
+
+SEEN_FOR_NAMES = 2000
+"""The newest messages of a chat read for the names `--as` asks under."""
+
+
+async def asker_in(core: Yuji, scope: str, user_id: str) -> Asker:
+    """`user_id` with the names their newest messages in `scope` were sent under."""
+    said = await core.archive.recent(scope, SEEN_FOR_NAMES)
+    names = [m.sender_name for m in reversed(said) if m.sender_id == user_id and m.sender_name]
+    return Asker(user_id, tuple(dict.fromkeys(names)))
 
 
 def _instant(value: str) -> datetime:
@@ -55,7 +73,8 @@ def _instant(value: str) -> datetime:
 async def run(args: argparse.Namespace) -> int:
     async with opened_core(existing=True) as core:
         await _known(core, args.scope)
-        result = await core.recall.recall(args.scope, args.question, now=args.at)
+        asker = await asker_in(core, args.scope, args.asker) if args.asker else None
+        result = await core.recall.recall(args.scope, args.question, now=args.at, asker=asker)
     print(
         json.dumps(as_dict(result), ensure_ascii=False, indent=2) if args.json else render(result)
     )

@@ -64,6 +64,8 @@ class DataQuery:
     """The answer as unconsolidated messages (their ids): hit@3 of the quotes."""
     context: tuple[Turn, ...] = ()
     """The turns just before the wake in its chat, oldest first (`text` is the wake)."""
+    asker: tuple[str, str] | None = None
+    """(sender_id, sender_name) of who sent the wake; None: nobody in particular."""
 
     @property
     def joined(self) -> str:
@@ -211,7 +213,17 @@ def _query(q: Any) -> DataQuery:
         expect_none=tuple(str(i) for i in q.get("expect_none", [])),
         expect_messages=tuple(str(i) for i in q.get("expect_messages", [])),
         context=tuple(_turn(t, str(q["scope"])) for t in q.get("context", [])),
+        asker=_asker(q.get("asker")),
     )
+
+
+def _asker(data: Any) -> tuple[str, str] | None:
+    if data is None:
+        return None
+    if not isinstance(data, dict) or "sender_id" not in data:
+        raise ValidationError('an asker is {"sender_id", "sender_name"}')
+    asker = cast(dict[str, Any], data)
+    return str(asker["sender_id"]), str(asker.get("sender_name", ""))
 
 
 def load_dataset(path: Path) -> Dataset:

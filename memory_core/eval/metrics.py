@@ -108,6 +108,16 @@ def report(answers: Sequence[Answer]) -> dict[str, Any]:
             "stale": stale_here,
             "empty_rate": round(sum(1 for a in group if a.empty) / n, 4),
         }
+        asked = [a for a in group if a.query.asker is not None]
+        if asked:
+            # Someone asked: an `expect_none` memory (another person's) stated as sure.
+            tiers[tier]["wrong_person_sure"] = sum(
+                1 for a in asked for i in a.sure_ids() if i and i in a.query.expect_none
+            )
+        if group[0].query.positive and not group[0].query.about_messages:
+            tiers[tier]["first_rate"] = round(
+                sum(1 for a in group if a.ids[:1] and a.ids[0] in a.query.expect_any) / n, 4
+            )
     negatives = [a for a in answers if a.query.tier in NEGATIVE_TIERS]
     false_recall = sum(1 for a in negatives if a.ids) / len(negatives) if negatives else 0.0
     leakage = sum(1 for a in answers for s in (*a.scopes, *a.quote_scopes) if s != a.query.scope)

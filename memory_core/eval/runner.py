@@ -21,6 +21,7 @@ from memory_core.service import Yuji
 from memory_core.settings import Settings, VectorMode
 from memory_core.storage import pg_server
 from memory_core.storage.backend_info import database_line
+from memory_core.types import Asker
 
 from . import loader, vector_eval
 from .dataset import DataQuery, Dataset
@@ -93,7 +94,9 @@ async def _run(ds: Dataset, options: EvalOptions, settings: Settings) -> dict[st
             while await core.message_vectors.embed_pending():
                 pass
         for q in ds.queries[:5]:  # warm caches before timing
-            await core.recall.recall(q.scope, q.text, now=ds.now, context=q.context)
+            await core.recall.recall(
+                q.scope, q.text, now=ds.now, context=q.context, asker=asker_of(q, ds)
+            )
         answers = [await _ask(core, loaded, q, ds) for q in ds.queries]
         result = report(answers)
         result["baselines"] = {}
@@ -114,9 +117,21 @@ async def _run(ds: Dataset, options: EvalOptions, settings: Settings) -> dict[st
         await core.close()
 
 
+def asker_of(q: DataQuery, ds: Dataset) -> Asker | None:
+    """Who sent `q`: their id, the name the query gives, then every other name their
+    messages in that chat were sent under (as the chat path knows a sender)."""
+    if q.asker is None:
+        return None
+    user_id, name = q.asker
+    seen = [m.sender_name for m in ds.messages if m.scope == q.scope and m.sender_id == user_id]
+    return Asker(user_id, tuple(dict.fromkeys(n for n in (name, *seen) if n)))
+
+
 async def _ask(core: Yuji, loaded: loader.Loaded, q: DataQuery, ds: Dataset) -> Answer:
     started = time.perf_counter()
-    result = await core.recall.recall(q.scope, q.text, now=ds.now, context=q.context)
+    result = await core.recall.recall(
+        q.scope, q.text, now=ds.now, context=q.context, asker=asker_of(q, ds)
+    )
     ms = (time.perf_counter() - started) * 1000
     return Answer(
         query=q,

@@ -48,7 +48,7 @@ from memory_core.service import Yuji
 from memory_core.settings import Settings
 from memory_core.vectors.embedder import Embedder
 
-from . import loader, vector_eval
+from . import loader, runner, vector_eval
 from .dataset import CHATTER, NEGATIVE_TIERS, Dataset
 
 TOLERANCE = 1e-5
@@ -114,7 +114,9 @@ async def collect(
             # Questions about recent messages test the quote source; the fit reads
             # memories only (the shipped weights stay reproducible).
             for q in (q for q in ds.queries if not q.about_messages):
-                ex = await core.recall.explain(q.scope, q.text, now=ds.now)
+                ex = await core.recall.explain(
+                    q.scope, q.text, now=ds.now, asker=runner.asker_of(q, ds)
+                )
                 names = [loaded.names.get(mem.id) for mem in ex.memories]
                 out.append(
                     Asked(

@@ -10,17 +10,19 @@ side); a memory below the sure line is labelled as a guess.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import numpy as np
 import numpy.typing as npt
 
+from memory_core.tokenize import normalise
 from memory_core.types import Band, Memory, Recalled, Stage
 
-from . import fusion
-from .features import Baseline, Seen
-from .question import Names, Question
+from . import fusion, language
+from .dense_port import RELATED_LABEL
+from .features import FEATURES, Baseline, Seen
+from .question import NOT_PEOPLE, Names, Question
 from .ranking import Candidate, Points, RankParams, select
 from .relevance import RelevanceModel
 from .wake import Wake
@@ -88,12 +90,15 @@ def choose(
         params=ranking,
     )
     index = {mem.id: i for i, mem in enumerate(ex.memories)}
+    others = about_someone_else(ex)
     out: list[Recalled] = []
     for c in chosen:
         i = index[c.memory.id]
         top = model.strongest(rows[i], against=ex.unrelated)
         # below the floor: a contradicting partner, or the hybrid's own top
         band: Band = points.band(float(p[i])) or "related"
+        if c.memory.id in others:
+            band = "related"
         out.append(
             Recalled(
                 memory=c.memory,
@@ -105,6 +110,44 @@ def choose(
             )
         )
     return tuple(out)
+
+
+def about_someone_else(ex: Explained) -> frozenset[int]:
+    """The candidates about a member other than everyone the wake is about (the sender
+    of a first-person wake, whom it names): never `sure`, whatever P, the reranker or
+    the judge say. A wake about nobody in particular leaves every band as it is; a
+    memory about the group, the bot or nobody is no one else."""
+    if ex.question.named:
+        column = FEATURES.index("names_other")
+        return frozenset(
+            mem.id for mem, row in zip(ex.memories, ex.rows, strict=True) if row[column] > 0
+        )
+    # A pronoun pointing back ("她老家哪的") is about whom the turns before named: that
+    # only narrows the sure band (context never raises P).
+    named = ex.wake.lookup.named
+    return frozenset(
+        mem.id
+        for mem in ex.memories
+        if named and not is_about(mem, named) and normalise(mem.subject) not in NOT_PEOPLE
+    )
+
+
+def is_about(memory: Memory, named: frozenset[str]) -> bool:
+    """The memory's subject is one of `named`, or it names one of them in person."""
+    text = normalise(memory.content)
+    return normalise(memory.subject) in named or any(
+        language.mentions_in_person(text, name) for name in named
+    )
+
+
+def capped(items: tuple[Recalled, ...], others: frozenset[int]) -> tuple[Recalled, ...]:
+    """`items` with any about someone else (`about_someone_else`) in the related band."""
+    return tuple(
+        replace(item, band="related", reason=f"{RELATED_LABEL}（{item.reason}）")
+        if item.band == "sure" and item.memory.id in others
+        else item
+        for item in items
+    )
 
 
 def _stage(s: Seen) -> Stage:

@@ -49,10 +49,10 @@ from memory_core.clock import Clock, as_utc
 from memory_core.settings import LiveSettings, Settings
 from memory_core.storage import MemoryRepo
 from memory_core.storage.engine import Database
-from memory_core.tokenize import bigram_tokens, token_set
-from memory_core.types import Memory, Quoted, Recalled, RecallResult, RelationKind
+from memory_core.tokenize import bigram_tokens, normalise, token_set
+from memory_core.types import Asker, Memory, Quoted, Recalled, RecallResult, RelationKind
 
-from . import dated, features, fusion, language, quotes, when
+from . import dated, decision, features, fusion, language, quotes, when
 from .chat_cache import ChatCache
 from .decision import Explained, choose
 from .dense_port import DenseSearch
@@ -88,6 +88,10 @@ class EngineParams:
     """Words fetch through the rarest terms whose document counts add up to about this."""
     stats_ttl_s: float = 30.0
     ranking: RankParams = field(default_factory=RankParams)
+
+
+RELATIVES_READ = 20
+"""Memories read for the relation a first-person kin word asks about ("我表姐")."""
 
 
 class Reading(NamedTuple):
@@ -190,17 +194,22 @@ class Recall:
         limit: int | None = None,
         before_id: int | None = None,
         context: Sequence[Turn] = (),
+        asker: Asker | None = None,
     ) -> RecallResult:
         """What to inject for `text` asked in `scope` at `now`; may be empty.
         `before_id`: the archived id of the asking message (the recent window the
         prompt shows ends before it; None: the newest archived message); `context`:
-        the turns just before it in this chat, oldest first (wake.py)."""
+        the turns just before it in this chat, oldest first (wake.py); `asker`: who
+        sent it (a first person is them, and a memory about anyone else is never
+        `sure` when the wake is about someone)."""
         now = as_utc(now or self._clock.now())
         limit = self._settings.recall_limit if limit is None else limit
         started = time.perf_counter()
         use_dense = self.dense is not None and self.dense.mode == "on"
         shadow = self.dense is not None and self.dense.mode == "shadow"
-        reading = await self.read(scope, text, dense=use_dense or shadow, context=context)
+        reading = await self.read(
+            scope, text, dense=use_dense or shadow, context=context, asker=asker
+        )
         hearing: asyncio.Task[quotes.Heard] | None = None
         if self.recent is not None and limit > 0 and not self._silent(reading.wake):
             # The recent messages are searched while the memories are (their vector is
@@ -246,7 +255,9 @@ class Recall:
             trace.append(f"recent messages quoted: {quotes.ids_of(quoted)}")
         if items and self._judge is not None and self._settings.recall_judge == "llm":
             before = [i.band for i in items]
-            items = await self._judge.bands(scope, text, items)
+            items = decision.capped(
+                await self._judge.bands(scope, text, items), decision.about_someone_else(ex)
+            )
             trace.append(f"judge: bands {before} -> {[i.band for i in items]}")
         if shadow:
             would = self.decide(ex, self.model, now, limit)
@@ -322,13 +333,20 @@ class Recall:
         now: datetime | None = None,
         dense: bool = True,
         context: Sequence[Turn] = (),
+        asker: Asker | None = None,
     ) -> Explained:
         """The candidates of one wake with their features (no decision yet)."""
-        reading = await self.read(scope, text, dense=dense, context=context)
+        reading = await self.read(scope, text, dense=dense, context=context, asker=asker)
         return await self.explain_read(scope, reading, now)
 
     async def read(
-        self, scope: str, text: str, *, dense: bool = True, context: Sequence[Turn] = ()
+        self,
+        scope: str,
+        text: str,
+        *,
+        dense: bool = True,
+        context: Sequence[Turn] = (),
+        asker: Asker | None = None,
     ) -> Reading:
         """The wake read against its chat's names; its vector is being computed from
         here on (`dense`: when the chat's index can use it)."""
@@ -338,7 +356,16 @@ class Recall:
                 held = await self._cache.names(conn, scope)
         n, subjects, aliases = held
         names = Names.of(subjects, aliases, self._settings.nicknames)
-        wake = read_wake(scope, text, names, self._settings.nicknames, context)
+        wake = read_wake(scope, text, names, self._settings.nicknames, context, asker)
+        kin = language.kin_asked(wake.question.text) if asker is not None else ()
+        if kin:
+            relatives = await self._relatives(scope, names, names.of_asker(asker), kin)
+            if relatives:
+                # "我表姐" is whom the asker's remembered relation names: the wake is
+                # about them (the asker is only how they are found), in its features,
+                # its searches and the sure band.
+                told = f"{text} {' '.join(sorted(relatives))}"
+                wake = read_wake(scope, told, names, self._settings.nicknames, context)
         searcher = self.dense if dense else None
         if searcher is not None and searcher.mode == "off":
             searcher = None
@@ -346,6 +373,33 @@ class Recall:
             for asked in {wake.question.embed_text, wake.lookup.embed_text}:
                 searcher.prefetch(asked)
         return Reading(text, wake, names, n, searcher)
+
+    async def _relatives(
+        self, scope: str, names: Names, me: str | None, kin: Sequence[str]
+    ) -> frozenset[str]:
+        """The members a memory names together with `me` in a word of the kin family
+        `kin` ("林婷和宋妍是表姐妹" for 宋妍's "我表姐")."""
+        if me is None:
+            return frozenset()
+        tokens = {t for word in kin for t in bigram_tokens(normalise(word))}
+        async with self._db.read() as conn:
+            found = await self._repo.word_candidates(
+                scope, tokens, self._clock.now(), with_past=False, limit=RELATIVES_READ, conn=conn
+            )
+        mine = names.spellings(me)
+        out: set[str] = set()
+        for mem in found:
+            said = normalise(f"{mem.subject} {mem.content}")
+            if not any(language.mentions(said, s) for s in mine):
+                continue
+            if not any(language.mentions(said, normalise(word)) for word in kin):
+                continue
+            out.update(
+                canonical
+                for spelling, canonical in names.canonical.items()
+                if canonical not in mine and language.mentions(said, spelling)
+            )
+        return frozenset(out)
 
     async def explain_read(
         self, scope: str, reading: Reading, now: datetime | None = None

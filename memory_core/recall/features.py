@@ -159,7 +159,9 @@ def rows(
         said = said_in(f"{s.subject} {s.content}")
         text = normalise(s.content)
         subject = normalise(s.subject)
-        about = subject in q.named or any(language.mentions(text, name) for name in q.named)
+        about = subject in q.named or any(
+            language.mentions_in_person(text, name) for name in q.named
+        )
         stated = kind is not None and language.states(text, kind, s.content)
         stated_terms = sum(1 for t in terms if states_term(t, said, text))
         covered = stated_terms / len(terms) if terms else 0.0

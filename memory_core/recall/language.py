@@ -232,6 +232,87 @@ def names_as_subject(written: str) -> bool:
 _NOT_NAMES_LATIN = frozenset({"this", "that", "it", "there", "here", "today", "tomorrow"})
 
 
+_FIRST_PERSON = re.compile(
+    r"我(?!们)|俺(?!们)|本人|(?:^|(?<=[\s,.!?，。！？~～]))人家(?!的)"
+    r"|\b(?:i|me|my|mine|myself|i'm|i've|i'd)\b"
+)
+_SELF_FRAME = re.compile(
+    r"(?:想问问?|想知道|问问?|问一下|记得|记不得|记不清|忘了|觉得|猜|听说|知道|说过|考考)"
+)
+"""A first person followed by these asks, remembers or says: "我想问", "我记得" frame
+a question about anything; "我生日", "我的猫", "我下周" are about the speaker."""
+
+
+def speaks_of_self(text: str) -> bool:
+    """Whether a (normalised) wake speaks of its sender: a first person (我, 我的, 俺,
+    本人, 人家 opening a clause, I/me/my) that is not only the frame of a question
+    ("我想问", "我记得")."""
+    for found in _FIRST_PERSON.finditer(text):
+        if found.group().isascii():
+            return True
+        if _SELF_FRAME.match(text, found.end()) is None:
+            return True
+    return False
+
+
+def mark_self(text: str, by: str) -> str:
+    """`text` with each first person replaced by `by` (what the embedding model reads)."""
+    return _FIRST_PERSON.sub(lambda _: by, text)
+
+
+@cache
+def _kin() -> tuple[tuple[str, ...], ...]:
+    """The families of kin.txt, each word of a family spelled as text writes it."""
+    return tuple(
+        tuple(w.replace("-", " ") for w in words.split())
+        for _, _, words in (line.partition(":") for line in _lines("kin.txt"))
+    )
+
+
+@cache
+def _kin_asked() -> re.Pattern[str]:
+    words = sorted({w for family in _kin() for w in family}, key=len, reverse=True)
+    cjk = "|".join(re.escape(w) for w in words if not w.isascii())
+    latin = "|".join(re.escape(w) for w in words if w.isascii())
+    return re.compile(
+        rf"(?:我|俺)(?!们)(?:的|家)?[\u4e00-\u9fff]{{0,2}}?(?:{cjk})|\b(?:my|our)\s+(?:\w+\s+)?(?:{latin})s?\b"
+    )
+
+
+@cache
+def _kin_after() -> re.Pattern[str]:
+    words = sorted(
+        {w for family in _kin() for w in family if not w.isascii()}, key=len, reverse=True
+    )
+    return re.compile(rf"的?(?:{'|'.join(map(re.escape, words))})")
+
+
+def mentions_in_person(text: str, name: str) -> bool:
+    """Whether a (normalised) text names `name` as a person of its own, not only as
+    whose relative it speaks of ("秦露妈妈的生日" speaks of her mother)."""
+    if not name.isascii():
+        start = text.find(name)
+        while start >= 0:
+            if _kin_after().match(text, start + len(name)) is None:
+                return True
+            start = text.find(name, start + 1)
+        return False
+    return mentions(text, name)
+
+
+def kin_asked(text: str) -> tuple[str, ...]:
+    """The words of the kin family a (normalised) wake asks about in the first person
+    ("我表姐生日" -> every word for a cousin), or () when it asks about none."""
+    found = _kin_asked().search(text)
+    if found is None:
+        return ()
+    said = found.group()
+    for family in _kin():
+        if any(w in said for w in family):
+            return family
+    return ()
+
+
 def is_retrospective(text: str) -> bool:
     """Whether the question asks how things used to be."""
     return _RETRO.search(text.lower()) is not None
@@ -318,7 +399,8 @@ def replace_name(text: str, name: str, by: str) -> str:
 
 @cache
 def _whole(name: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![^\W_]){re.escape(name)}(?![^\W_])")
+    # Only latin letters and digits glue to a latin name: "Emma和Tom在上海" names Tom.
+    return re.compile(rf"(?<![a-z0-9\u00c0-\u024f]){re.escape(name)}(?![a-z0-9\u00c0-\u024f])")
 
 
 _VOWELS = frozenset("aeiou")

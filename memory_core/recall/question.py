@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from memory_core.tokenize import bigram_tokens, is_cjk, normalise
+from memory_core.types import Asker
 
 from . import language
 
@@ -50,6 +51,17 @@ class Names:
     def spellings(self, canonical: str) -> frozenset[str]:
         return frozenset(s for s, c in self.canonical.items() if c == canonical) | {canonical}
 
+    def of_asker(self, asker: Asker | None) -> str | None:
+        """The canonical name of the person who asked: the first of their names the
+        chat knows (a subject or an alias), else their first name as it is."""
+        if asker is None:
+            return None
+        spelled = [n for n in (normalise(x.strip()) for x in asker.names) if n]
+        for name in spelled:
+            if name in self.canonical:
+                return self.canonical[name]
+        return spelled[0] if spelled else None
+
 
 @dataclass(frozen=True, slots=True)
 class Question:
@@ -75,7 +87,10 @@ class Question:
     """What the embedding model reads: nicknames resolved, bot names dropped."""
 
 
-def analyse(text: str, names: Names, bot_names: Iterable[str] = ()) -> Question:
+def analyse(
+    text: str, names: Names, bot_names: Iterable[str] = (), asker: Asker | None = None
+) -> Question:
+    """`text` read against the chat's `names`; a first person is `asker` (when known)."""
     norm = normalise(text)
     bare = norm.replace("@", " ")
     for bot in sorted({normalise(b) for b in bot_names if b}, key=len, reverse=True):
@@ -89,6 +104,10 @@ def analyse(text: str, names: Names, bot_names: Iterable[str] = ()) -> Question:
             named.add(canonical)
             stripped = language.replace_name(stripped, spelling, _GAP)
             resolved = language.replace_name(resolved, spelling, _GAP + canonical + _GAP)
+    me = names.of_asker(asker)
+    if me is not None and language.speaks_of_self(stripped):
+        named.add(me)
+        resolved = language.mark_self(resolved, _GAP + me + _GAP)
     return Question(
         text=norm,
         terms=content_terms(stripped),

@@ -42,6 +42,8 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from memory_core.types import Asker
+
 from . import chatter, language
 from .question import Names, Question, analyse, content_terms
 
@@ -111,10 +113,12 @@ def read(
     names: Names,
     bot_names: Iterable[str] = (),
     context: Sequence[Turn] = (),
+    asker: Asker | None = None,
 ) -> Wake:
-    """The analysis of a wake `text` said in `scope` after `context` (oldest first)."""
+    """The analysis of a wake `text` said in `scope` after `context` (oldest first),
+    sent by `asker` (a first person is them; None: nobody known)."""
     bots = tuple(bot_names)
-    q = analyse(text, names, bots)
+    q = analyse(text, names, bots, asker)
     mine = [t for t in context if t.scope is None or t.scope == scope][-CONTEXT_TURNS:]
     said: list[Said] = []
     referents: frozenset[str] = frozenset()
@@ -132,7 +136,7 @@ def read(
         depth = min(depth, DEPTH_CONTEXT)
     lookup = q
     if referents and not q.named and REFERS_BACK.search(q.text):
-        lookup = analyse(" ".join((text, *sorted(referents))), names, bots)
+        lookup = analyse(" ".join((text, *sorted(referents))), names, bots, asker)
     return Wake(
         question=q,
         lookup=lookup,

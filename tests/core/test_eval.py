@@ -110,6 +110,7 @@ def test_metrics() -> None:
         "sure_rate": 0.5,
         "stale": 0,
         "empty_rate": 0.5,  # q2 got nothing at all
+        "first_rate": 0.5,
     }
     # q4 got the replaced version (m1) beside the current one: stale in its own tier
     assert out["tiers"]["temporal"] == {
@@ -118,6 +119,7 @@ def test_metrics() -> None:
         "sure_rate": 1.0,
         "stale": 1,
         "empty_rate": 0.0,
+        "first_rate": 1.0,
     }
     assert out["tiers"]["negative"] == {
         "n": 1,
@@ -165,10 +167,10 @@ def test_cli_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str]) -
         "queries",
     }
     assert set(data["latency_ms"]) == {"p50", "p95"}
+    common = {"n", "rate", "sure_rate", "stale", "empty_rate"}
     assert all(
-        set(row) == {"n", "rate", "sure_rate", "stale", "empty_rate"}
-        for row in data["tiers"].values()
-    )
+        set(row) in (common, common | {"first_rate"}) for row in data["tiers"].values()
+    )  # first_rate: positive tiers; wrong_person_sure: tiers with an asker (none here)
     for query in data["queries"]:
         assert set(query) == {"id", "tier", "injected", "quoted"}
         assert all(set(i) == {"id", "band", "p"} for i in query["injected"])
@@ -351,3 +353,46 @@ def test_a_query_carries_its_context() -> None:
     query["context"] = ["周末去爬山了"]
     with pytest.raises(ValidationError, match="context turn"):
         parse_dataset(data)
+
+
+def test_an_asker_is_read_and_another_persons_memory_stated_as_sure_is_counted() -> None:
+    from memory_core.eval.dataset import parse_dataset
+    from memory_core.eval.runner import asker_of
+
+    data = {
+        "now": "2026-11-20T21:30:00+08:00",
+        "scopes": [{"id": "group:1"}],
+        "messages": [
+            {"id": "e1", "scope": "group:1", "sender_id": "7", "sender_name": "哲哥",
+             "time": "2026-11-01T10:00:00+08:00", "text": "我3月14号生日"},
+            {"id": "e2", "scope": "group:1", "sender_id": "8", "sender_name": "小周",
+             "time": "2026-11-01T10:01:00+08:00", "text": "我的是5月"},
+        ],
+        "memories": [
+            {"id": "m1", "scope": "group:1", "type": "fact", "subject": "阿哲",
+             "content": "阿哲的生日是3月14号", "evidence": ["e1"],
+             "valid_from": "2026-11-01T10:00:00+08:00"},
+            {"id": "m2", "scope": "group:1", "type": "fact", "subject": "小周",
+             "content": "小周的生日在5月", "evidence": ["e2"],
+             "valid_from": "2026-11-01T10:01:00+08:00"},
+        ],
+        "queries": [
+            {"id": "q1", "scope": "group:1", "tier": "people-self", "text": "我生日几号",
+             "expect_any": ["m1"], "expect_none": ["m2"],
+             "asker": {"sender_id": "7", "sender_name": "阿哲"}},
+        ],
+    }  # fmt: skip
+    ds = parse_dataset(data)
+    q = ds.queries[0]
+    asker = asker_of(q, ds)
+    assert asker is not None
+    assert asker.user_id == "7"
+    assert asker.names == ("阿哲", "哲哥")  # the query's name first, then the chat's
+    wrong = report([Answer(q, ("m2", "m1"), ("group:1",) * 2, 1.0, ("sure", "sure"))])
+    assert wrong["tiers"]["people-self"]["wrong_person_sure"] == 1
+    assert wrong["tiers"]["people-self"]["first_rate"] == 0.0
+    right = report([Answer(q, ("m1", "m2"), ("group:1",) * 2, 1.0, ("sure", "related"))])
+    assert right["tiers"]["people-self"]["wrong_person_sure"] == 0
+    assert right["tiers"]["people-self"]["first_rate"] == 1.0
+    with pytest.raises(ValidationError, match="asker"):
+        parse_dataset({**data, "queries": [{**data["queries"][0], "asker": "阿哲"}]})

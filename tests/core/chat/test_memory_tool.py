@@ -14,7 +14,7 @@ from memory_core.llm import OpenAICompatibleClient
 from memory_core.llm.fake import ScriptedLLM, text_response, tool_call, tool_calls_response
 from memory_core.prompts.memory_tool import ONLY_ONCE, ONLY_THIS_CHAT
 from memory_core.recall.wake import Turn
-from memory_core.types import Recalled, RecallResult
+from memory_core.types import Asker, Recalled, RecallResult
 from tests.fakes.openai_server import FakeOpenAIServer, openai_server
 
 from .test_service import G1, Sent, heard, incoming, make_service, remembered
@@ -128,6 +128,7 @@ class HangingRecall(FakeRecall):
         limit: int = 5,
         before_id: int | None = None,
         context: Sequence[Turn] = (),
+        asker: Asker | None = None,
     ) -> RecallResult:
         result = await super().recall(scope, text, now=now, limit=limit)
         if len(self.calls) > 1:  # the reply's own recall answers; the tool's search hangs
