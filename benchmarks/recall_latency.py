@@ -48,7 +48,7 @@ from memory_core.eval.metrics import percentile
 from memory_core.recall.wake import Turn
 from memory_core.settings import VectorMode
 from memory_core.tokenize import bigram_tokens
-from memory_core.types import EvidenceRef, NewExperience
+from memory_core.types import Asker, EvidenceRef, NewExperience
 
 SCOPE = "group:1"
 MEMBERS = ["小明", "阿杰", "老周", "胖虎", "小鹿", "大刘", "糖糖", "阿May"]
@@ -142,17 +142,20 @@ class Timed:
     """The share that got a recent message quoted."""
 
 
-async def timed(core: Yuji, qs: list[str], ctx: list[list[Turn]] | None = None) -> Timed:
+async def timed(
+    core: Yuji, qs: list[str], ctx: list[list[Turn]] | None = None, asker: Asker | None = None
+) -> Timed:
     """Milliseconds of `recall` per question (after ten to warm up; with `ctx`, each
-    with its turns before it), and of the plain bm25 top 5 on the same index."""
+    with its turns before it; asked by `asker`), and of the plain bm25 top 5 on the
+    same index."""
     turns = ctx or [[] for _ in qs]
     for q, c in zip(qs[:10], turns[:10], strict=True):
-        await core.recall.recall(SCOPE, q, context=c)
+        await core.recall.recall(SCOPE, q, context=c, asker=asker)
     recall_ms: list[float] = []
     answered = quoted = 0
     for q, c in zip(qs, turns, strict=True):
         t = time.perf_counter()
-        got = await core.recall.recall(SCOPE, q, context=c)
+        got = await core.recall.recall(SCOPE, q, context=c, asker=asker)
         recall_ms.append((time.perf_counter() - t) * 1000)
         answered += bool(got.items or got.quotes)
         quoted += bool(got.quotes)
@@ -193,6 +196,11 @@ async def measure(
                 await vector_eval.prepare(core)
             qs = questions(contents, count, random.Random(size))
             alone = await timed(core, qs)
+            # The same questions in the first person, asked by a member and by nobody:
+            # what knowing the asker costs.
+            mine = [f"我{q}" for q in qs]
+            nobody = (await timed(core, mine)).recall_ms
+            member = (await timed(core, mine, asker=Asker("20001", (MEMBERS[0],)))).recall_ms
             ctx_ms: list[float] = []
             if turns:
                 ctx = contexts(contents, count, turns, random.Random(size + 1))
@@ -208,6 +216,8 @@ async def measure(
         "recall_p95": round(percentile(alone.recall_ms, 95), 2),
         "fts5_p50": round(percentile(alone.raw_ms, 50), 2),
         "fts5_p95": round(percentile(alone.raw_ms, 95), 2),
+        "first_person_p95": round(percentile(nobody, 95), 2),
+        "asker_p95": round(percentile(member, 95), 2),
         "answered": round(alone.answered, 3),
         "quoted": round(alone.quoted, 3),
     }
