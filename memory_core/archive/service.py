@@ -9,6 +9,7 @@ rows it inserted (memory_core/people/). Reads are scoped: an id of another chat 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,6 +37,10 @@ from .store import AttachmentStore
 from .writer import DrainReport, GroupCommitWriter
 
 SOURCES = get_args(Source)
+
+
+class _Unindexed(Exception):
+    """The person index refused a batch: its transaction is rolled back."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +91,17 @@ class ArchiveService:
     async def _insert(
         self, exps: Sequence[NewExperience], received_at: Sequence[datetime]
     ) -> list[Appended]:
-        """The writer's transaction: the rows, and the person index of those inserted
-        (which never fails the rows: People.index)."""
-        async with self.db.write({e.scope for e in exps}) as conn:
-            appended, heard = await self.repo.insert_heard(exps, received_at, conn=conn)
-            await self.people.index(heard, conn=conn)
-        return appended
+        """The writer's transaction: the rows, and the person index of those inserted.
+        The index never fails the rows: when it refuses them, the transaction is rolled
+        back and the rows written again without it (`yuji people rebuild` fills that)."""
+        chats = {e.scope for e in exps}
+        with contextlib.suppress(_Unindexed):
+            async with self.db.write(chats) as conn:
+                appended, heard = await self.repo.insert_heard(exps, received_at, conn=conn)
+                if not await self.people.index(heard, conn=conn):
+                    raise _Unindexed
+            return appended
+        return await self.repo.insert_many(exps, received_at)
 
     async def append(self, exp: NewExperience) -> int:
         _validate(exp)

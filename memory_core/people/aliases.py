@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from memory_core.memories.aliases import canonical_subject
 from memory_core.storage import AliasRow, ChatPerson, NameSeen
 
-from .names import clean_name, normalised_name
+from .names import name_forms, normalised_name
 from .observe import Seen, Sightings
 
 
@@ -29,24 +29,12 @@ def fold_aliases(rows: Iterable[AliasRow], chats: Mapping[str, Sequence[ChatPers
         people = chats.get(scope, ())
         alias_map = {r.alias: r.canonical for r in scoped}
         for row in scoped:
-            written = clean_name(row.alias)
+            forms = name_forms(row.alias)
             target = _person_named(canonical_subject(row.alias, alias_map), people)
-            if written is None or target is None:
+            if forms is None or target is None:
                 continue
-            person = target.person
-            at = row.created_at
-            found.name(
-                NameSeen(
-                    person.platform,
-                    person.user_id,
-                    scope,
-                    written,
-                    normalised_name(written),
-                    "alias",
-                    at,
-                    at,
-                )
-            )
+            person, at = target.person, row.created_at
+            found.name(NameSeen(person.platform, person.user_id, scope, *forms, "alias", at, at))
     return found.seen()
 
 

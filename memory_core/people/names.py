@@ -8,6 +8,8 @@ name; the index keeps the spelling last seen beside it.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from memory_core.tokenize import normalise
 
 MAX_NAME_CHARS = 128
@@ -29,3 +31,11 @@ def clean_name(name: object) -> str | None:
     if not written or len(written) > MAX_NAME_CHARS or not normalised_name(written):
         return None
     return written
+
+
+@lru_cache(maxsize=1 << 14)
+def name_forms(name: str) -> tuple[str, str] | None:
+    """(as written, normalised) of a name, None when it is none (`clean_name`); cached:
+    a chat's names repeat in every message."""
+    written = clean_name(name)
+    return None if written is None else (written, normalised_name(written))

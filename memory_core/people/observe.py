@@ -23,12 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from memory_core.storage import Heard, NameSeen, PersonSeen
 from memory_core.types import NameSource, is_group_scope, scope_platform
 
-from .names import clean_name, normalised_name
+from .names import name_forms
 
 CARD_PLATFORMS = frozenset({"qq"})
 """Platforms whose groups show each member under a card of that group (QQ's 群名片):
@@ -45,31 +46,51 @@ class Seen:
 
 
 PersonKey = tuple[str, str]
-NameKey = tuple[str, str, str, str, str]
+NameKey = tuple[str, str, str, str, NameSource]
 
 
 class Sightings:
-    """Sightings merged per key as they are added."""
+    """Sightings merged per key as they are added (into plain lists: a burst of 500
+    messages makes a thousand sightings, and a frozen object each, merged by copies,
+    cost the writer's event loop more than its statements)."""
 
     def __init__(self) -> None:
-        self.persons: dict[PersonKey, PersonSeen] = {}
-        self.names: dict[NameKey, NameSeen] = {}
+        self._persons: dict[PersonKey, list[Any]] = {}
+        """key -> [is_bot, first_seen, last_seen]"""
+        self._names: dict[NameKey, list[Any]] = {}
+        """key -> [name, first_seen, last_seen]"""
 
-    def person(self, seen: PersonSeen) -> None:
-        key = (seen.platform, seen.user_id)
-        known = self.persons.get(key)
-        self.persons[key] = seen if known is None else merge_person(known, seen)
+    def person(self, platform: str, user_id: str, is_bot: bool, at: datetime) -> None:
+        known = self._persons.get((platform, user_id))
+        if known is None:
+            self._persons[(platform, user_id)] = [is_bot, at, at]
+            return
+        known[0] = known[0] or is_bot
+        known[1] = min(known[1], at)
+        known[2] = max(known[2], at)
 
     def name(self, seen: NameSeen) -> None:
         key = (seen.platform, seen.user_id, seen.scope, seen.normalised, seen.source)
-        known = self.names.get(key)
-        self.names[key] = seen if known is None else merge_name(known, seen)
+        known = self._names.get(key)
+        if known is None:
+            self._names[key] = [seen.name, seen.first_seen, seen.last_seen]
+            return
+        if (seen.last_seen, seen.name) > (known[2], known[0]):  # merge_name's rule
+            known[0], known[2] = seen.name, seen.last_seen
+        known[1] = min(known[1], seen.first_seen)
 
     def seen(self) -> Seen:
-        return Seen(tuple(self.persons.values()), tuple(self.names.values()))
+        return Seen(
+            tuple(PersonSeen(k[0], k[1], *v) for k, v in self._persons.items()),
+            tuple(
+                NameSeen(k[0], k[1], k[2], v[0], k[3], k[4], v[1], v[2])
+                for k, v in self._names.items()
+            ),
+        )
 
 
 def merge_person(a: PersonSeen, b: PersonSeen) -> PersonSeen:
+    """Two sightings of one person as one (what the storage's upsert does)."""
     return replace(
         a,
         is_bot=a.is_bot or b.is_bot,
@@ -79,6 +100,7 @@ def merge_person(a: PersonSeen, b: PersonSeen) -> PersonSeen:
 
 
 def merge_name(a: NameSeen, b: NameSeen) -> NameSeen:
+    """Two sightings of one name as one (what the storage's upsert does)."""
     latest = max((a.last_seen, a.name), (b.last_seen, b.name))
     return replace(
         a,
@@ -101,16 +123,16 @@ def shown(message: Heard, found: Sightings) -> None:
     platform = scope_platform(message.scope)
     at = message.sent_at
     if message.account:
-        found.person(PersonSeen(platform, message.account, True, at, at))
+        found.person(platform, message.account, True, at)
     sender = message.sender_id.strip()
     if _sender_id(sender):
-        found.person(PersonSeen(platform, sender, message.is_bot, at, at))
+        found.person(platform, sender, message.is_bot, at)
         source: NameSource = (
             "card" if platform in CARD_PLATFORMS and is_group_scope(message.scope) else "nickname"
         )
         _named(found, platform, sender, message, message.sender_name, source)
     for user_id, name in mentions(message.segments):
-        found.person(PersonSeen(platform, user_id, user_id == message.account, at, at))
+        found.person(platform, user_id, user_id == message.account, at)
         if name != user_id:  # a client that knows no name shows the id
             _named(found, platform, user_id, message, name, "mention")
 
@@ -134,15 +156,11 @@ def mentions(segments: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
 def _named(
     found: Sightings, platform: str, user_id: str, message: Heard, name: str, source: NameSource
 ) -> None:
-    written = clean_name(name)
-    if written is None:
+    forms = name_forms(name)
+    if forms is None:
         return
     at = message.sent_at
-    found.name(
-        NameSeen(
-            platform, user_id, message.scope, written, normalised_name(written), source, at, at
-        )
-    )
+    found.name(NameSeen(platform, user_id, message.scope, *forms, source, at, at))
 
 
 def _user_id(value: str) -> bool:

@@ -2,8 +2,11 @@
 the archive, read by name, by person and by chat.
 
 Filling it never costs a message: the archive writer calls `index` inside its own
-transaction with the rows it just inserted (two statements per batch), in a savepoint,
-and a failure there is logged and left to the rebuild while the messages commit.
+transaction with the rows it just inserted (two statements per batch); when the index
+refuses them, `index` logs it and says so, and the writer rolls that transaction back
+and writes the batch again without the index (memory_core/archive/service.py): the
+messages commit, the rebuild fills the gap. (A savepoint would spare that second write
+on a failure, but cost two more round trips on every batch.)
 
 `rebuild` walks the archive in id order from where it stopped (`people_progress`),
 each batch read, indexed and marked done in one transaction, so an interrupted run
@@ -68,8 +71,10 @@ class People:
     # --- filling --------------------------------------------------------------------
 
     async def index(self, heard: Sequence[Heard], *, conn: AsyncConnection) -> bool:
-        """Index what the archive writer just inserted, in its transaction; False (and
-        one throttled line) when the index refused it: the messages commit anyway."""
+        """Index what the archive writer just inserted, in its transaction. False (and
+        one throttled line) when the index refused it: the transaction may then not be
+        committed as it is (PostgreSQL has ended it), and the caller writes its rows
+        again without the index."""
         if not heard:
             return True
         seen = observe(heard)
@@ -83,8 +88,8 @@ class People:
                     "person index: %d archived messages (ids %d-%d) not indexed (%s: %s); "
                     "`yuji people rebuild` indexes them%s",
                     len(heard),
-                    heard[0].id,
-                    heard[-1].id,
+                    min(h.id for h in heard),
+                    max(h.id for h in heard),
                     type(exc).__name__,
                     exc,
                     repeats(held),

@@ -47,23 +47,20 @@ _COLUMNS = (
 
 
 def heard_of(rows: Iterable[tuple[int, Mapping[Any, Any]]]) -> list[Heard]:
-    """(id, the row's values as the writer inserted them) -> Heard, ids ascending."""
-    return sorted(
-        (
-            Heard(
-                id=id_,
-                scope=str(row["scope"]),
-                sender_id=str(row["sender_id"]),
-                sender_name=str(row["sender_name"]),
-                is_bot=bool(row["is_bot"]),
-                segments=list(row["segments"]),
-                sent_at=row["sent_at"],
-                account=None if row.get("account") is None else str(row["account"]),
-            )
-            for id_, row in rows
-        ),
-        key=lambda h: h.id,
-    )
+    """(id, the row's values as the writer inserted them) -> Heard, in their order."""
+    return [
+        Heard(
+            id=id_,
+            scope=str(row["scope"]),
+            sender_id=str(row["sender_id"]),
+            sender_name=str(row["sender_name"]),
+            is_bot=bool(row["is_bot"]),
+            segments=list(row["segments"]),
+            sent_at=row["sent_at"],
+            account=None if row.get("account") is None else str(row["account"]),
+        )
+        for id_, row in rows
+    ]
 
 
 async def heard_after(conn: AsyncConnection, after_id: int, limit: int) -> list[Heard]:

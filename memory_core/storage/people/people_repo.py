@@ -2,8 +2,9 @@
 `person_names` per chat, and the rebuild's `people_progress`.
 
 Derived data: everything here can be rebuilt from the archive and the aliases table.
-`record` writes in the caller's transaction inside a savepoint, so the archive writer's
-messages commit even when the index refuses its part (the rebuild fills it later). It
+`record` writes in the caller's transaction: the archive writer's, which writes its
+batch again without the index when the index refuses its part (the rebuild fills it
+later). It
 also reads the aliases table, which the rebuild folds in, and forgets a person's own
 names in a chat for `forget_person` (their archived names are blanked there too), and
 walks the archive for the rebuild (storage/archive/heard.py).
@@ -25,7 +26,7 @@ from memory_core.storage.repository import Repository, upsert
 from memory_core.storage.schema import aliases, people_progress, person_names, persons
 from memory_core.types import NameSource
 
-from .people_write import NameSeen, PersonSeen, upsert_names, upsert_persons
+from .people_write import NameSeen, PersonSeen, upsert_batch
 
 REBUILD = "rebuild"
 """The job name of `yuji people rebuild`'s progress row."""
@@ -80,15 +81,15 @@ class PeopleRepo(Repository):
         *,
         conn: AsyncConnection | None = None,
     ) -> None:
-        """Upsert what a batch saw: two statements (more only past `SQLITE_ROWS` rows
-        on SQLite; one more when a name's person is not among `seen_persons`, as an
-        alias's is not: it must be indexed already). Inside a savepoint: when it fails, the caller's transaction is left
-        as it was and the error raised."""
+        """Upsert what a batch saw: two statements whatever its size (a name's person
+        is found by its key, so it may be one indexed before, as an alias's is; a name
+        of a person never indexed is left out). A failure is raised; on PostgreSQL the
+        caller's transaction is then over (the archive writer writes its batch again
+        without the index: memory_core/archive/service.py)."""
         if not seen_persons and not seen_names:
             return
-        async with self.writing(conn) as conn, conn.begin_nested():
-            ids = await upsert_persons(conn, seen_persons)
-            await upsert_names(conn, seen_names, ids)
+        async with self.writing(conn) as conn:
+            await upsert_batch(conn, seen_persons, seen_names)
 
     async def forget_names(
         self, scope: str, platform: str, user_id: str, *, conn: AsyncConnection | None = None

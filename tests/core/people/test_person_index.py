@@ -166,8 +166,9 @@ async def test_a_failing_index_never_fails_a_message(
 async def test_a_statement_the_database_refuses_rolls_back_only_the_index(
     core: Yuji, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A real refusal inside the savepoint (a name the CHECK refuses): the batch's
-    messages commit, the index keeps nothing of that batch."""
+    """A real refusal (a name the CHECK refuses, which ends the transaction on
+    PostgreSQL): the batch is written again without the index, so its messages commit
+    and the index keeps nothing of it."""
     original = PeopleRepo.record
 
     async def bad_source(self: PeopleRepo, persons: Any, names: Any, **kw: Any) -> None:
@@ -180,6 +181,8 @@ async def test_a_statement_the_database_refuses_rolls_back_only_the_index(
     assert [(await core.archive.get(G1, i)).sender_id for i in ids] == ["7", "8"]
     assert core.people.failures == 1
     assert await core.people.person_of("qq", "7") is None
+    assert await core.people.who(G1, "阿花") == []
+    assert core.archive.writer.drops.total == 0
 
 
 def _fields(obj: Any) -> dict[str, Any]:
@@ -197,3 +200,17 @@ async def test_forgetting_a_person_drops_their_own_names_in_that_chat(core: Yuji
     assert shown(await core.people.names_of(G1, person)) == [("明明", "mention", T0, T0)]
     assert [n.name for n in await core.people.names_of(G2, person)] == ["小明"]
     assert await core.people.who(G1, "小明") == []
+
+
+async def test_instants_are_stored_as_the_rest_of_the_schema_stores_them(core: Yuji) -> None:
+    """The merges compare stored instants (as text on SQLite): the index's must be
+    written exactly as SQLAlchemy writes every other (a copied or restored row meets
+    the index's own), microseconds and all."""
+    await core.archive.append(said(at=T0.replace(microsecond=0)))
+    async with core.db.read() as conn:
+        archived = await conn.exec_driver_sql("SELECT sent_at FROM experiences")
+        indexed = await conn.exec_driver_sql("SELECT first_seen, last_seen FROM persons")
+        named = await conn.exec_driver_sql("SELECT first_seen, last_seen FROM person_names")
+        stored = archived.scalar_one()
+        assert indexed.one() == (stored, stored)
+        assert named.one() == (stored, stored)
