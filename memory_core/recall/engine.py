@@ -523,7 +523,10 @@ class Recall:
         known = scores is not None and scores.background is not None
         baseline = Baseline(scores.background or 0.0, known) if scores is not None else Baseline()
         heard = frozenset(df) & q.terms
-        rows = features.rows(q, seen, baseline, heard)
+        # A pronoun pointing back is about whom the turns before named: a feature of
+        # who the wake is about, like a name it says (its words stay the wake's own).
+        about = replace(q, named=look.named) if not q.named and look.named else q
+        rows = features.rows(about, seen, baseline, heard)
         by_words = {mid: r for r, mid in enumerate(words)}
         by_context = {mid: r for r, mid in enumerate(context_words)}
         kept_ids = [m.id for m in kept]
@@ -544,7 +547,7 @@ class Recall:
             hybrid_words=fusion.hybrid_ranks(kept_ids, {}, by_words, by_context),
             names=names,
             baseline=baseline,
-            unrelated=features.unrelated(q, baseline, heard),
+            unrelated=features.unrelated(about, baseline, heard),
         )
 
     async def search(self, scope: str, text: str, limit: int, now: datetime) -> list[Memory]:

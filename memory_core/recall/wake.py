@@ -21,9 +21,12 @@ about anything at all (chatter.py), its shape, and the conversation it came in.
 - **Who a pronoun means.** A wake that names nobody but points back (他/她/它, he,
   she, it, they...) is searched as if it named whom the newest turn naming someone
   named (`lookup`): "那她后来呢" after a turn about 阿花 searches 阿花.
-- **What context never moves.** Context never enters the features the relevance
-  model reads, which are the wake's alone, so no context (and no turn of the bot's)
-  can make a memory `sure`.
+- **What context never moves.** The turns' words never enter the features the
+  relevance model reads, which are the wake's own. One thing does: whom a pronoun
+  points back to is who the wake is about ("她老家哪的" after a turn about 露露 asks
+  about 露露), read by the features that say whether a memory is about the person
+  asked about, as a name the wake said would be; and a memory about anyone else is
+  then never `sure` (decision.py).
 - **Shape and depth.** The relevance model was fitted on a corpus of questions.
   `shape` says whether the wake is one (a question word, a question mark, a yes/no
   shape, a cue to remember) or a statement, and `depth` how far P's order is trusted
