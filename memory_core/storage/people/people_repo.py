@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.storage.archive import heard
@@ -141,9 +141,7 @@ class PeopleRepo(Repository):
     ) -> Person | None:
         async with self.reading(conn) as conn:
             row = (
-                await conn.execute(
-                    select(persons).where(_p.platform == platform, _p.user_id == user_id)
-                )
+                await conn.execute(_PERSON_OF, {"platform": platform, "user_id": user_id})
             ).first()
         return None if row is None else _person(row)
 
@@ -152,11 +150,7 @@ class PeopleRepo(Repository):
     ) -> list[PersonName]:
         """Every name the person went by in this chat, latest first."""
         async with self.reading(conn) as conn:
-            rows = await conn.execute(
-                select(person_names)
-                .where(_n.person_id == person_id, _n.scope == scope)
-                .order_by(_n.last_seen.desc(), _n.id)
-            )
+            rows = await conn.execute(_NAMES_OF, {"person_id": person_id, "scope": scope})
             return [_name(r) for r in rows]
 
     async def who(
@@ -164,13 +158,8 @@ class PeopleRepo(Repository):
     ) -> list[Person]:
         """The persons who answer to this (normalised) name in this chat, the one seen
         last first: one lookup on (scope, normalised), then each person by its key."""
-        answering = (
-            select(_n.person_id).where(_n.scope == scope, _n.normalised == normalised).distinct()
-        )
         async with self.reading(conn) as conn:
-            rows = await conn.execute(
-                select(persons).where(_p.id.in_(answering)).order_by(_p.last_seen.desc(), _p.id)
-            )
+            rows = await conn.execute(_WHO, {"scope": scope, "normalised": normalised})
             return [_person(r) for r in rows]
 
     async def bots(self, *, conn: AsyncConnection | None = None) -> list[Person]:
@@ -228,6 +217,29 @@ class PeopleRepo(Repository):
             people = await conn.scalar(select(func.count()).select_from(persons))
             names = await conn.scalar(select(func.count()).select_from(person_names))
         return int(people or 0), int(names or 0)
+
+
+# The lookups recall will make on every wake, built once: a statement built per call
+# cost as much again as the query (0.6 against 0.3 ms).
+_PERSON_OF = select(persons).where(
+    _p.platform == bindparam("platform"), _p.user_id == bindparam("user_id")
+)
+_NAMES_OF = (
+    select(person_names)
+    .where(_n.person_id == bindparam("person_id"), _n.scope == bindparam("scope"))
+    .order_by(_n.last_seen.desc(), _n.id)
+)
+_WHO = (
+    select(persons)
+    .where(
+        _p.id.in_(
+            select(_n.person_id)
+            .where(_n.scope == bindparam("scope"), _n.normalised == bindparam("normalised"))
+            .distinct()
+        )
+    )
+    .order_by(_p.last_seen.desc(), _p.id)
+)
 
 
 def _person(row: Any) -> Person:
