@@ -237,7 +237,7 @@ async def main() -> None:
     args = parser.parse_args()
     print(
         f"{'memories':>9} {'load s':>7} {'recall p50':>11} {'p95':>7} {'fts5 p50':>9} {'p95':>7}"
-        + f" {'answered':>9} {'quoted':>7}"
+        + f" {'answered':>9} {'quoted':>7} {'我… p95':>8} {'asker p95':>9}"
         + (f" {'ctx p50':>8} {'ctx p95':>8}" if args.context else "")
     )
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -246,6 +246,7 @@ async def main() -> None:
         print(
             f"{r['size']:>9} {r['load_s']:>7} {r['recall_p50']:>11} {r['recall_p95']:>7}"
             f" {r['fts5_p50']:>9} {r['fts5_p95']:>7} {r['answered']:>9} {r['quoted']:>7}"
+            f" {r['first_person_p95']:>8} {r['asker_p95']:>9}"
             + (f" {r['ctx_p50']:>8} {r['ctx_p95']:>8}" if args.context else ""),
             flush=True,
         )
