@@ -38,6 +38,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "demo",
     "export",
     "forget-person",
+    "people",
     "env-example",
 )
 
