@@ -82,8 +82,8 @@ async def test_the_copy_recalls_what_the_source_recalls(
     assert any(before)
 
     out = await cli(["copy-store", "--to", database_url])
-    assert f"{len(MEMORIES)} memory vectors carried" in out
-    assert "the copy matches the source" in out
+    assert f"带过去 {len(MEMORIES)} 条记忆向量" in out
+    assert "副本和源一致" in out
     assert sum(line.startswith("recall group:600287") for line in out.splitlines()) == 5
 
     copy = source.with_changes(database_url=database_url)
