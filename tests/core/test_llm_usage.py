@@ -143,7 +143,7 @@ async def test_status_shows_tokens_per_job_and_the_cache_share(
     assert chat["prompt_tokens"] == 1200
     assert chat["cached_tokens"] == 1024
     assert chat["cache_hit_share"] == round(1024 / 1200, 4)
-    assert "llm_usage" in status_cli.render(data)
+    assert "模型用量" in status_cli.render(data)
 
 
 def test_usage_line_and_outcomes_are_pure() -> None:

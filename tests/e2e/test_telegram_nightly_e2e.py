@@ -173,7 +173,7 @@ async def test_a_telegram_chat_is_named_and_goes_through_the_nightly_alone(
         bot.data_dir, openai_server, "nightly", "--day", day.isoformat(), "--scope", TG_SCOPE
     )
     assert code == 0, out
-    assert any(line.startswith(f"{TG_SCOPE} {day} diary  done") for line in out.splitlines()), out
+    assert any(line.startswith(f"{TG_SCOPE} {day} 小传 完成") for line in out.splitlines()), out
     assert QQ_SCOPE not in out
 
     diary_prompts = [
