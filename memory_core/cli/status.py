@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from memory_core.chat.texts import BATCH_STATES
 from memory_core.cli.common import opened_core
 from memory_core.service import Yuji
 
@@ -99,13 +100,6 @@ async def collect(core: Yuji) -> dict[str, Any]:
     return data
 
 
-BATCH_STATES = {
-    "queued": "排队中",
-    "delivered": "已发出",
-    "processing": "整理中",
-    "done": "完成",
-    "failed": "失败",
-}
 """A batch's state as the console says it (an unknown state is shown as it is)."""
 
 SECTION_WORDS = {"llm_usage": "模型用量", "consolidation": "整理积压"}
