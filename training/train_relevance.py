@@ -25,6 +25,9 @@ from memory_core.vectors.kept import KeptEmbedder, KeptVectors, kept_file
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = ROOT / "training" / "vectors"
+COMPARE_EVERY = 4
+"""`--check` embeds a quarter of the corpus's texts again to see the model still gives
+them (the suite's check embeds every text of its smaller fit)."""
 
 
 def main() -> None:
@@ -39,7 +42,7 @@ def main() -> None:
     live = embedder_from_settings(Settings())
     vectors = kept_file(VECTORS, live.model_id)
     kept = KeptVectors.load(vectors, live.model_id)
-    embedder = KeptEmbedder(kept, live, grow=not args.check)
+    embedder = KeptEmbedder(kept, live, grow=not args.check, compare_every=COMPARE_EVERY)
     # The check compares the fit itself; the small stored check is the suite's.
     models = asyncio.run(train_files(files, check=not args.check, embedder=embedder))
     print(f"{len(kept.used)} vectors kept; the model gives them to cosine {embedder.agreement:.6f}")

@@ -82,3 +82,16 @@ def test_the_file_keeps_what_a_run_used_and_the_same_set_writes_the_same_bytes(
     time.sleep(2.1)  # zip members carry a time to two seconds: not the writing's
     regrown.save(path)
     assert path.read_bytes() == first
+
+
+def test_a_check_may_compare_a_share_of_the_texts_chosen_by_key(tmp_path: Path) -> None:
+    kept = grown(tmp_path / "v.npz")
+    far = NudgedEmbedder(FakeEmbedder(dim=64), 0.05)
+    shares = [KeptEmbedder(kept, far, grow=False, compare_every=n) for n in (1, 10**9)]
+    with pytest.raises(VectorsDisagree):
+        shares[0].embed(TEXTS)
+    # One in a billion texts compared: these three pass unexamined, yet are answered.
+    assert np.array_equal(
+        shares[1].embed(TEXTS), KeptEmbedder(kept, FakeEmbedder(dim=64), grow=False).embed(TEXTS)
+    )
+    assert shares[1].agreement == 1.0
