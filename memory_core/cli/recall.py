@@ -19,7 +19,7 @@ from memory_core.clock import as_utc
 from memory_core.errors import NotFound
 from memory_core.recall.why import why_words
 from memory_core.service import Yuji
-from memory_core.types import Asker, RecallResult
+from memory_core.types import Asker, RecallResult, scope_platform
 
 KNOWN_SHOWN = 5
 """How many known chats the refusal of an unknown one names."""
@@ -46,20 +46,18 @@ def register(subparsers: Any) -> None:
         dest="asker",
         default=None,
         metavar="ID",
-        help="以这个成员（QQ 号等）的身份问：问题里的“我”就是他（名字取他在这个聊天最近用的）",
+        help="以这个成员（QQ 号等）的身份问：问题里的“我”就是他（名字取人物索引里他在这个聊天用过的）",
     )
     parser.add_argument("--json", action="store_true", help="打印一个 JSON 对象")
     parser.set_defaults(func=run)
 
 
-SEEN_FOR_NAMES = 2000
-"""The newest messages of a chat read for the names `--as` asks under."""
-
-
 async def asker_in(core: Yuji, scope: str, user_id: str) -> Asker:
-    """`user_id` with the names their newest messages in `scope` were sent under."""
-    said = await core.archive.recent(scope, SEEN_FOR_NAMES)
-    names = [m.sender_name for m in reversed(said) if m.sender_id == user_id and m.sender_name]
+    """`user_id` with the names the person index has for them in `scope`, latest first
+    (none before `yuji people rebuild` on a store older than the index)."""
+    person = await core.people.person_of(scope_platform(scope), user_id)
+    said = await core.people.names_of(scope, person) if person is not None else []
+    names = [n.name for n in said]
     return Asker(user_id, tuple(dict.fromkeys(names)))
 
 
