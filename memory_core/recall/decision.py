@@ -19,7 +19,7 @@ import numpy.typing as npt
 from memory_core.tokenize import normalise
 from memory_core.types import Band, Memory, Recalled, Stage
 
-from . import fusion, language
+from . import features, fusion
 from .dense_port import RELATED_LABEL
 from .features import FEATURES, Baseline, Seen
 from .question import NOT_PEOPLE, Names, Question
@@ -134,10 +134,7 @@ def about_someone_else(ex: Explained) -> frozenset[int]:
 
 def is_about(memory: Memory, named: frozenset[str]) -> bool:
     """The memory's subject is one of `named`, or it names one of them in person."""
-    text = normalise(memory.content)
-    return normalise(memory.subject) in named or any(
-        language.mentions_in_person(text, name) for name in named
-    )
+    return features.is_about(normalise(memory.subject), normalise(memory.content), named)
 
 
 def capped(items: tuple[Recalled, ...], others: frozenset[int]) -> tuple[Recalled, ...]:

@@ -130,6 +130,12 @@ def states_term(term: str, said: frozenset[str], text: str) -> bool:
     return language.stem(term) in said or (lone(term) and term in text)
 
 
+def is_about(subject: str, text: str, named: frozenset[str]) -> bool:
+    """A memory (its subject and text, normalised) is about one of `named`: its subject,
+    or named in person in its text (not only as whose relative it speaks of)."""
+    return subject in named or any(language.mentions_in_person(text, name) for name in named)
+
+
 def lone(term: str) -> bool:
     """A term of one CJK character (the index holds bigrams: it has no frequency)."""
     return len(term) == 1 and is_cjk(term)
@@ -159,9 +165,7 @@ def rows(
         said = said_in(f"{s.subject} {s.content}")
         text = normalise(s.content)
         subject = normalise(s.subject)
-        about = subject in q.named or any(
-            language.mentions_in_person(text, name) for name in q.named
-        )
+        about = is_about(subject, text, q.named)
         stated = kind is not None and language.states(text, kind, s.content)
         stated_terms = sum(1 for t in terms if states_term(t, said, text))
         covered = stated_terms / len(terms) if terms else 0.0
