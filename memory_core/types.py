@@ -10,6 +10,13 @@ from typing import Any, Literal
 Source = Literal["realtime", "backfill", "migrated"]
 MemoryType = Literal["fact", "preference", "event", "relation", "state", "rule"]
 MemoryStatus = Literal["active", "retracted", "cold"]
+SubjectKind = Literal["person", "group", "bot", "thing", "unresolved"]
+"""What a memory's subject is: a member (`subject_person` says who), the whole chat, the
+bot, a named thing (a pet, a place, a game), or a member-like name that matches no one
+of the chat (memory_core/people/subjects.py)."""
+Word = Literal["self", "self-only", "hearsay"]
+"""Whose word a memory about a person rests on: its evidence includes the person's own
+messages (`self`), consists only of them (`self-only`), or has none of them (`hearsay`)."""
 RelationKind = Literal["supports", "related", "contradicts", "supersedes", "merged"]
 Stage = Literal["lexical", "vector", "graph"]
 """Which signal brought a recalled memory: its words (possibly its vector too), its
@@ -152,6 +159,12 @@ class Memory:
     hit_count: int
     pinned: bool
     starred: bool
+    subject_kind: SubjectKind | None = None
+    """None: not resolved yet (a store from before people: `yuji people rebuild`)."""
+    subject_person: str | None = None
+    """The user id (on the chat's platform) of the member the memory is about."""
+    word: Word | None = None
+    """Whose word it is, for a memory about a member; None for any other subject."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,3 +244,6 @@ class MemoryVersion:
     changed_at: datetime
     changed_by: str
     reason: str
+    subject_kind: SubjectKind | None = None
+    subject_person: str | None = None
+    word: Word | None = None

@@ -22,6 +22,11 @@ class NewMemory:
     valid_from: datetime | None = None
     valid_to: datetime | None = None
     origin: str = "model"
+    subject_id: str | None = None
+    """The user id of the member it is about, when the writer knows it (it wins over
+    the subject's text: memory_core/people/subjects.py)."""
+    subject_kind: str | None = None
+    """What the writer says the subject is (person, group, bot, thing), when it says."""
 
 
 @dataclass(frozen=True, slots=True)

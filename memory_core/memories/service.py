@@ -17,8 +17,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.clock import Clock, as_utc
 from memory_core.errors import EvidenceRequired, NotFound, ValidationError
+from memory_core.people.subjects import Said, resolve, word_of
 from memory_core.settings import Settings
-from memory_core.storage import MemoryRepo
+from memory_core.storage import ChatPerson, MemoryRepo, PeopleRepo
 from memory_core.storage.engine import Database
 from memory_core.tokenize import bigram_tokens
 from memory_core.types import (
@@ -58,6 +59,7 @@ class Memories:
     ) -> None:
         self._db = db
         self._repo = repo
+        self._people = PeopleRepo(db)
         self._clock = clock
         self._settings = settings
         self._search = search
@@ -90,6 +92,8 @@ class Memories:
         valid_to: datetime | None = None,
         origin: str = "model",
         changed_by: str = "model",
+        subject_id: str | None = None,
+        subject_kind: str | None = None,
     ) -> WriteOutcome:
         """Insert a memory (never merges); returns it with any near-duplicate hint."""
         item = NewMemory(
@@ -102,6 +106,8 @@ class Memories:
             valid_from=valid_from,
             valid_to=valid_to,
             origin=origin,
+            subject_id=subject_id,
+            subject_kind=subject_kind,
         )
         return (await self.write_many(scope, [item], changed_by=changed_by))[0]
 
@@ -128,14 +134,18 @@ class Memories:
                         await self._repo.recent_texts(scope, item.type, window, conn=conn)
                     ):
                         index.add(memory_id, text)
-            for row in rows:
+            people = await self._people.in_chat(scope, conn=conn)
+            said = await self._said(conn, scope, refs)
+            for row, item in zip(rows, items, strict=True):
+                canonical = canonical_subject(row["subject"], alias_map)
                 row.update(
                     scope=scope,
-                    subject=canonical_subject(row["subject"], alias_map),
+                    subject=canonical,
                     status="active",
                     version=1,
                     created_at=now,
                     updated_at=now,
+                    **self._whom(item.subject, canonical, item.evidence, said, people, item),
                 )
             ids = await self._repo.insert_memories(rows, conn=conn)
             hints: list[tuple[int, float] | None] = []
@@ -206,6 +216,12 @@ class Memories:
             if subject is not None:
                 changes["subject"] = canonical_subject(
                     subject, await self._repo.alias_map(scope, conn=conn)
+                )
+            if subject is not None or evidence:
+                changes.update(
+                    await self._resolved(
+                        conn, scope, old, subject or old.subject, changes.get("subject"), evidence
+                    )
                 )
             changes = {k: v for k, v in changes.items() if getattr(old, k) != v}
             if not changes and not evidence:
@@ -487,6 +503,88 @@ class Memories:
                 raise NotFound(f"memory #{ref.memory_id} not found")
             if ref.fragment_id is not None and ref.fragment_id not in frags:
                 raise NotFound(f"fragment #{ref.fragment_id} not found")
+
+    # --- whom a memory is about ---------------------------------------------------------
+
+    async def resolve_subjects(
+        self, scope: str, *, changed_by: str = "people", only_unresolved: bool = False
+    ) -> dict[str, int]:
+        """Resolve the subject of every memory of the chat (retracted ones apart) against
+        its persons now; each one whose reading changes gets a new version. Returns how
+        many memories each kind of subject has afterwards, and `changed`."""
+        now = self._clock.now()
+        counts: dict[str, int] = {"changed": 0}
+        async with self._writing(scope) as conn:
+            people = await self._people.in_chat(scope, conn=conn)
+            for old in reversed(await self._repo.newest(scope, status=None, conn=conn)):
+                if old.status == "retracted":
+                    continue
+                if only_unresolved and old.subject_kind is not None:
+                    counts[old.subject_kind] = counts.get(old.subject_kind, 0) + 1
+                    continue
+                changes = await self._resolved(conn, scope, old, old.subject, None, (), people)
+                changes = {k: v for k, v in changes.items() if getattr(old, k) != v}
+                kind = changes.get("subject_kind", old.subject_kind) or "unresolved"
+                counts[kind] = counts.get(kind, 0) + 1
+                if changes:
+                    await self._new_version(conn, old, changes, changed_by, "subject resolved", now)
+                    counts["changed"] += 1
+        return counts
+
+    async def _resolved(
+        self,
+        conn: AsyncConnection,
+        scope: str,
+        old: Memory,
+        written: str,
+        canonical: str | None,
+        added: Sequence[EvidenceRef],
+        people: Sequence[ChatPerson] | None = None,
+    ) -> dict[str, Any]:
+        """The subject columns of `old` read again (its subject as `written`, its
+        evidence with `added`) against the chat's `people` (read when None)."""
+        refs = [*await self._repo.evidence(old.id, conn=conn), *added]
+        if people is None:
+            people = await self._people.in_chat(scope, conn=conn)
+        said = await self._said(conn, scope, refs)
+        hint = old.subject_person if canonical is None and old.subject_kind == "person" else None
+        return self._whom(written, canonical or old.subject, refs, said, people, None, hint)
+
+    async def _said(
+        self, conn: AsyncConnection, scope: str, refs: Sequence[EvidenceRef]
+    ) -> dict[int, Said]:
+        ids = [r.experience_id for r in refs if r.experience_id is not None]
+        return {
+            i: Said(*row) for i, row in (await self._repo.senders(scope, ids, conn=conn)).items()
+        }
+
+    def _whom(
+        self,
+        written: str,
+        canonical: str,
+        evidence: Sequence[EvidenceRef],
+        said: dict[int, Said],
+        people: Sequence[ChatPerson],
+        item: NewMemory | None,
+        known_person: str | None = None,
+    ) -> dict[str, Any]:
+        """subject_kind, subject_person and word of a memory (people/subjects.py)."""
+        subject = resolve(
+            written,
+            people,
+            canonical=canonical,
+            subject_id=(item.subject_id if item is not None else None) or known_person,
+            kind=item.subject_kind if item is not None else None,
+            bot_names=self._settings.nicknames,
+        )
+        person = subject.person if subject.kind == "person" else None
+        messages = [said[r.experience_id] for r in evidence if r.experience_id in said]
+        derived = any(r.experience_id is None for r in evidence)
+        return {
+            "subject_kind": subject.kind,
+            "subject_person": person,
+            "word": word_of(person, messages, derived),
+        }
 
     async def _new_version(
         self,

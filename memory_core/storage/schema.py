@@ -10,7 +10,7 @@ aliases). Everything else is bookkeeping or derived.
 
 from __future__ import annotations
 
-from typing import get_args
+from typing import Any, get_args
 
 from sqlalchemy import (
     Boolean,
@@ -29,7 +29,16 @@ from sqlalchemy import (
 )
 
 from memory_core.settings import LLMJob
-from memory_core.types import CardKind, MemoryStatus, MemoryType, NameSource, RelationKind, Source
+from memory_core.types import (
+    CardKind,
+    MemoryStatus,
+    MemoryType,
+    NameSource,
+    RelationKind,
+    Source,
+    SubjectKind,
+    Word,
+)
 
 from .types import JSONText, UTCDateTime
 
@@ -47,6 +56,8 @@ SOURCES = get_args(Source)
 ATTACHMENT_STATUSES = ("stored", "cleaned", "failed")
 MEMORY_TYPES = get_args(MemoryType)
 MEMORY_STATUSES = get_args(MemoryStatus)
+SUBJECT_KINDS = get_args(SubjectKind)
+WORDS = get_args(Word)
 RELATION_KINDS = get_args(RelationKind)
 BATCH_STATES = ("queued", "delivered", "processing", "done", "failed")
 BATCH_OUTCOMES = ("extracted", "nothing")
@@ -113,6 +124,19 @@ Index("ix_experience_attachments_attachment", experience_attachments.c.attachmen
 
 # --- memory layer ----------------------------------------------------------------
 
+
+def subject_columns() -> tuple[Column[Any] | CheckConstraint, ...]:
+    """Whom a memory is about and whose word it is (memories and every version of
+    them alike; migration 0027): NULL until resolved."""
+    return (
+        Column("subject_kind", String(16)),
+        Column("subject_person", String(64)),
+        Column("word", String(16)),
+        CheckConstraint(_in("subject_kind", SUBJECT_KINDS), name="subject_kind"),
+        CheckConstraint(_in("word", WORDS), name="word"),
+    )
+
+
 memories = Table(
     "memories",
     metadata,
@@ -134,6 +158,7 @@ memories = Table(
     Column("hit_count", Integer, nullable=False, server_default="0"),
     Column("pinned", Boolean, nullable=False, server_default="0"),
     Column("starred", Boolean, nullable=False, server_default="0"),
+    *subject_columns(),
     CheckConstraint(_in("type", MEMORY_TYPES), name="type"),
     CheckConstraint(_in("status", MEMORY_STATUSES), name="status"),
     CheckConstraint("importance >= 0 AND importance <= 1", name="importance"),
@@ -171,6 +196,7 @@ memory_versions = Table(
     Column("changed_at", UTCDateTime, nullable=False),
     Column("changed_by", String(64), nullable=False),
     Column("reason", Text, nullable=False, server_default=""),
+    *subject_columns(),
     UniqueConstraint("memory_id", "version"),
 )
 

@@ -81,6 +81,29 @@ class MemoryHistory(Repository):
                 found.append({row.id for row in rows})
         return found[0], found[1], found[2]
 
+    async def senders(
+        self, scope: str, experience_ids: Sequence[int], *, conn: AsyncConnection | None = None
+    ) -> dict[int, tuple[str, bool, bool]]:
+        """Experience id -> (its sender, sent by the bot, replies to a bot message) of
+        those of `experience_ids` in this chat: whose word a memory resting on them is."""
+        if not experience_ids:
+            return {}
+        e = experiences.c
+        quoted = experiences.alias("quoted")
+        q = quoted.c
+        replies_to_bot = (
+            select(q.id)
+            .where(q.scope == e.scope, q.fingerprint == e.reply_to, q.is_bot.is_(True))
+            .exists()
+        )
+        async with self.reading(conn) as c:
+            rows = await c.execute(
+                select(e.id, e.sender_id, e.is_bot, replies_to_bot.label("quotes_bot")).where(
+                    e.scope == scope, e.id.in_(sorted(set(experience_ids)))
+                )
+            )
+            return {r.id: (r.sender_id, bool(r.is_bot), bool(r.quotes_bot)) for r in rows}
+
     async def insert_evidence(
         self,
         items: Sequence[tuple[int, Sequence[EvidenceRef]]],
@@ -206,4 +229,7 @@ def _version_row(memory: Memory, changed_by: str, reason: str, at: datetime) -> 
         "changed_at": at,
         "changed_by": changed_by,
         "reason": reason,
+        "subject_kind": memory.subject_kind,
+        "subject_person": memory.subject_person,
+        "word": memory.word,
     }

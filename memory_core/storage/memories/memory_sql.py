@@ -74,6 +74,9 @@ def to_memory(row: Any) -> Memory:
         hit_count=row.hit_count,
         pinned=bool(row.pinned),
         starred=bool(row.starred),
+        subject_kind=row.subject_kind,
+        subject_person=row.subject_person,
+        word=row.word,
     )
 
 
