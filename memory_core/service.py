@@ -35,6 +35,7 @@ from .ops.outage import OutageAlerts
 from .ops.service import OpsService
 from .ops.store_check import check_store
 from .ops.telegram import make_alert_sink
+from .people.cards import PersonCards
 from .people.service import People
 from .porting.service import Porting
 from .providers import ThreadedUsage, reranker_from_settings, reranker_id
@@ -252,6 +253,7 @@ class Yuji:
             after_cards=porting.forgetting.scrub_cards,
         )
         chat_state = ChatRepo(db)
+        person_cards = PersonCards(db)
 
         async def backend() -> Backend:
             return await _backend(db, vectors, recall, usage)
@@ -270,6 +272,7 @@ class Yuji:
                 ops.status_lines,
                 vector_mode_line(settings, backend_lines),
                 usage.status_lines,
+                memories.status_lines,
             ),
         )
         deployment = Deployment(db, clock, alerts)
@@ -286,6 +289,7 @@ class Yuji:
             blocks=nightly,
             describe=images.texts,
             deployment=deployment,
+            people=person_cards,
         )
         chat_commands = ChatCommands(
             settings=live,
@@ -296,6 +300,7 @@ class Yuji:
             recall=recall,
             status=chat_status,
             cards=nightly,
+            person_cards=person_cards,
         )
         console = ConsoleService(
             db=db,
@@ -312,6 +317,7 @@ class Yuji:
             chat_state=chat_state,
             origins=dict(origins or {}),
             backend=backend,
+            people=people,
         )
         core = cls(
             live=live,

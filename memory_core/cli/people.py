@@ -4,14 +4,17 @@
 stopped, in id order, each batch committed with its progress, so an interrupted run
 continues where it stopped; then it folds the aliases table in. The bot fills the index
 as messages arrive, so this is for a store archived before the index existed (or to
-fill what a failed batch left). `show SCOPE` lists a chat's persons and their names.
+fill what a failed batch left). When the walk is complete it resolves whom every chat's
+memories are about against the index (`Memories.resolve_subjects`, a chat per
+transaction) and prints how many memories each kind of subject has and how many it
+changed. `show SCOPE` lists a chat's persons and their names.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -19,8 +22,9 @@ from zoneinfo import ZoneInfo
 from memory_core.cli.common import opened_core, scope_arg
 from memory_core.cli.progress import progress_bar
 from memory_core.people.service import REBUILD_BATCH, RebuildReport
+from memory_core.service import Yuji
 from memory_core.storage import ChatPerson
-from memory_core.types import NameSource
+from memory_core.types import NameSource, SubjectKind
 
 SOURCE_WORDS: dict[NameSource, str] = {
     "card": "群名片",
@@ -39,7 +43,7 @@ def register(subparsers: Any) -> None:
 
     rebuild_says = (
         "从存档建人物索引：从上次停下的地方按消息顺序接着建，每批连同进度一起提交，"
-        "中断了再跑一次就接着建；最后合入别名表"
+        "中断了再跑一次就接着建；最后合入别名表，再按索引认出每个聊天里记忆的对象"
     )
     rebuild = actions.add_parser("rebuild", help=rebuild_says, description=rebuild_says)
     rebuild.add_argument(
@@ -86,8 +90,41 @@ async def run_rebuild(args: argparse.Namespace) -> int:
                 done = last[0].last_id if last else after
                 print(f"中断了：已建到存档第 {done} 条消息，再跑一次 yuji people rebuild 接着建")
                 raise
-    print(rebuild_summary(report))
+        print(rebuild_summary(report))
+        if report.complete:
+            counts = await resolve_subjects(core)
+            print(subjects_summary(counts))
     return 0
+
+
+async def resolve_subjects(core: Yuji) -> dict[str, int]:
+    """Resolve the subject of every chat's memories against the index (one transaction
+    per chat: an interrupted run keeps the chats done, and a second run changes
+    nothing); the counts per kind of subject summed over the chats, `changed`, and
+    `chats`."""
+    total: dict[str, int] = {"chats": 0}
+    for scope in await core.memories.scopes():
+        for key, count in (await core.memories.resolve_subjects(scope)).items():
+            total[key] = total.get(key, 0) + count
+        total["chats"] += 1
+    return total
+
+
+KIND_WORDS: dict[SubjectKind, str] = {
+    "person": "人",
+    "group": "整个群",
+    "bot": "机器人",
+    "thing": "物",
+    "unresolved": "认不出",
+}
+
+
+def subjects_summary(counts: Mapping[str, int]) -> str:
+    kinds = "、".join(f"{word} {counts.get(kind, 0)} 条" for kind, word in KIND_WORDS.items())
+    return (
+        f"记忆的对象（{counts.get('chats', 0)} 个聊天）：{kinds}；"
+        f"这次改了 {counts.get('changed', 0)} 条"
+    )
 
 
 def rebuild_summary(report: RebuildReport) -> str:

@@ -8,7 +8,7 @@ validity (history is never lost) and keeps the derived full-text index in step.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Iterable, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any, get_args
@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.clock import Clock, as_utc
 from memory_core.errors import EvidenceRequired, NotFound, ValidationError
-from memory_core.people.subjects import Said, resolve, word_of
+from memory_core.people.subjects import Said, resolve, wanted_names, word_of
 from memory_core.settings import Settings
 from memory_core.storage import ChatPerson, MemoryRepo, PeopleRepo
 from memory_core.storage.engine import Database
@@ -136,8 +136,17 @@ class Memories:
                         index.add(memory_id, text)
             people = await self._people.in_chat(scope, conn=conn)
             said = await self._said(conn, scope, refs)
-            for row, item in zip(rows, items, strict=True):
-                canonical = canonical_subject(row["subject"], alias_map)
+            canonicals = [canonical_subject(row["subject"], alias_map) for row in rows]
+            elsewhere = await self._elsewhere(
+                conn,
+                scope,
+                [(i.subject, c) for i, c in zip(items, canonicals, strict=True)],
+                people,
+            )
+            for row, item, canonical in zip(rows, items, canonicals, strict=True):
+                whom = self._whom(
+                    item.subject, canonical, item.evidence, said, people, item, elsewhere=elsewhere
+                )
                 row.update(
                     scope=scope,
                     subject=canonical,
@@ -145,7 +154,7 @@ class Memories:
                     version=1,
                     created_at=now,
                     updated_at=now,
-                    **self._whom(item.subject, canonical, item.evidence, said, people, item),
+                    **whom,
                 )
             ids = await self._repo.insert_memories(rows, conn=conn)
             hints: list[tuple[int, float] | None] = []
@@ -486,6 +495,20 @@ class Memories:
             await self._get(conn, scope, memory_id)
             return await self._repo.history(memory_id, conn=conn)
 
+    async def scopes(self) -> list[str]:
+        """The chats that have memories."""
+        return await self._repo.memory_scopes()
+
+    async def status_lines(self, scope: str) -> dict[str, str]:
+        """`/status`: how many of the chat's memories are about a subject no one of the
+        chat answers to (`unresolved`), and how many were never resolved (a store from
+        before the person index: `yuji people rebuild` resolves them)."""
+        counts = await self._repo.subject_counts(scope)
+        line = f"{counts.get('unresolved', 0)} 条"
+        if counts.get(None):
+            line += f"；另有 {counts[None]} 条还没认过（yuji people rebuild）"
+        return {"认不出对象的记忆": line}
+
     async def _get(self, conn: AsyncConnection, scope: str, memory_id: int) -> Memory:
         memory = await self._repo.get(scope, memory_id, conn=conn)
         if memory is None:
@@ -516,13 +539,21 @@ class Memories:
         counts: dict[str, int] = {"changed": 0}
         async with self._writing(scope) as conn:
             people = await self._people.in_chat(scope, conn=conn)
-            for old in reversed(await self._repo.newest(scope, status=None, conn=conn)):
-                if old.status == "retracted":
-                    continue
+            held = [
+                m
+                for m in reversed(await self._repo.newest(scope, status=None, conn=conn))
+                if m.status != "retracted"
+            ]
+            elsewhere = await self._elsewhere(
+                conn, scope, [(m.subject, m.subject) for m in held], people
+            )
+            for old in held:
                 if only_unresolved and old.subject_kind is not None:
                     counts[old.subject_kind] = counts.get(old.subject_kind, 0) + 1
                     continue
-                changes = await self._resolved(conn, scope, old, old.subject, None, (), people)
+                changes = await self._resolved(
+                    conn, scope, old, old.subject, None, (), people, elsewhere
+                )
                 changes = {k: v for k, v in changes.items() if getattr(old, k) != v}
                 kind = changes.get("subject_kind", old.subject_kind) or "unresolved"
                 counts[kind] = counts.get(kind, 0) + 1
@@ -540,15 +571,37 @@ class Memories:
         canonical: str | None,
         added: Sequence[EvidenceRef],
         people: Sequence[ChatPerson] | None = None,
+        elsewhere: Collection[str] | None = None,
     ) -> dict[str, Any]:
         """The subject columns of `old` read again (its subject as `written`, its
-        evidence with `added`) against the chat's `people` (read when None)."""
+        evidence with `added`) against the chat's `people` (read when None) and the
+        names persons go by in other chats (`elsewhere`, read when None)."""
         refs = [*await self._repo.evidence(old.id, conn=conn), *added]
         if people is None:
             people = await self._people.in_chat(scope, conn=conn)
+        if elsewhere is None:
+            elsewhere = await self._elsewhere(
+                conn, scope, [(written, canonical or old.subject)], people
+            )
         said = await self._said(conn, scope, refs)
         hint = old.subject_person if canonical is None and old.subject_kind == "person" else None
-        return self._whom(written, canonical or old.subject, refs, said, people, None, hint)
+        return self._whom(
+            written, canonical or old.subject, refs, said, people, None, hint, elsewhere=elsewhere
+        )
+
+    async def _elsewhere(
+        self,
+        conn: AsyncConnection,
+        scope: str,
+        subjects: Iterable[tuple[str, str]],
+        people: Sequence[ChatPerson],
+    ) -> set[str]:
+        """Which names of `subjects` (as written, canonical) no one of this chat goes by
+        but someone in another chat does (resolve reads those as `unresolved`)."""
+        here = {n.normalised for p in people for n in p.names}
+        wanted = {n for written, canonical in subjects for n in wanted_names(written, canonical)}
+        wanted -= here
+        return await self._people.named_elsewhere(scope, wanted, conn=conn) if wanted else set()
 
     async def _said(
         self, conn: AsyncConnection, scope: str, refs: Sequence[EvidenceRef]
@@ -567,6 +620,8 @@ class Memories:
         people: Sequence[ChatPerson],
         item: NewMemory | None,
         known_person: str | None = None,
+        *,
+        elsewhere: Collection[str] = (),
     ) -> dict[str, Any]:
         """subject_kind, subject_person and word of a memory (people/subjects.py)."""
         subject = resolve(
@@ -576,6 +631,7 @@ class Memories:
             subject_id=(item.subject_id if item is not None else None) or known_person,
             kind=item.subject_kind if item is not None else None,
             bot_names=self._settings.nicknames,
+            elsewhere=elsewhere,
         )
         person = subject.person if subject.kind == "person" else None
         messages = [said[r.experience_id] for r in evidence if r.experience_id in said]

@@ -7,12 +7,17 @@ import wrote, or the user id the model gave) against the persons of that chat:
    (an id of no one here, or of someone in another chat: nothing crosses a chat);
 2. the chat itself (`group`, 群, 大家 ...) or the bot (`bot`, its nicknames, an
    account marked as the bot);
-3. a member's user id written as the subject;
+3. a member's user id written as the subject (bare or as an @-mention: `@12345`);
 4. a name (through the chat's aliases first) that exactly one member of the chat went
    by; when several did, the one who goes by it now, if only one does; else
    `unresolved` (two members sharing a name is never guessed);
 5. otherwise a named thing (a pet, a game, a place), or `unresolved` when the writer
-   said it is a member, or it looks like an account (digits, an @-mention).
+   said it is a member, it looks like an account (digits, an @-mention), or someone
+   goes by it in another chat (`elsewhere`: a person, only not one of this chat; that
+   person is never named by it).
+
+Only the chat's own persons (`people`) are ever returned: a name or id of anyone else
+is at most `unresolved`.
 
 `word_of` says whose word a memory about a member rests on, from its evidence: the
 bot's lines and messages quoting the bot count for no one (as in consolidation), and
@@ -21,7 +26,7 @@ evidence that is another memory or a fragment is derived, never the member's own
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from memory_core.storage import ChatPerson
@@ -73,29 +78,37 @@ def resolve(
     subject_id: str | None = None,
     kind: str | None = None,
     bot_names: Iterable[str] = (),
+    elsewhere: Collection[str] = (),
 ) -> Subject:
     """`subject` of a memory of the chat whose persons are `people` (the module says
-    how); `canonical`: the name the chat's aliases lead `subject` to."""
+    how); `canonical`: the name the chat's aliases lead `subject` to; `elsewhere`:
+    normalised names persons go by in other chats (`wanted_names` says which to ask)."""
     if subject_id is not None and subject_id.strip():
         return _by_id(subject_id.strip(), people) or Subject("unresolved")
     written = subject.strip()
     canonical = (canonical or written).strip()
-    wanted = {normalised_name(written), normalised_name(canonical)} - {""}
+    wanted = wanted_names(written, canonical)
     if wanted & GROUP_WORDS or kind == "group":
         return Subject("group")
     bots = {normalised_name(n) for n in bot_names} | BOT_WORDS
     if wanted & bots or kind == "bot":
         return Subject("bot")
-    for text in dict.fromkeys((written, canonical)):
+    for text in dict.fromkeys((written, canonical, written.lstrip("@").strip())):
         found = _by_id(text, people)
         if found is not None:
             return found
     found = _by_name(wanted, people)
     if found is not None:
         return found
-    if kind in PERSON_HINTS or _looks_like_account(written):
+    if kind in PERSON_HINTS or _looks_like_account(written) or wanted & set(elsewhere):
         return Subject("unresolved")
     return Subject("thing")
+
+
+def wanted_names(subject: str, canonical: str | None = None) -> set[str]:
+    """The normalised names `resolve` matches `subject` by (to ask which of them
+    persons go by in other chats)."""
+    return {normalised_name(subject), normalised_name(canonical or subject)} - {""}
 
 
 def word_of(person: str | None, evidence: Sequence[Said], derived: bool) -> Word | None:

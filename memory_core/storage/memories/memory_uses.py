@@ -143,14 +143,18 @@ class MemoryUses(Repository):
     async def about_person(
         self, scope: str, user_id: str, names: Iterable[str], *, conn: AsyncConnection | None = None
     ) -> list[int]:
-        """Every memory of this chat (any status) whose subject is one of `names`, or
+        """Every memory of this chat (any status) whose subject is one of `names` or
+        resolved to `user_id` (`subject_person`, whatever name it was written by), or
         resting only on messages of `user_id` (a forget request's memories)."""
         ev, x = memory_evidence.c, experiences.c
         async with self.reading(conn) as c:
             about = {
                 int(r[0])
                 for r in await c.execute(
-                    select(m.id).where(m.scope == scope, m.subject.in_(sorted(set(names))))
+                    select(m.id).where(
+                        m.scope == scope,
+                        or_(m.subject.in_(sorted(set(names))), m.subject_person == user_id),
+                    )
                 )
             }
             theirs = (
@@ -163,6 +167,25 @@ class MemoryUses(Repository):
             )
             only = {int(r[0]) for r in await c.execute(theirs)}
         return sorted(about | only)
+
+    async def memory_scopes(self, *, conn: AsyncConnection | None = None) -> list[str]:
+        """The chats that have memories (of any status)."""
+        async with self.reading(conn) as c:
+            rows = await c.execute(select(m.scope).distinct().order_by(m.scope))
+            return [str(r[0]) for r in rows]
+
+    async def subject_counts(
+        self, scope: str, *, conn: AsyncConnection | None = None
+    ) -> dict[str | None, int]:
+        """How many of this chat's memories (retracted ones apart) have each kind of
+        subject; None: not resolved yet (a store from before the person index)."""
+        async with self.reading(conn) as c:
+            rows = await c.execute(
+                select(m.subject_kind, func.count())
+                .where(m.scope == scope, m.status != "retracted")
+                .group_by(m.subject_kind)
+            )
+            return {None if r[0] is None else str(r[0]): int(r[1]) for r in rows}
 
     async def pack_rows(self, scope: str, *, conn: AsyncConnection | None = None) -> MemoryRows:
         """Everything of one chat's memories a memory pack carries, as plain rows."""

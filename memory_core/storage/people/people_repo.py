@@ -12,7 +12,7 @@ walks the archive for the rebuild (storage/archive/heard.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
@@ -69,6 +69,8 @@ class AliasRow:
 
 
 _p, _n = persons.c, person_names.c
+_CHUNK = 500
+"""Names per IN list (SQLite allows 32,766 bound values; PostgreSQL 65,535)."""
 
 
 class PeopleRepo(Repository):
@@ -161,6 +163,24 @@ class PeopleRepo(Repository):
         async with self.reading(conn) as conn:
             rows = await conn.execute(_WHO, {"scope": scope, "normalised": normalised})
             return [_person(r) for r in rows]
+
+    async def named_elsewhere(
+        self, scope: str, normalised: Collection[str], *, conn: AsyncConnection | None = None
+    ) -> set[str]:
+        """Which of these (normalised) names someone goes by in a chat other than
+        `scope`: only the names, never who (a memory's subject of no one here is then
+        someone, not a thing: memory_core/people/subjects.py)."""
+        wanted = sorted(set(normalised))
+        found: set[str] = set()
+        async with self.reading(conn) as conn:
+            for start in range(0, len(wanted), _CHUNK):
+                rows = await conn.execute(
+                    select(_n.normalised)
+                    .where(_n.scope != scope, _n.normalised.in_(wanted[start : start + _CHUNK]))
+                    .distinct()
+                )
+                found.update(str(r[0]) for r in rows)
+        return found
 
     async def bots(self, *, conn: AsyncConnection | None = None) -> list[Person]:
         """The deployment's accounts the index has seen."""
