@@ -1,11 +1,14 @@
-"""Pure helpers of the console pages: day buckets for the charts and card diffs."""
+"""Pure helpers of the console pages: day buckets for the charts, card diffs and a
+member's current name."""
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
+
+from memory_core.storage import PersonName
 
 
 def day_buckets(hourly: Mapping[str, int], today: date, days: int, zone: ZoneInfo) -> list[int]:
@@ -41,3 +44,19 @@ def line_diff(old: str, new: str) -> list[tuple[str, str]]:
         if mark in "+- ":
             pairs.append((mark, text))
     return pairs
+
+
+OWN_SOURCES = ("card", "nickname")
+"""Names a member showed themselves (a group card, a nickname), against the ones others
+gave them (the chat's aliases, an @-mention)."""
+
+
+def current_name(names: Sequence[PersonName]) -> str:
+    """What a member goes by in a chat now: the name they showed last (card or nickname),
+    else the alias, else the mention seen last; empty without names. `names` latest
+    first, as the person index reads them."""
+    for sources in (OWN_SOURCES, ("alias",), ("mention",)):
+        found = [n for n in names if n.source in sources]
+        if found:
+            return max(found, key=lambda n: n.last_seen).name
+    return ""

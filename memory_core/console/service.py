@@ -25,6 +25,7 @@ from memory_core.nightly.types import LastRun
 from memory_core.ops.alerts import AlertGate
 from memory_core.ops.backend import Backend
 from memory_core.ops.service import OpsService
+from memory_core.people.service import People
 from memory_core.prompts.nightly import CARD_LABELS
 from memory_core.recall.engine import Recall
 from memory_core.settings import LiveSettings, Settings
@@ -42,10 +43,10 @@ from memory_core.storage import (
     TimelineEntry,
 )
 from memory_core.storage.engine import Database
-from memory_core.types import EvidenceRef, Experience, Memory, RecallResult
+from memory_core.types import EvidenceRef, Experience, Memory, RecallResult, scope_platform
 
 from . import tunables
-from .pure import day_buckets, line_diff
+from .pure import current_name, day_buckets, line_diff
 from .views import (
     Actor,
     ArchivePage,
@@ -53,6 +54,8 @@ from .views import (
     ChatRow,
     DayChart,
     EvidenceItem,
+    Member,
+    MemberDetail,
     MemoryDetail,
     MemoryPage,
     Message,
@@ -91,9 +94,11 @@ class ConsoleService:
     alerts: AlertGate
     chat_state: ChatRepo
     origins: dict[str, tunables.Origin] = field(default_factory=dict[str, tunables.Origin])
+    """Where each setting came from (default, `.env`, the environment), as configured."""
     backend: Callable[[], Awaitable[Backend]] | None = None
     """Which database and vector store run (the overview says so)."""
-    """Where each setting came from (default, `.env`, the environment), as configured."""
+    people: People | None = None
+    """The person index the people pages read (one of its own over `db` when None)."""
 
     def __post_init__(self) -> None:
         self.repo = ConsoleRepo(self.db, self.memory_repo)
@@ -102,6 +107,7 @@ class ConsoleService:
         self.sample_label = ""
         """Set when the database holds `yuji demo`'s sample world: every page says so."""
         self.zone = ZoneInfo(self.settings.timezone)
+        self.index = self.people if self.people is not None else People(self.db, self.clock)
         self._cached: tuple[float, list[ChatCounts], DayChart] | None = None
 
     @property
@@ -296,6 +302,36 @@ class ConsoleService:
     async def set_muted(self, scope: str, until: datetime | None, actor: Actor) -> None:
         await self._audit(actor, "mute" if until else "unmute", scope, f"{until or ''}")
         await self.chat_state.set_muted(scope, until, self.clock.now())
+
+    # --- people ------------------------------------------------------------------------
+
+    async def members(self, scope: str) -> list[Member]:
+        """Everyone with a name in this chat (the person index), the one seen there last
+        first, with the chat's memories about each of them counted per word."""
+        counts = await self.repo.person_counts(scope)
+        return [
+            Member(
+                person=p.person,
+                name=current_name(p.names),
+                names=p.names,
+                memories=counts.get(p.person.user_id, {}),
+            )
+            for p in await self.index.in_chat(scope)
+        ]
+
+    async def member(self, scope: str, user_id: str) -> MemberDetail:
+        """One member of this chat: their names here over time and this chat's memories
+        about them. A user id with no name in this chat (a member of another chat, no
+        one) is `NotFound`, as another chat's memory id is."""
+        person = await self.index.person_of(scope_platform(scope), user_id)
+        names = await self.index.names_of(scope, person) if person is not None else []
+        if person is None or not names:
+            raise NotFound(f"no member {user_id!r} in {scope}")
+        counts = (await self.repo.person_counts(scope)).get(user_id, {})
+        return MemberDetail(
+            member=Member(person, current_name(names), tuple(names), counts),
+            memories=tuple(await self.repo.memories_about(scope, user_id)),
+        )
 
     # --- archive, consolidation and nightly ------------------------------------------------
 

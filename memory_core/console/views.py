@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -11,7 +12,16 @@ from memory_core.nightly.types import LastRun
 from memory_core.ops.alerts import AlertRecord
 from memory_core.ops.backend import Backend
 from memory_core.ops.status import OpsStatus
-from memory_core.storage import Batch, Card, Fragment, Injection, LinkedAttachment, RelationRow
+from memory_core.storage import (
+    Batch,
+    Card,
+    Fragment,
+    Injection,
+    LinkedAttachment,
+    Person,
+    PersonName,
+    RelationRow,
+)
 from memory_core.types import Experience, Memory, MemoryVersion
 
 Via = Literal["session", "bearer"]
@@ -136,3 +146,40 @@ class Turn:
     memories: dict[int, Memory]
     messages: dict[int, Experience] = field(default_factory=dict[int, Experience])
     """The quoted recent messages, as archived now (a redacted one reads as its tombstone)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One member of a chat as the people page lists them (the person index's reading)."""
+
+    person: Person
+    name: str
+    """What they go by in the chat now (pure.current_name)."""
+    names: tuple[PersonName, ...]
+    """Every name they went by in this chat, latest first."""
+    memories: Mapping[str, int] = field(default_factory=dict[str, int])
+    """This chat's memories about them, per word ("self", "self-only", "hearsay"; ""
+    for a memory whose word is unknown)."""
+
+    @property
+    def memory_count(self) -> int:
+        return sum(self.memories.values())
+
+    @property
+    def first_seen(self) -> datetime | None:
+        """When a name of theirs was first seen in this chat (the person's own first and
+        last sightings span every chat, so the page never shows them)."""
+        return min((n.first_seen for n in self.names), default=None)
+
+    @property
+    def last_seen(self) -> datetime | None:
+        return max((n.last_seen for n in self.names), default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class MemberDetail:
+    """One member of a chat: their names over time and the chat's memories about them."""
+
+    member: Member
+    memories: tuple[Memory, ...]
+    """Newest first (any status; never a forgotten person's)."""

@@ -23,6 +23,15 @@ TYPE_LABELS = {
     "rule": "规则",
 }
 STATUS_LABELS = {"active": "有效", "retracted": "已撤回", "cold": "冷藏"}
+WORD_LABELS = {"self": "本人说", "self-only": "仅本人", "hearsay": "他人转述"}
+"""Whose word a memory about a member rests on (memory_core.types.Word)."""
+WORD_TITLES = {
+    "self": "证据里有本人的话",
+    "self-only": "证据只有本人的话",
+    "hearsay": "证据里没有本人的话：别人说的",
+}
+NAME_SOURCE_LABELS = {"card": "群名片", "nickname": "昵称", "alias": "别名", "mention": "被@"}
+"""Where the person index read a name (memory_core.types.NameSource)."""
 
 
 def local_time(instant: datetime | None, zone: ZoneInfo) -> str:

@@ -149,6 +149,25 @@ async def cards(request: Request, scope: str) -> Response:
     )
 
 
+@router.get("/chats/{scope}/people", response_class=HTMLResponse)
+async def people(request: Request, scope: str) -> Response:
+    """The chat's members (the person index): their names over time, read-only."""
+    scope = scope_param(scope)
+    current = core()
+    members = await current.console.members(scope)
+    return await page(request, current, "people.html", scope=scope, members=members)
+
+
+@router.get("/chats/{scope}/people/{user_id}", response_class=HTMLResponse)
+async def person(request: Request, scope: str, user_id: str) -> Response:
+    """One member: names over time and the chat's memories about them, read-only (a
+    user id with no name in this chat is 404, as another chat's memory id is)."""
+    scope = scope_param(scope)
+    current = core()
+    detail = await current.console.member(scope, user_id)
+    return await page(request, current, "person.html", scope=scope, detail=detail)
+
+
 @router.get("/chats/{scope}/turns", response_class=HTMLResponse)
 async def turns(request: Request, scope: str, n: int = 10) -> Response:
     scope = scope_param(scope)

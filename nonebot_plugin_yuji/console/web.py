@@ -29,6 +29,7 @@ from memory_core import (
 )
 
 from .format import (
+    NAME_SOURCE_LABELS,
     ORIGIN_LABELS,
     OUTCOME_LABELS,
     REASON_LABELS,
@@ -38,6 +39,8 @@ from .format import (
     STATUS_LABELS,
     STEP_LABELS,
     TYPE_LABELS,
+    WORD_LABELS,
+    WORD_TITLES,
     local_time,
     percent,
     reason_words,
@@ -110,6 +113,9 @@ async def page(request: Request, core: Yuji, name: str, **context: Any) -> HTMLR
             "band_words": BAND_WORDS,
             "type_labels": TYPE_LABELS,
             "status_labels": STATUS_LABELS,
+            "word_labels": WORD_LABELS,
+            "word_titles": WORD_TITLES,
+            "name_sources": NAME_SOURCE_LABELS,
             "chat_name": chat_name,
             "platform_of": platform_name,
             "states": STATE_LABELS,

@@ -4,7 +4,7 @@ messages and a search through them, recent replies, diaries, the timeline and th
 nightly grid.
 
 Every read of the memory tables (counts, hourly new memories, filtered pages,
-subjects, a memory's chat and relations) is `MemoryRepo`'s (memory_console.py); the
+subjects, a memory's chat and relations, the memories about a member) is `MemoryRepo`'s (memory_console.py); the
 methods here that name memories only hand over to the `MemoryRepo` this repository
 holds, in the caller's connection. Every lookup that takes a scope filters on it: an
 id of another chat reads as missing.
@@ -249,6 +249,18 @@ class ConsoleRepo(Repository):
     ) -> list[str]:
         """This chat's subjects, the most written about first."""
         return await self.memory_repo.subjects(scope, limit, conn=conn)
+
+    async def memories_about(
+        self, scope: str, user_id: str, limit: int = 500, *, conn: AsyncConnection | None = None
+    ) -> list[Memory]:
+        """This chat's memories about the member `user_id`, newest first."""
+        return await self.memory_repo.memories_about(scope, user_id, limit, conn=conn)
+
+    async def person_counts(
+        self, scope: str, *, conn: AsyncConnection | None = None
+    ) -> dict[str, dict[str, int]]:
+        """This chat's memories about each member: user id -> word -> count."""
+        return await self.memory_repo.person_counts(scope, conn=conn)
 
     async def scope_of_memory(
         self, memory_id: int, *, conn: AsyncConnection | None = None

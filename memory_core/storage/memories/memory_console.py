@@ -1,6 +1,7 @@
 """What the web console reads of memories through MemoryRepo: per-chat counts, new
 memories per hour, a filtered page (never a forgotten person's), subjects, a
-memory's chat and its relations."""
+memory's chat and its relations, and the memories about one member of a chat
+(`subject_person`) with their counts per member and word."""
 
 from __future__ import annotations
 
@@ -107,3 +108,43 @@ class MemoryConsole(Repository):
                 .order_by(r.id)
             )
             return [RelationRow(x.src_id, x.dst_id, x.kind, x.reason, x.created_at) for x in rows]
+
+    async def memories_about(
+        self, scope: str, user_id: str, limit: int = 500, *, conn: AsyncConnection | None = None
+    ) -> list[Memory]:
+        """This chat's memories about the member `user_id` (subject_person), any status
+        but never a forgotten person's, newest first. Another chat's are never read."""
+        async with self.reading(conn) as conn:
+            rows = await conn.execute(
+                select(memories)
+                .where(
+                    m.scope == scope,
+                    m.subject_kind == "person",
+                    m.subject_person == user_id,
+                    ~forgotten(m.id),
+                )
+                .order_by(m.id.desc())
+                .limit(limit)
+            )
+            return [to_memory(r) for r in rows]
+
+    async def person_counts(
+        self, scope: str, *, conn: AsyncConnection | None = None
+    ) -> dict[str, dict[str, int]]:
+        """This chat's memories about each member, per word: user id -> word -> count
+        (a memory whose word is unknown counts under "")."""
+        async with self.reading(conn) as conn:
+            rows = await conn.execute(
+                select(m.subject_person, m.word, func.count().label("n"))
+                .where(
+                    m.scope == scope,
+                    m.subject_kind == "person",
+                    m.subject_person.is_not(None),
+                    ~forgotten(m.id),
+                )
+                .group_by(m.subject_person, m.word)
+            )
+            counts: dict[str, dict[str, int]] = {}
+            for r in rows:
+                counts.setdefault(str(r.subject_person), {})[str(r.word or "")] = int(r.n)
+            return counts

@@ -1,5 +1,5 @@
 """The console's pure parts: token and CSRF checks, login throttling, sessions, chart
-buckets, bar heights and card diffs."""
+buckets, bar heights, card diffs and a member's current name."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_core.console import LoginThrottle, Sessions, csrf_matches, token_matches
-from memory_core.console.pure import bar_heights, day_buckets, line_diff
+from memory_core.console.pure import bar_heights, current_name, day_buckets, line_diff
 from memory_core.console.tunables import parse_tunable, shown
+from memory_core.storage import PersonName
+from memory_core.types import NameSource
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 
@@ -111,3 +113,19 @@ def test_tunables_parse_like_settings_and_secrets_are_masked() -> None:
     assert shown("console_token", "") == "（未设置）"
     assert shown("nicknames", ("a", "b")) == "a, b"
     assert shown("attachment_allow_private", False) == "false"  # as .env writes it
+
+
+def _name(name: str, source: NameSource, first: int, last: int) -> PersonName:
+    def at(day: int) -> datetime:
+        return datetime(2026, 11, day, tzinfo=SHANGHAI)
+
+    return PersonName(1, "group:1", name, name, source, at(first), at(last))
+
+
+def test_a_members_current_name_is_their_own_latest_then_an_alias_then_a_mention() -> None:
+    own = [_name("林林", "card", 5, 6), _name("小林", "card", 1, 4)]
+    given = [_name("林哥", "alias", 1, 9), _name("老林", "mention", 1, 10)]
+    assert current_name([*given, *own]) == "林林"  # others' names never win over their own
+    assert current_name(given) == "林哥"
+    assert current_name(given[1:]) == "老林"
+    assert current_name([]) == ""
