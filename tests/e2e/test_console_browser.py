@@ -266,3 +266,49 @@ async def test_the_archive_shows_a_message_with_its_image_from_the_attachment_st
     await page.click(f"a[href='/yuji/chats/{GROUP}/work']")
     await page.wait_for_selector("#night-grid")
     assert "立即整理一批" in (await page.text_content("main") or "")
+
+
+async def test_the_people_page_lists_members_and_a_members_memories_say_whose_word(
+    page: Page, served: tuple[BotProcess, DemoReport], tmp_path: Path
+) -> None:
+    bot, world = served
+    await log_in(page, bot)
+    await page.wait_for_selector("#chats")
+    await page.click(f"a[href='/yuji/chats/{GROUP}']")
+    await page.click(f"a[href='/yuji/chats/{GROUP}/people']")  # the chat's navigation
+    await page.wait_for_selector("#people")
+    assert await page.title() == f"成员 · {GROUP_NAME}"
+    names = await page.locator("#people tr.member .member-name").all_text_contents()
+    assert sorted(names) == sorted(["小林", "阿珍", "大刘"])
+    lin = page.locator("#people tr.member[data-user='20001']")
+    assert await lin.locator(".chat-id").text_content() == "20001"
+    cells = await lin.locator("tr.name-seen td").all_text_contents()
+    assert cells[:2] == ["小林", "群名片"]  # the name, its source, first and last seen
+    assert all(c[:4].isdigit() for c in cells[2:]), cells
+    assert "仅本人 1" in (await lin.text_content() or "")
+    assert await missing_glyphs(page, "main") == "", await platform_fonts(page, "h1")
+    await Shots(tmp_path).take(page, "console-people.png")
+
+    # a member: their names, and the memories about them with whose word each is
+    await lin.locator("a.member-name").click()
+    await page.wait_for_selector("#member-memories")
+    assert await page.text_content("#member-id") == "20001"
+    rows = page.locator("#member-memories tr.memory")
+    ids = await rows.evaluate_all("rows => rows.map(r => Number(r.dataset.id))")
+    assert ids == [world.memory_ids[GROUP][4], world.memory_ids[GROUP][0]]
+    words = await rows.locator(".tag.word").all_text_contents()
+    assert words == ["本人说", "仅本人"]
+    assert await missing_glyphs(page, "main") == "", await platform_fonts(page, "h1")
+    await rows.first.locator("a").click()  # to the memory's detail and its evidence
+    await page.wait_for_selector("#evidence")
+    assert "西湖" in (await page.text_content("#memory-content") or "")
+
+    # another chat's member, guessed into this chat's address: a clear 404
+    response = await page.goto(f"{base(bot)}/chats/{GROUP}/people/99999")
+    assert response is not None
+    assert response.status == 404
+    assert await page.text_content("h1") == "404"
+    assert "找不到" in (await page.text_content("main") or "")
+    response = await page.goto(f"{base(bot)}/chats/private:20002/people/20001")
+    assert response is not None
+    assert response.status == 404

@@ -56,6 +56,14 @@ NAME_MARKUP = (
 """The markup a name holds: the store keeps 200 characters of a chat's name."""
 
 
+PERSON_MARKUP = (
+    "<img src=x onerror=\"window.__pwned=1;document.title='HACKED'\">"
+    "<script>window.__pwned=2</script>"
+)
+"""The markup a member's name holds: the person index keeps names of up to 128
+characters (memory_core/people/names.py) and leaves longer ones out."""
+
+
 def hostile(tag: str) -> str:
     """`tag` (where the text was put, to name it in a failure) and the markup."""
     return f"{tag}{MARKUP}"
@@ -67,10 +75,18 @@ def named(tag: str) -> str:
 
 
 NAMES = frozenset({"群名", "改名", "昵称", "群名片", "私聊昵称"})
+PERSONS = frozenset({"群友名"})
+
+
+def person_named(tag: str) -> str:
+    """A member's name: `tag` and the markup that fits in one."""
+    return f"{tag}{PERSON_MARKUP}"
 
 
 def written(tag: str) -> str:
-    """What was written under `tag`: a name or a text."""
+    """What was written under `tag`: a name, a member's name or a text."""
+    if tag in PERSONS:
+        return person_named(tag)
     return named(tag) if tag in NAMES else hostile(tag)
 
 
@@ -122,6 +138,7 @@ def the_world() -> dict[str, Any]:
                 "text": "我不吃香菜" + hostile("消息"),
             },
             {"at": [0, 0, 2], "sender_id": "30002", "sender": "小林", "text": "收到"},
+            {"at": [0, 0, 4], "sender_id": "30003", "sender": person_named("群友名"), "text": "嗨"},
         ],
         "memories": [
             {
@@ -132,6 +149,12 @@ def the_world() -> dict[str, Any]:
                 "importance": 0.8,
             },
             {"type": "fact", "subject": "小林", "content": hostile("另一条"), "evidence": [1]},
+            {
+                "type": "fact",
+                "subject": person_named("群友名"),
+                "content": hostile("群友记忆"),
+                "evidence": [2],
+            },
         ],
         "relations": [{"src": 1, "dst": 0, "kind": "related", "reason": hostile("关系")}],
         "aliases": [[hostile("别名"), hostile("主体")]],
@@ -295,7 +318,12 @@ async def test_every_page_shows_member_text_as_text(page: Page, served: Served) 
         f"/chats/{GROUP}/turns": ("提问", "昵称", "记忆", "注入块"),
         f"/chats/{GROUP}/{archive}": ("群名", "昵称", "消息"),
         f"/chats/{GROUP}/work?note={quote(hostile('提示'))}": ("群名", "提示"),
+        f"/chats/{GROUP}/people": ("群名", "群友名"),
+        f"/chats/{GROUP}/people/30003": ("群名", "群友名", "群友记忆"),
+        f"/chats/{GROUP}/people/30002": ("另一条",),
         f"/chats/{PRIVATE}": ("私聊昵称",),
+        f"/chats/{PRIVATE}/people": ("私聊昵称",),
+        f"/chats/{LIVE_GROUP}/people": ("改名",),
         f"/chats/{PRIVATE}/{archive}": ("私聊昵称", "私聊"),
         f"/chats/{LIVE_GROUP}/{archive}": ("改名", "群名片", "直播消息"),
         "/audit": ("审计",),
@@ -308,6 +336,9 @@ async def test_every_page_shows_member_text_as_text(page: Page, served: Served) 
     # the chat's name is the page's title, as text
     await opened(page, f"{root}/chats/{GROUP}")
     assert await page.title() == f"{named('群名')} · 鱼记控制台"
+    # and a member's name is their page's, as text
+    await opened(page, f"{root}/chats/{GROUP}/people/30003")
+    assert await page.title() == f"{person_named('群友名')} · 成员 · {named('群名')}"
 
     # what the form sends comes back as text: the archive's search and day fields ...
     question = hostile("搜索")
