@@ -43,6 +43,11 @@ FORGET_ACTOR = "forget-person"
 forgotten: every view (console, exports, /why) leaves such memories out, and no
 status change brings them back."""
 
+KEPT_KINDS = {"group": "group", "bot": "bot", "unresolved": "person"}
+"""A memory's subject kind -> the kind stated when it is resolved again (a member no
+one here answers to may become one who does, never a thing; a thing may become a
+member once the index knows the name)."""
+
 SearchFn = Callable[[str, str, int, datetime], Awaitable[list[Memory]]]
 
 
@@ -584,9 +589,22 @@ class Memories:
                 conn, scope, [(written, canonical or old.subject)], people
             )
         said = await self._said(conn, scope, refs)
-        hint = old.subject_person if canonical is None and old.subject_kind == "person" else None
+        # Read again as it was written, what the writer said of it holds: the member
+        # it was resolved to (by their id), or the kind of subject (a member no one
+        # here answers to stays one: never a thing).
+        kept = canonical is None
+        hint = old.subject_person if kept and old.subject_kind == "person" else None
+        kind = KEPT_KINDS.get(old.subject_kind or "") if kept else None
         return self._whom(
-            written, canonical or old.subject, refs, said, people, None, hint, elsewhere=elsewhere
+            written,
+            canonical or old.subject,
+            refs,
+            said,
+            people,
+            None,
+            hint,
+            elsewhere=elsewhere,
+            known_kind=kind,
         )
 
     async def _elsewhere(
@@ -622,6 +640,7 @@ class Memories:
         known_person: str | None = None,
         *,
         elsewhere: Collection[str] = (),
+        known_kind: str | None = None,
     ) -> dict[str, Any]:
         """subject_kind, subject_person and word of a memory (people/subjects.py)."""
         subject = resolve(
@@ -629,7 +648,7 @@ class Memories:
             people,
             canonical=canonical,
             subject_id=(item.subject_id if item is not None else None) or known_person,
-            kind=item.subject_kind if item is not None else None,
+            kind=(item.subject_kind if item is not None else None) or known_kind,
             bot_names=self._settings.nicknames,
             elsewhere=elsewhere,
         )
