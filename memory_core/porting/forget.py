@@ -3,8 +3,8 @@
 `forget_person(scope, user_id)`:
 1. names them: their QQ number, every display name they had in this chat, and the
    chat's aliases leading to or from those;
-2. retracts every memory of this chat whose subject is one of those names, and every
-   memory resting only on their messages (history kept, hidden from recall, /why,
+2. retracts every memory of this chat whose subject is one of those names or was
+   resolved to them (`subject_person`), and every memory resting only on their messages (history kept, hidden from recall, /why,
    exports and the console's current views);
 3. replaces the text of each of their archived messages with a tombstone through the
    one audited path (storage/porting/redaction_repo.py: an audit row per message, which the
