@@ -50,6 +50,9 @@ class DataMemory:
     contradicts: str | None
     created_at: datetime
     last_accessed: datetime | None
+    subject_id: str | None = None
+    """The `sender_id` of the member it is about, when the dataset says; else the
+    loader resolves `subject` as production does."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +203,7 @@ def _memory(x: Any) -> DataMemory:
         contradicts=x.get("contradicts"),
         created_at=_required_time(x.get("created_at") or x.get("valid_from")),
         last_accessed=_time(x.get("last_accessed")),
+        subject_id=str(x["subject_id"]) if x.get("subject_id") not in (None, "") else None,
     )
 
 

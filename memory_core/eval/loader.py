@@ -59,6 +59,7 @@ async def load(core: Yuji, clock: FakeClock, ds: Dataset) -> Loaded:
             valid_to=None if mem.id in superseded else mem.valid_to,
             origin=ACTOR,
             changed_by=ACTOR,
+            subject_id=mem.subject_id,
         )
         loaded.ids[mem.id] = out.memory.id
         loaded.names[out.memory.id] = mem.id

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.clock import Clock, as_utc
 from memory_core.errors import EvidenceRequired, NotFound, ValidationError
+from memory_core.people.names import canonical_subject
 from memory_core.people.subjects import Said, resolve, wanted_names, word_of
 from memory_core.settings import Settings
 from memory_core.storage import ChatPerson, MemoryRepo, PeopleRepo
@@ -32,7 +33,6 @@ from memory_core.types import (
 )
 
 from . import gates
-from .aliases import canonical_subject
 from .near_duplicate import WindowIndex
 from .outcomes import NewMemory, SupersedeOutcome, WriteOutcome
 

@@ -1,6 +1,6 @@
 """The aliases table folded onto the persons of a chat (pure).
 
-An alias maps a name to a chat's canonical subject (memory_core/memories/aliases.py),
+An alias maps a name to a chat's canonical subject (names.canonical_subject),
 never to an account. It becomes a person's `alias` name in that chat when the
 canonical name it leads to (following the chain as recall does) is, in that chat, a
 name of exactly one person, or that person's user id; a canonical name several persons
@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from memory_core.memories.aliases import canonical_subject
 from memory_core.storage import AliasRow, ChatPerson, NameSeen
 
-from .names import name_forms, normalised_name
+from .names import canonical_subject, name_forms, normalised_name
 from .observe import Seen, Sightings
 
 

@@ -8,6 +8,7 @@ name; the index keeps the spelling last seen beside it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 
 from memory_core.tokenize import normalise
@@ -39,3 +40,16 @@ def name_forms(name: str) -> tuple[str, str] | None:
     a chat's names repeat in every message."""
     written = clean_name(name)
     return None if written is None else (written, normalised_name(written))
+
+
+def canonical_subject(subject: str, alias_map: Mapping[str, str]) -> str:
+    """The canonical name for `subject` in a chat whose explicit nicknames are
+    `alias_map` (alias -> canonical, never guessed: `add_alias` from the model's tool,
+    an admin or a migration), following at most a few links; else itself."""
+    name = subject.strip() or "group"
+    for _ in range(4):
+        nxt = alias_map.get(name)
+        if nxt is None or nxt == name:
+            break
+        name = nxt
+    return name

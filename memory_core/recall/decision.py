@@ -9,7 +9,7 @@ side); a memory below the sure line is labelled as a guess.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -22,7 +22,7 @@ from memory_core.types import Band, Memory, Recalled, Stage
 from . import features, fusion
 from .dense_port import RELATED_LABEL
 from .features import FEATURES, Baseline, Seen
-from .question import NOT_PEOPLE, Names, Question
+from .question import Names, Question
 from .ranking import Candidate, Points, RankParams, select
 from .relevance import RelevanceModel
 from .wake import Wake
@@ -90,7 +90,7 @@ def choose(
         params=ranking,
     )
     index = {mem.id: i for i, mem in enumerate(ex.memories)}
-    others = about_someone_else(ex)
+    others = never_sure(ex)
     out: list[Recalled] = []
     for c in chosen:
         i = index[c.memory.id]
@@ -112,6 +112,26 @@ def choose(
     return tuple(out)
 
 
+TRUSTED_ORIGINS = frozenset({"admin", "console", "migrated"})
+"""Who wrote a memory the chat's operator vouches for (`/remember`, the console, a
+fact import): its word is theirs, whoever its evidence came from."""
+
+
+def never_sure(ex: Explained) -> frozenset[int]:
+    """The candidates recall may not call `sure`: about someone else than the wake is
+    about (`about_someone_else`), or hearsay (`hearsay`)."""
+    return about_someone_else(ex) | hearsay(ex.memories)
+
+
+def hearsay(memories: Sequence[Memory]) -> frozenset[int]:
+    """The memories about a member that rest on no word of theirs (only what others
+    said of them), unless the operator vouched for them: a member cannot make the
+    persona state things about someone else by saying them."""
+    return frozenset(
+        mem.id for mem in memories if mem.word == "hearsay" and mem.origin not in TRUSTED_ORIGINS
+    )
+
+
 def about_someone_else(ex: Explained) -> frozenset[int]:
     """The candidates about a member other than everyone the wake is about (the sender
     of a first-person wake, whom it names): never `sure`, whatever P, the reranker or
@@ -128,17 +148,25 @@ def about_someone_else(ex: Explained) -> frozenset[int]:
     return frozenset(
         mem.id
         for mem in ex.memories
-        if named and not is_about(mem, named) and normalise(mem.subject) not in NOT_PEOPLE
+        if named
+        and not is_about(mem, named)
+        and features.someone_else(normalise(mem.subject), mem.subject_kind)
     )
 
 
-def is_about(memory: Memory, named: frozenset[str]) -> bool:
-    """The memory's subject is one of `named`, or it names one of them in person."""
-    return features.is_about(normalise(memory.subject), normalise(memory.content), named)
+def is_about(memory: Memory, named: frozenset[str], persons: frozenset[str] = frozenset()) -> bool:
+    """The memory is about one of `named` or `persons` (features.is_about)."""
+    return features.is_about(
+        normalise(memory.subject),
+        normalise(memory.content),
+        named,
+        memory.subject_person,
+        persons,
+    )
 
 
 def capped(items: tuple[Recalled, ...], others: frozenset[int]) -> tuple[Recalled, ...]:
-    """`items` with any about someone else (`about_someone_else`) in the related band."""
+    """`items` with any of `others` (`never_sure`) in the related band."""
     return tuple(
         replace(item, band="related", reason=f"{RELATED_LABEL}（{item.reason}）")
         if item.band == "sure" and item.memory.id in others

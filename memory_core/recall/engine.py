@@ -256,7 +256,7 @@ class Recall:
         if items and self._judge is not None and self._settings.recall_judge == "llm":
             before = [i.band for i in items]
             items = decision.capped(
-                await self._judge.bands(scope, text, items), decision.about_someone_else(ex)
+                await self._judge.bands(scope, text, items), decision.never_sure(ex)
             )
             trace.append(f"judge: bands {before} -> {[i.band for i in items]}")
         if shadow:
@@ -517,6 +517,8 @@ class Recall:
                 bm25_rank=found[mem.id][0],
                 via=found[mem.id][1],
                 dated=mem.id in day.on_day,
+                person=mem.subject_person,
+                kind=mem.subject_kind,
             )
             for mem in kept
         )

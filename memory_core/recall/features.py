@@ -113,6 +113,10 @@ class Seen:
     via: Via = "search"
     dated: bool = False
     """It is dated on the day the question names (dated.py); False when it names none."""
+    person: str | None = None
+    """The user id of the member it is about (a quote: its sender), when known."""
+    kind: str | None = None
+    """Its subject's kind (memory_core/types.py SubjectKind); None when not resolved."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,10 +134,31 @@ def states_term(term: str, said: frozenset[str], text: str) -> bool:
     return language.stem(term) in said or (lone(term) and term in text)
 
 
-def is_about(subject: str, text: str, named: frozenset[str]) -> bool:
-    """A memory (its subject and text, normalised) is about one of `named`: its subject,
-    or named in person in its text (not only as whose relative it speaks of)."""
-    return subject in named or any(language.mentions_in_person(text, name) for name in named)
+def is_about(
+    subject: str,
+    text: str,
+    named: frozenset[str],
+    person: str | None = None,
+    persons: frozenset[str] = frozenset(),
+) -> bool:
+    """A memory (its subject and text, normalised; the member it is about, `person`) is
+    about one of `named` (by name) or `persons` (by user id): its subject is, or its
+    text names them in person (not only as whose relative it speaks of)."""
+    return (
+        (person is not None and person in persons)
+        or subject in named
+        or any(language.mentions_in_person(text, name) for name in named)
+    )
+
+
+NO_ONE_ELSE = frozenset({"group", "bot", "thing"})
+"""Subject kinds that are no member: such a memory is never about "someone else"."""
+
+
+def someone_else(subject: str, kind: str | None) -> bool:
+    """A memory not about the person asked about could be about another member: its
+    subject is none of the chat, the bot or a thing."""
+    return subject not in NOT_PEOPLE and kind not in NO_ONE_ELSE
 
 
 def lone(term: str) -> bool:
@@ -165,7 +190,7 @@ def rows(
         said = said_in(f"{s.subject} {s.content}")
         text = normalise(s.content)
         subject = normalise(s.subject)
-        about = is_about(subject, text, q.named)
+        about = is_about(subject, text, q.named, s.person, q.persons)
         stated = kind is not None and language.states(text, kind, s.content)
         stated_terms = sum(1 for t in terms if states_term(t, said, text))
         covered = stated_terms / len(terms) if terms else 0.0
@@ -181,7 +206,7 @@ def rows(
             "q_terms": math.log1p(len(terms)),
             "no_terms": float(not q.terms),
             "names_subject": float(bool(q.named) and about),
-            "names_other": float(bool(q.named) and not about and subject not in NOT_PEOPLE),
+            "names_other": float(bool(q.named) and not about and someone_else(subject, s.kind)),
             "kind_stated": float(stated),
             "kind_missing": float(kind is not None and not stated),
             "name_stated": float(kind == "name" and stated and stated_terms == len(terms)),

@@ -85,6 +85,8 @@ class Question:
     than CJK: cosines of the embedding model sit in a different band per language."""
     embed_text: str
     """What the embedding model reads: nicknames resolved, bot names dropped."""
+    persons: frozenset[str] = frozenset()
+    """User ids of the members it is about (the asker, of a first-person question)."""
 
 
 def analyse(
@@ -105,9 +107,12 @@ def analyse(
             stripped = language.replace_name(stripped, spelling, _GAP)
             resolved = language.replace_name(resolved, spelling, _GAP + canonical + _GAP)
     me = names.of_asker(asker)
+    persons: set[str] = set()
     if me is not None and language.speaks_of_self(stripped):
         named.add(me)
         resolved = language.mark_self(resolved, _GAP + me + _GAP)
+        if asker is not None and asker.user_id:
+            persons.add(asker.user_id)
     return Question(
         text=norm,
         terms=content_terms(stripped),
@@ -120,6 +125,7 @@ def analyse(
         still=language.asks_still(norm),
         latin=latin_share(norm),
         embed_text=" ".join(resolved.replace(_GAP, "").split()) or norm,
+        persons=frozenset(persons),
     )
 
 

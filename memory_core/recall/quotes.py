@@ -26,7 +26,7 @@ from memory_core.types import Experience, Quoted
 
 from . import features, language
 from .dense_port import MessageDense, best_first, scores_of
-from .features import Baseline, Seen
+from .features import FEATURES, Baseline, Seen
 from .question import Names, Question, name_tokens
 from .ranking import Points, Said, restates
 from .relevance import RelevanceModel
@@ -123,6 +123,8 @@ class RecentSource:
                 dense=cosine.get(m.id) if scores is not None else None,
                 dense_rank=dense_rank.get(m.id),
                 bm25_rank=bm25.get(m.id),
+                person=m.sender_id,
+                kind="person",
             )
             for m in kept
         )
@@ -140,10 +142,13 @@ def choose(
     order = sorted(range(len(p)), key=lambda i: (-p[i], -found.messages[i].id))
     out: list[Quoted] = []
     said: list[Said] = []
+    other = FEATURES.index("names_other")
     for i in order:
         band = points.band(float(p[i]))
         if band is None or len(out) >= limit:
             break
+        if found.rows[i][other] > 0:  # said by someone else than the wake is about
+            band = "related"
         mine = Said.of(found.messages[i].text)
         if any(restates(mine, other) for other in said):
             continue

@@ -74,5 +74,10 @@ async def test_a_name_standing_as_the_subject_answers_what_it_is_called() -> Non
     expected = {q.id: set(q.expect_any) for q in data.queries if q.expect_any}
     first = {q: by_id[q]["injected"][0] for q in expected}
     assert all(item["id"] in expected[q] for q, item in first.items()), first
-    # Measured: five of the six sure (the paraphrase 狗 -> 柯基 stays related).
-    assert sum(item["band"] == "sure" for item in first.values()) >= 5, first
+    # What 老王 said of the new member 小周 is hearsay: related whatever its P (Priya,
+    # who never spoke there, is nobody the chat knows). Measured on the other five: four
+    # sure (the paraphrase 狗 -> 柯基 is not).
+    hearsay = {"q2"}
+    assert all(first[q]["band"] == "related" for q in hearsay), first
+    assert max(first[q]["p"] for q in hearsay) >= 0.7, first  # P itself is not lowered
+    assert sum(item["band"] == "sure" for q, item in first.items() if q not in hearsay) >= 4
