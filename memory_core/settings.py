@@ -352,6 +352,12 @@ class Settings(BaseModel):
     """After downtime, catch up at most this many missed days (the most recent ones), in order."""
     nightly_recent_diaries: int = 3
     """Latest diaries shown to the chat model with each reply."""
+    person_cards_per_night: NonNegative = 20
+    """Most member cards the nightly run writes per group and night (members whose memories
+    changed that day, the most changed first; 0 = none)."""
+    prompt_people_tokens: NonNegative = 300
+    """Token budget of the reply prompt's people block (the asker's card and those of the
+    members the message names; 0 = no block)."""
     gc_exempt_types: tuple[str, ...] = ("rule",)
     """Memory types that never go cold (comma-separated). Pinned, starred, credited memories and
     those in a supersede/contradict chain never go cold either."""

@@ -67,6 +67,16 @@ def experience_of(bot: Bot, event: Event, *, now: datetime) -> NewExperience | N
     return None
 
 
+def mentioned_ids(bot: Bot, event: Event) -> tuple[str, ...]:
+    """The ids a message @-mentions, the bot's own and @all left out (QQ's `at`
+    segments; a Telegram @name is text, and read as a name)."""
+    if not isinstance(event, v11.MessageEvent):
+        return ()
+    ours = {str(bot.self_id), "all"}
+    found = (str(s.data.get("qq", "")) for s in event.original_message if s.type == "at")
+    return tuple(dict.fromkeys(q for q in found if q and q not in ours))
+
+
 def quoted_id(event: Event) -> str | None:
     """The id of the message this one replies to."""
     if isinstance(event, v11.MessageEvent):

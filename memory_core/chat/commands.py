@@ -9,14 +9,14 @@ worded exactly like an id that never existed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from memory_core.clock import Clock
-from memory_core.errors import ScopeViolation, UsageError, ValidationError
+from memory_core.errors import NotPermitted, ScopeViolation, UsageError, ValidationError
 from memory_core.settings import LiveSettings, Settings
 from memory_core.storage import ChatRepo
 from memory_core.types import Asker, EvidenceRef, NewExperience, is_group_scope
@@ -43,6 +43,29 @@ class CardsPort(Protocol):
     async def cards(self, scope: str) -> Sequence[CardLike]: ...
 
 
+class PersonCardLike(Protocol):
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def content(self) -> str: ...
+
+    @property
+    def day(self) -> str | None: ...
+
+
+class PersonCardsPort(Protocol):
+    """`core.person_cards`: a member's card in a group, and who answers to a name."""
+
+    async def card_of(self, scope: str, user_id: str) -> tuple[str, PersonCardLike | None]: ...
+
+    async def members_named(self, scope: str, name: str) -> list[str]: ...
+
+
+SELF_WORDS = frozenset({"我", "me", "自己", "我自己"})
+"""`/cards 我`: the asker's own card."""
+
+
 class StatusPort(Protocol):
     async def scope_status(self, scope: str) -> texts.ScopeStatus: ...
 
@@ -65,6 +88,7 @@ class ChatCommands:
         recall: RecallPort,
         status: StatusPort,
         cards: CardsPort | None = None,
+        person_cards: PersonCardsPort | None = None,
     ) -> None:
         self.live = settings
         self.clock = clock
@@ -74,6 +98,7 @@ class ChatCommands:
         self.recall = recall
         self.status_source = status
         self.cards_source = cards
+        self.person_cards = person_cards
         self.zone = ZoneInfo(self.settings.timezone)
 
     @property
@@ -197,9 +222,51 @@ class ChatCommands:
         ]
         return texts.why_text(items, injection.created_at, self.zone, now, quoted)
 
-    async def cards(self, scope: str) -> str:
-        cards = await self.cards_source.cards(scope) if self.cards_source is not None else []
-        return texts.cards_text([(card.kind, card.content) for card in cards])
+    async def cards(
+        self,
+        scope: str,
+        target: str = "",
+        *,
+        asker: str | None = None,
+        mentioned: Sequence[str] = (),
+        is_admin: Callable[[], Awaitable[bool]] | None = None,
+    ) -> str:
+        """The chat's seven cards; with a member named (`mentioned`: @-mentioned ids,
+        else `target`: a name, or 我), that member's card in this group. A member sees
+        their own card; another's only when `is_admin()` says the asker administers
+        the group (it is asked only then)."""
+        target = target.strip()
+        if not target and not mentioned:
+            cards = await self.cards_source.cards(scope) if self.cards_source is not None else []
+            return texts.cards_text([(card.kind, card.content) for card in cards])
+        if not is_group_scope(scope):
+            raise UsageError(texts.GROUP_ONLY)
+        if self.person_cards is None:
+            raise UsageError("人物卡片还没开启。")
+        user_id = await self._member(scope, target, mentioned, asker)
+        if user_id != asker and (is_admin is None or not await is_admin()):
+            raise NotPermitted(texts.OWN_CARD_ONLY)
+        name, card = await self.person_cards.card_of(scope, user_id)
+        if card is None:
+            return texts.person_card_text(name, None)
+        return texts.person_card_text(name, card.content, card.version, card.day)
+
+    async def _member(
+        self, scope: str, target: str, mentioned: Sequence[str], asker: str | None
+    ) -> str:
+        """The one member `/cards` names: the first @-mention, else 我, else a name
+        exactly one member of this group answers to."""
+        if mentioned:
+            return mentioned[0]
+        if target.lower() in SELF_WORDS and asker:
+            return asker
+        assert self.person_cards is not None
+        found = await self.person_cards.members_named(scope, target)
+        if not found:
+            raise UsageError(f"这个群里没有找到叫「{target}」的人。")
+        if len(found) > 1:
+            raise UsageError(f"这个群里有好几个人叫「{target}」，请用 @ 指明是谁。")
+        return found[0]
 
     async def status(self, scope: str) -> str:
         status = await self.status_source.scope_status(scope)

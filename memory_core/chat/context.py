@@ -1,7 +1,8 @@
 """Gathering what the reply prompt shows besides the recalled memories.
 
 Nightly blocks (states, cards, timeline, diaries, background diary; empty until the
-nightly job has written them), unarchived fragment summaries, and the recent raw
+nightly job has written them), the people the reply concerns (the asker's and the named
+members' cards, whose word each recalled memory is: `core.person_cards`), unarchived fragment summaries, and the recent raw
 messages: every message consolidation has not summarised yet (the newest
 `recent_messages`), plus a few already-summarised ones just before them as a bridge.
 Times are shown in the configured zone.
@@ -20,7 +21,15 @@ from memory_core.prompts.chat import ChatPromptInput, PromptLine, PromptMemory, 
 from memory_core.settings import Settings
 from memory_core.types import Experience, Recalled
 
-from .ports import ArchivePort, BlocksLike, BlocksPort, ContextPort, ImageTexts
+from .ports import (
+    ArchivePort,
+    BlocksLike,
+    BlocksPort,
+    ContextPort,
+    ImageTexts,
+    PeoplePort,
+    PeopleViewLike,
+)
 
 log = logging.getLogger("yuji.chat")
 
@@ -61,6 +70,10 @@ class ContextView:
     """memory id -> the injected memory it contradicts (both directions)."""
     texts: dict[int, str] = field(default_factory=dict[int, str])
     """experience id -> its text with image descriptions (`[图片：…]`), where any."""
+    people: tuple[tuple[str, str], ...] = ()
+    """(current name, person card) of the asker and the members the wake names."""
+    words: dict[int, tuple[str, str]] = field(default_factory=dict[int, tuple[str, str]])
+    """memory id -> (its member's current name, whose word it is)."""
 
     def clock_label(self, instant: datetime, now: datetime | None = None) -> str:
         local = instant.astimezone(self.zone)
@@ -108,6 +121,7 @@ class ContextView:
             timeline=self.timeline,
             recent_diaries=self.recent_diaries,
             memories=memories,
+            people=self.people,
             quotes=quotes,
             background_diary=self.background_diary,
             fragments=self.fragments,
@@ -128,16 +142,21 @@ async def gather_context(
     context: ContextPort,
     blocks: BlocksPort | None,
     describe: ImageTexts | None = None,
+    people: PeoplePort | None = None,
+    asker: str | None = None,
+    mentioned: Sequence[str] = (),
+    text: str = "",
 ) -> ContextView:
     zone = ZoneInfo(settings.timezone)
     limit = max(0, settings.recent_messages)
     # Independent reads: run them side by side (each on its own pooled connection).
-    messages, acked, fragments, pairs, nightly = await asyncio.gather(
+    messages, acked, fragments, pairs, nightly, concerned = await asyncio.gather(
         archive.recent(scope, limit + BRIDGE_MESSAGES, before_id=trigger_id),
         context.acked_id(scope),
         context.open_fragments(scope, FRAGMENTS_SHOWN),
         context.contradicting_pairs(scope, [r.memory.id for r in recalled]),
         _nightly_blocks(blocks, scope, now, recalled),
+        _people(people, scope, asker, mentioned, text, recalled),
     )
     messages = [m for m in messages if m.fingerprint != trigger_fingerprint]
     contradicts: dict[int, int] = {}
@@ -157,6 +176,8 @@ async def gather_context(
         recent=recent,
         contradicts=contradicts,
         texts=texts,
+        people=tuple(concerned.cards) if concerned else (),
+        words={k: (w.subject, w.said) for k, w in concerned.words.items()} if concerned else {},
     )
 
 
@@ -170,4 +191,28 @@ async def _nightly_blocks(
     except Exception:
         # Cards and diaries enrich a reply; their failure must not stop it.
         log.exception("yuji: nightly blocks unavailable for %s", scope)
+        return None
+
+
+async def _people(
+    people: PeoplePort | None,
+    scope: str,
+    asker: str | None,
+    mentioned: Sequence[str],
+    text: str,
+    recalled: Sequence[Recalled],
+) -> PeopleViewLike | None:
+    if people is None:
+        return None
+    try:
+        return await people.prompt_view(
+            scope,
+            asker=asker,
+            mentioned=mentioned,
+            text=text,
+            memories=[r.memory for r in recalled],
+        )
+    except Exception:
+        # Person cards and names enrich a reply; their failure must not stop it.
+        log.exception("yuji: people unavailable for %s", scope)
         return None

@@ -6,7 +6,7 @@ the consolidation repository) satisfy these structurally; tests may pass fakes.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from collections.abc import Sequence as _Sequence
 from datetime import datetime
 from typing import Protocol
@@ -88,6 +88,40 @@ class BlocksPort(Protocol):
     async def blocks(
         self, scope: str, now: datetime, recalled: Sequence[Recalled]
     ) -> BlocksLike: ...
+
+
+class MemoryWordLike(Protocol):
+    """`core.person_cards`' MemoryWord: a memory's subject by current name, whose word."""
+
+    @property
+    def subject(self) -> str: ...
+
+    @property
+    def said(self) -> str: ...
+
+
+class PeopleViewLike(Protocol):
+    """`core.person_cards.prompt_view(...)`'s result (PeopleView), read-only."""
+
+    @property
+    def cards(self) -> Sequence[tuple[str, str]]: ...
+
+    @property
+    def words(self) -> Mapping[int, MemoryWordLike]: ...
+
+
+class PeoplePort(Protocol):
+    """The people a reply concerns (`core.person_cards`): cards, names, whose word."""
+
+    async def prompt_view(
+        self,
+        scope: str,
+        *,
+        asker: str | None,
+        mentioned: Sequence[str] = (),
+        text: str = "",
+        memories: Sequence[Memory] = (),
+    ) -> PeopleViewLike: ...
 
 
 class ContextPort(Protocol):

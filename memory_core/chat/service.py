@@ -28,6 +28,7 @@ from memory_core.prompts.budget import estimate_tokens
 from memory_core.prompts.chat import (
     ChatPrompt,
     ChatPromptInput,
+    PromptBudget,
     PromptLine,
     PromptMemory,
     PromptQuote,
@@ -53,6 +54,7 @@ from .ports import (
     DeploymentPort,
     ImageTexts,
     MemoriesPort,
+    PeoplePort,
     RecallPort,
 )
 from .split import split_reply
@@ -123,6 +125,7 @@ class ChatService:
         blocks: BlocksPort | None = None,
         describe: ImageTexts | None = None,
         deployment: DeploymentPort | None = None,
+        people: PeoplePort | None = None,
     ) -> None:
         self.live = settings
         self.clock = clock
@@ -135,6 +138,7 @@ class ChatService:
         self.blocks = blocks
         self.describe = describe
         self.deployment = deployment
+        self.people = people
         self.guard = OutOfCharacterGuard(self.settings.ooc_patterns)
         self.persona = load_persona(self.settings.persona_file)
         self.deadline_grace_s = DEADLINE_GRACE_S
@@ -296,13 +300,20 @@ class ChatService:
                     context=self.context,
                     blocks=self.blocks,
                     describe=self.describe,
+                    people=self.people,
+                    asker=incoming.sender_id,
+                    mentioned=[m for m in incoming.mentioned_ids if m != incoming.self_id],
+                    text=incoming.text,
                 )
                 tool = self._memory_tool(incoming, view, now)
             except StorageError as exc:  # the store is away: answer without it
                 without_memories(incoming.scope, exc)
                 trigger, recalled, quoted, tool = None, (), (), None
                 view = ContextView(zone=ZoneInfo(self.settings.timezone))
-            prompt = build_chat_prompt(self._prompt_input(incoming, view, recalled, quoted, now))
+            prompt = build_chat_prompt(
+                self._prompt_input(incoming, view, recalled, quoted, now),
+                PromptBudget(people=self.settings.prompt_people_tokens),
+            )
             kind, text = await self._generate(llm, prompt.messages, incoming.scope, tool)
         except LLMError as exc:
             log.warning("yuji: model unavailable for %s: %s", incoming.scope, exc)
@@ -561,11 +572,13 @@ async def recall_turn(
 
 def _prompt_memory(item: Recalled, view: ContextView) -> PromptMemory:
     memory = item.memory
+    subject, said = view.words.get(memory.id, (memory.subject, ""))
     return PromptMemory(
         id=memory.id,
         content=memory.content,
         stage=item.stage,
-        subject=memory.subject,
+        subject=subject,
+        said=said,
         reason=item.reason,
         band=item.band,
         since=view.date_label(memory.valid_from),

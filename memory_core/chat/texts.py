@@ -36,6 +36,7 @@ PREVIEW_CHARS = 60
 ADMIN_ONLY = "只有群主、管理员能用这个命令。"
 SUPERUSER_ONLY = "只有机器人的主人能用这个命令。"
 GROUP_ONLY = "这个命令只能在群里用。"
+OWN_CARD_ONLY = "只能看自己的人物卡片；看别人的要群主或管理员才行。"
 
 
 def error_text(exc: BaseException) -> str:
@@ -209,6 +210,16 @@ def band_of(reason: str) -> tuple[Band, str]:
 
 def cards_text(cards: Sequence[tuple[str, str]]) -> str:
     return "\n".join(card_lines(cards)) or "还没有记忆卡片，每晚整理过后才会有。"
+
+
+def person_card_text(
+    name: str, content: str | None, version: int = 0, day: str | None = None
+) -> str:
+    """`/cards @某人`: one member's card in this group."""
+    if content is None or not content.strip():
+        return f"还没有{name}的人物卡片，每晚整理过后、有了关于{name}的记忆才会有。"
+    when = f"，{day}" if day else ""
+    return f"{name}的人物卡片（第 {version} 版{when}）：\n{content.strip()}"
 
 
 # --- status and backfill ------------------------------------------------------------

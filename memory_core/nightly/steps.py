@@ -1,4 +1,5 @@
-"""The six steps of a night, in order: settle, diary, cards, states (3.5), events, gc.
+"""The seven steps of a night, in order: settle, diary, cards, people (3b), states (3.5),
+events, gc.
 
 Each takes the `DayRun` of one (scope, day) and returns a `StepResult`; the runner
 writes the checkpoint (diary and cards write theirs in the same transaction as their
@@ -11,6 +12,7 @@ from collections.abc import Awaitable, Callable
 
 from .context import DayRun, StepResult
 from .step_gc import collect
+from .step_people import people
 from .step_states import settle, states
 from .step_writing import cards, diary, events
 
@@ -20,6 +22,7 @@ STEPS: tuple[tuple[str, Step], ...] = (
     ("settle", settle),
     ("diary", diary),
     ("cards", cards),
+    ("people", people),
     ("states", states),
     ("events", events),
     ("gc", collect),

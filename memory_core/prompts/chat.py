@@ -2,7 +2,8 @@
 
 Block order is fixed, stable prefix first so providers can cache it: persona and
 house rules -> active time-bound states -> the seven cards -> relationship timeline
--> recent diaries -> recalled memories -> quoted older chat not consolidated yet
+-> recent diaries -> recalled memories -> the people it concerns (the asker's card and
+those of the members the message names) -> quoted older chat not consolidated yet
 -> background diary of an earlier day ->
 unarchived fragment summaries -> recent raw messages -> the message itself. Each
 block has its own token budget; an empty block is left out entirely.
@@ -68,6 +69,7 @@ class PromptBudget:
     timeline: int = 200
     diaries: int = 600
     memories: int = 700
+    people: int = 300
     quotes: int = 300
     background: int = 400
     fragments: int = 500
@@ -95,6 +97,8 @@ class PromptMemory:
     """Local date its validity ends (time-bound states), or empty."""
     contradicts: int | None = None
     """Id of the injected memory it contradicts; the two are shown side by side."""
+    said: str = ""
+    """For a memory about a member: whose word it is (`本人说`, `小周说`, `听说`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +147,8 @@ class ChatPromptInput:
     timeline: tuple[str, ...] = ()
     recent_diaries: tuple[tuple[str, str], ...] = ()
     memories: tuple[PromptMemory, ...] = ()
+    people: tuple[tuple[str, str], ...] = ()
+    """(current name, person card) of the asker and of the members the message names."""
     quotes: tuple[PromptQuote, ...] = ()
     """Recalled recent messages, not consolidated yet (at most three)."""
     background_diary: tuple[str, str] | None = None
@@ -174,6 +180,8 @@ def house_rules(bot_name: str, is_private: bool) -> str:
         "绝不能当成事实说出来，最多拿来反问确认。\n"
         "- 没有一条〔确定〕的记忆能回答对方问的事时，就说自己不知道或记不清，或者反问，不要拿〔仅供参考〕的记忆来回答。\n"
         "- 标着“互相矛盾”的两条记忆都还没定论，不要当成确定的事。\n"
+        "- 记忆和人物卡片里标着“某某说”“听说”的是别人转述的，只代表说的人这么说，"
+        "不要当成确定的事实讲出来，要讲就说明是谁说的；标着“本人说”的是本人自己说的。\n"
         f"- 如果回复确实用到了某条记忆，在整条回复的最末尾写上它的标记：用到 #12 就写 {MARKER_EXAMPLE}，"
         f"用到几条就写几个，例如 {marker(12)}{marker(7)}；没用到就不写。标记会被自动去掉，别人看不到。"
     )
@@ -190,6 +198,8 @@ def render_memory(memory: PromptMemory) -> str:
         + stage_label(memory.stage, memory.reason)
     )
     about = f"（{memory.subject}）" if memory.subject and memory.subject not in {"group"} else ""
+    if about and memory.said:
+        about = f"（{memory.subject}｜{memory.said}）"
     when = ""
     if memory.since and memory.until:
         when = f"（{memory.since} 至 {memory.until}）"
@@ -198,6 +208,15 @@ def render_memory(memory: PromptMemory) -> str:
     elif memory.until:
         when = f"（到 {memory.until} 为止）"
     return f"#{memory.id}〔{tag}〕{about}{memory.content}{when}"
+
+
+PEOPLE_HEADING = "相关的人（人物卡片；标着“某某说”的是别人转述的，不能当事实）"
+
+
+def render_person(name: str, card: str) -> str:
+    """`【阿哲】line；line`: one member's card on one line."""
+    lines = [line.strip() for line in card.splitlines() if line.strip()]
+    return f"【{name}】" + "；".join(lines)
 
 
 def render_line(line: PromptLine) -> str:
@@ -277,6 +296,13 @@ def build_chat_prompt(data: ChatPromptInput, budget: PromptBudget | None = None)
             memories_text,
         )
     )
+
+    per_person = max(40, b.people // max(1, len(data.people)))
+    people = take_within(
+        [truncate_to(render_person(name, card), per_person) for name, card in data.people],
+        b.people,
+    )
+    blocks.append(("people", PEOPLE_HEADING, "\n".join(people)))
 
     per_quote = max(40, b.quotes // max(1, len(data.quotes)))
     quote_lines = take_within(

@@ -72,6 +72,10 @@ from .people.people_repo import Person as Person
 from .people.people_repo import PersonName as PersonName
 from .people.people_write import NameSeen as NameSeen
 from .people.people_write import PersonSeen as PersonSeen
+from .people.person_cards_repo import MemberMemory as MemberMemory
+from .people.person_cards_repo import PersonCard as PersonCard
+from .people.person_cards_repo import PersonCardsRepo as PersonCardsRepo
+from .people.person_cards_repo import PromptPeople as PromptPeople
 from .porting import copy_repo as copy_repo
 from .porting.copy_repo import COPIED as COPIED
 from .porting.copy_repo import TableProgress as TableProgress

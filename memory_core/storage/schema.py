@@ -62,8 +62,9 @@ RELATION_KINDS = get_args(RelationKind)
 BATCH_STATES = ("queued", "delivered", "processing", "done", "failed")
 BATCH_OUTCOMES = ("extracted", "nothing")
 CARD_KINDS = get_args(CardKind)
-NIGHTLY_STEPS = ("settle", "diary", "cards", "states", "events", "gc")
-"""`states` is step 3.5: time-bound states the diary explicitly changes."""
+NIGHTLY_STEPS = ("settle", "diary", "cards", "people", "states", "events", "gc")
+"""`states` is step 3.5: time-bound states the diary explicitly changes; `people`
+(migration 0028) writes the cards of the members whose memories changed that day."""
 NIGHTLY_STATES = ("pending", "running", "done", "failed")
 
 
@@ -732,6 +733,23 @@ person_names = Table(
 )
 # Who in a chat answers to a name.
 Index("ix_person_names_scope_normalised", person_names.c.scope, person_names.c.normalised)
+
+# A short card per member of a group, written by the nightly `people` step from the
+# memories about that member (migration 0028): versioned like the chat cards (a change
+# inserts the next version, numbered in SQL), one card per (chat, member), never across
+# chats. `user_id` is the member's id on the chat's platform.
+person_cards = Table(
+    "person_cards",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("scope", String(64), nullable=False),
+    Column("user_id", String(64), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("day", String(10)),
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("scope", "user_id", "version"),
+)
 
 # How far `yuji people rebuild` walked the archive (the last experience id it indexed),
 # committed with each batch, so an interrupted run continues there.

@@ -49,6 +49,7 @@ from ..platforms import (  # noqa: TID252
     plain,
 )
 from ..platforms import is_superuser as is_superuser  # noqa: TID252
+from ..platforms import mentioned_ids as mentioned_ids  # noqa: TID252
 from ..platforms import quoted_id as quoted_id  # noqa: TID252
 from ..platforms import scope_of as scope_of  # noqa: TID252
 
@@ -119,6 +120,11 @@ async def require_admin(bot: Bot, event: Event) -> None:
     if await is_chat_admin(bot, event):
         return
     raise NotPermitted(ADMIN_ONLY)
+
+
+async def is_admin(bot: Bot, event: Event) -> bool:
+    """A superuser, or an admin of this group (asked of the client only when needed)."""
+    return await is_superuser(bot, event) or (is_group(event) and await is_chat_admin(bot, event))
 
 
 async def require_group_admin(bot: Bot, event: Event) -> None:

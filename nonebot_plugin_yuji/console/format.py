@@ -108,6 +108,7 @@ STEP_LABELS = {
     "settle": "结算",
     "diary": "小传",
     "cards": "卡片",
+    "people": "人物",
     "states": "状态",
     "events": "事件",
     "gc": "回收",

@@ -25,6 +25,7 @@ from memory_core.storage.archive import message_index
 from memory_core.storage.failures import translating
 from memory_core.storage.nightly.nightly_repo import append_card, newest_version
 from memory_core.storage.people.people_repo import PeopleRepo
+from memory_core.storage.people.person_cards_repo import PersonCardsRepo
 from memory_core.storage.repository import Repository
 from memory_core.storage.schema import (
     attachments,
@@ -214,6 +215,8 @@ class RedactionRepo(Repository):
             await message_index.drop_messages(conn, ids)
             # Nor are the names they went by here (others' @ of them stay, as those do).
             await PeopleRepo(self.db).forget_names(scope, scope_platform(scope), user_id, conn=conn)
+            # And their card in this chat: it is made of what was said about them.
+            await PersonCardsRepo(self.db).forget(scope, user_id, conn=conn)
             # What the bot was asked by them is their text too.
             await conn.execute(
                 update(injections)

@@ -82,7 +82,9 @@ def full() -> ChatPromptInput:
             ),
             PromptMemory(7, "撤离率 30%", "lexical", "阿明"),
             PromptMemory(9, "阿明在杭州出差", "graph", "阿明", "与#3相关", until="2026-11-22"),
+            PromptMemory(12, "阿哲下个月搬去深圳", "lexical", "阿哲", said="小周说"),
         ),
+        people=(("阿明", "爱吃辣\n这周在杭州出差"), ("阿哲", "（小周说）下个月搬去深圳")),
         quotes=(PromptQuote(812, "小红", "18:02", "我下周三去杭州面试"),),
         background_diary=("2026-10-01", "阿明进群那天，大家一起庆祝。"),
         fragments=("傍晚聊了新地图",),
@@ -114,6 +116,7 @@ def test_blocks_follow_the_spec_order() -> None:
         "timeline",
         "diaries",
         "memories",
+        "people",
         "quotes",
         "background",
         "fragments",
@@ -164,7 +167,7 @@ def test_every_memory_line_names_its_band_and_the_rules_say_what_they_mean() -> 
     prompt = build_chat_prompt(full())
     system = prompt.messages[0].content or ""
     lines = [ln for ln in system.splitlines() if re.match(r"#\d+〔", ln)]
-    assert len(lines) == 4
+    assert len(lines) == 5
     for line in lines:
         band = line.split("〔", 1)[1].split("｜", 1)[0]
         assert band in ("确定", "仅供参考")
@@ -175,7 +178,7 @@ def test_every_memory_line_names_its_band_and_the_rules_say_what_they_mean() -> 
 
 def test_contradicting_pair_is_shown_together() -> None:
     prompt = build_chat_prompt(full())
-    assert prompt.memory_ids == (3, 7, 5, 9)
+    assert prompt.memory_ids == (3, 7, 5, 9, 12)
     system = prompt.messages[0].content or ""
     assert system.index("#3") < system.index("#7") < system.index("#5")
     assert "#3 和 #7 互相矛盾" in system
@@ -236,3 +239,37 @@ def test_truncate_to_fits_and_is_a_prefix(text: str, budget: int) -> None:
 def test_token_estimate_counts_chinese_per_character() -> None:
     assert estimate_tokens("撤离率") == 3
     assert estimate_tokens("abcdefgh") == 2
+
+
+def test_a_memory_about_a_member_says_whose_word_it_is() -> None:
+    prompt = build_chat_prompt(full())
+    system = prompt.messages[0].content or ""
+    [hearsay] = [ln for ln in system.splitlines() if ln.startswith("#12〔")]
+    assert hearsay.endswith("〕（阿哲｜小周说）阿哲下个月搬去深圳")
+    own = PromptMemory(4, "我下周考试", "lexical", "阿明", said="本人说")
+    line = dict(build_chat_prompt(replace(minimal(), memories=(own,))).blocks)["memories"]
+    assert line.endswith("〕（阿明｜本人说）我下周考试")
+    assert "不要当成确定的事实讲出来" in system  # the house rule on hearsay
+
+
+def test_people_come_after_the_memories_never_in_the_cached_prefix() -> None:
+    prompt = build_chat_prompt(full())
+    system = prompt.messages[0].content or ""
+    people = dict(prompt.blocks)["people"]
+    assert people.splitlines() == [
+        "【阿明】爱吃辣；这周在杭州出差",
+        "【阿哲】（小周说）下个月搬去深圳",
+    ]
+    assert system.index("现在是 ") < system.index("## 想起的记忆") < system.index(people)
+    assert system.index("## 记忆卡片") < system.index("现在是 ")
+
+
+def test_people_keep_to_their_own_budget() -> None:
+    many = tuple((f"群友{i}", "很长的一行人物卡片内容" * 10) for i in range(6))
+    prompt = build_chat_prompt(replace(minimal(), people=many), PromptBudget(people=120))
+    shown = dict(prompt.blocks)["people"]
+    assert 0 < len(shown.splitlines()) < 6
+    assert sum(estimate_tokens(line) + 1 for line in shown.splitlines()) <= 120
+    assert shown.startswith("【群友0】")  # the asker's card comes first and is kept first
+    none = build_chat_prompt(replace(minimal(), people=many), PromptBudget(people=0))
+    assert "people" not in dict(none.blocks)

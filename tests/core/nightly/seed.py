@@ -111,6 +111,7 @@ KIND_MARKS = {
     "settle": "已经过了截止日期",
     "diary": "《今日小传》",
     "cards": "七张记忆卡片",
+    "people": "人物卡片",
     "states": "根据今日小传调整",
     "events": "提取值得长期记住的独立事件",
 }
@@ -129,6 +130,7 @@ def quiet_day(kind: str) -> dict[str, Any]:
         "settle": {"rewrites": []},
         "diary": {"diary": "平常的一天。"},
         "cards": {"changes": [], "timeline": None},
+        "people": {"card": "平常的一天。"},
         "states": {"changes": []},
         "events": {"events": []},
     }[kind]

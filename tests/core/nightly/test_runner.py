@@ -35,7 +35,7 @@ def outcomes(reports: list[StepReport], scope: str = SCOPE) -> list[tuple[str, s
     return [(r.day, r.step, r.outcome) for r in reports if r.scope == scope]
 
 
-async def test_a_full_night_runs_the_six_steps_in_order(core: Yuji, llm: ScriptedLLM) -> None:
+async def test_a_full_night_runs_the_seven_steps_in_order(core: Yuji, llm: ScriptedLLM) -> None:
     await fragment(core, SCOPE, sh(2026, 11, 20, 21, 0), "南杉说出差回来了。")
     llm.push(*day_script())
 
@@ -45,6 +45,7 @@ async def test_a_full_night_runs_the_six_steps_in_order(core: Yuji, llm: Scripte
         ("settle", "skipped"),
         ("diary", "done"),
         ("cards", "done"),
+        ("people", "skipped"),
         ("states", "done"),
         ("events", "done"),
         ("gc", "skipped"),
