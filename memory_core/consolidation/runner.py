@@ -18,7 +18,13 @@ from datetime import tzinfo
 from memory_core.clock import Clock
 from memory_core.errors import BatchError, LLMError, LLMToolsUnsupported, YujiError
 from memory_core.llm.base import ChatMessage, LLMClient
-from memory_core.prompts.consolidation import Line, batch_prompt, system_prompt, tool_specs
+from memory_core.prompts.consolidation import (
+    BatchPerson,
+    Line,
+    batch_prompt,
+    system_prompt,
+    tool_specs,
+)
 from memory_core.storage import Batch, ConsolidationRepo, Failed
 
 from .tools import BatchTools
@@ -96,7 +102,13 @@ class BatchRunner:
         self.max_turns = max(1, max_turns)
         self.timeout_s = timeout_s
 
-    async def run(self, batch: Batch, lines: Sequence[Line], tools: BatchTools) -> BatchReport:
+    async def run(
+        self,
+        batch: Batch,
+        lines: Sequence[Line],
+        tools: BatchTools,
+        people: Sequence[BatchPerson] = (),
+    ) -> BatchReport:
         messages = [
             ChatMessage(role="system", content=system_prompt(self.bot_name)),
             ChatMessage(
@@ -108,6 +120,7 @@ class BatchRunner:
                     self.zone,
                     first_id=batch.first_id,
                     last_id=batch.last_id,
+                    people=people,
                 ),
             ),
         ]

@@ -37,7 +37,8 @@ from memory_core.clock import Clock
 from memory_core.errors import ConstraintViolation, LLMUnavailable, StorageError
 from memory_core.llm.base import LLMClient
 from memory_core.ops.alerts import AlertSink, LogAlertSink
-from memory_core.prompts.consolidation import Line, clip, quotes_bot_text
+from memory_core.people.observe import mentions
+from memory_core.prompts.consolidation import BatchPerson, Line, clip, quotes_bot_text
 from memory_core.settings import LiveSettings, Settings
 from memory_core.storage import (
     Backlog,
@@ -46,6 +47,7 @@ from memory_core.storage import (
     Cursor,
     CursorFix,
     Pending,
+    PeopleRepo,
     UsageRepo,
 )
 from memory_core.storage.engine import Database
@@ -121,6 +123,7 @@ class ConsolidationService:
         self.clock = clock
         self.db = db
         self.repo = ConsolidationRepo(db)
+        self.people = PeopleRepo(db)
         self.usage = usage or UsageRepo(db)
         self.archive = archive
         self.memories = memories
@@ -375,7 +378,8 @@ class ConsolidationService:
             bot_names=self.settings.nicknames,
         )
         previous_failures = (await self.repo.cursor(batch.scope)).consecutive_failures
-        task = asyncio.create_task(runner.run(batch, lines, tools))
+        people = await self._people(batch.scope, experiences)
+        task = asyncio.create_task(runner.run(batch, lines, tools, people))
         self._running[batch.id] = task
         try:
             report = await task
@@ -510,6 +514,22 @@ class ConsolidationService:
         if not planned and not self.last_skip.startswith("blocked"):
             self._skip(f"nothing pending in {order[0].scope}")
         return planned
+
+    async def _people(self, scope: str, experiences: Sequence[Experience]) -> list[BatchPerson]:
+        """The members the batch shows (its senders, then whom it @-mentions), in the
+        order they first appear, with their names in this chat from the person index."""
+        shown: dict[str, None] = {}
+        for e in experiences:
+            if not e.is_bot:
+                shown.setdefault(e.sender_id.strip(), None)
+            for user_id, _ in mentions(e.segments):
+                shown.setdefault(user_id, None)
+        known = {p.person.user_id: p for p in await self.people.in_chat(scope)}
+        return [
+            BatchPerson(user_id, tuple(dict.fromkeys(n.name for n in known[user_id].names)))
+            for user_id in shown
+            if user_id in known and not known[user_id].person.is_bot
+        ]
 
     async def _lines(
         self, scope: str, experiences: Sequence[Experience]

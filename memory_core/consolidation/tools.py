@@ -214,6 +214,7 @@ class BatchTools:
             valid_to=valid_to,
             origin="consolidation",
             changed_by=self.changed_by,
+            subject_id=args.subject_id,
         )
         self.stats.written.append(outcome.memory.id)
         near = None

@@ -41,6 +41,8 @@ class FakeMemories:
         valid_to: datetime | None = None,
         origin: str = "model",
         changed_by: str = "model",
+        subject_id: str | None = None,
+        subject_kind: str | None = None,
     ) -> WriteOutcome:
         if not evidence:
             raise EvidenceRequired("a memory needs evidence")
@@ -66,6 +68,9 @@ class FakeMemories:
             hit_count=0,
             pinned=False,
             starred=False,
+            # The fake knows no persons: an id given is taken as the member's.
+            subject_kind="person" if subject_id else None,
+            subject_person=subject_id,
         )
         self.memories[memory.id] = memory
         self.evidence[memory.id] = tuple(evidence)

@@ -31,6 +31,8 @@ class WritesMemories(Protocol):
         valid_to: datetime | None = ...,
         origin: str = ...,
         changed_by: str = ...,
+        subject_id: str | None = ...,
+        subject_kind: str | None = ...,
     ) -> WriteOutcome: ...
 
 

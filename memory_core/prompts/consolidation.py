@@ -47,7 +47,13 @@ class WriteArgs(_Args):
     subject: str = Field(
         min_length=1,
         max_length=64,
-        description="关于谁：成员的昵称或QQ号；整个群写 group；机器人自己写 bot",
+        description="关于谁：成员的昵称或QQ号；整个群写 group；机器人自己写 bot；"
+        "某样东西（宠物、游戏、地方）写它的名字",
+    )
+    subject_id: str | None = Field(
+        default=None,
+        max_length=64,
+        description="关于哪位成员时，填他的QQ号（见“本批出现的人”）；不是成员就不填",
     )
     content: str = Field(min_length=1, max_length=500, description="一句完整、可独立理解的陈述")
     evidence: list[int] = Field(
@@ -235,12 +241,43 @@ def system_prompt(bot_name: str) -> str:
 8. 结束前必须调用一次 acknowledge；不调用，这批就算没读过。"""
 
 
+@dataclass(frozen=True, slots=True)
+class BatchPerson:
+    """A member the batch shows (a sender or someone @-mentioned) and the names they
+    went by in this chat, latest first."""
+
+    user_id: str
+    names: tuple[str, ...]
+
+
+MAX_NAMES_SHOWN = 4
+
+
+def render_people(people: Sequence[BatchPerson]) -> str:
+    """The batch's people, so a memory names its member by id, whatever nickname the
+    messages call them by; empty when the index knows no one."""
+    if not people:
+        return ""
+    rows = [
+        f"- {p.user_id}：{'、'.join(p.names[:MAX_NAMES_SHOWN]) or '（没有名字）'}" for p in people
+    ]
+    return "本批出现的人（QQ号：在本群用过的名字，最新的在前）：\n" + "\n".join(rows) + "\n"
+
+
 def batch_prompt(
-    scope: str, token: str, lines: Sequence[Line], zone: tzinfo, *, first_id: int, last_id: int
+    scope: str,
+    token: str,
+    lines: Sequence[Line],
+    zone: tzinfo,
+    *,
+    first_id: int,
+    last_id: int,
+    people: Sequence[BatchPerson] = (),
 ) -> str:
     header = (
         f"会话：{scope}\ntoken：{token}\n"
-        f"本批共 {len(lines)} 条消息（#{first_id} 到 #{last_id}），时间为本地时间：\n"
+        + render_people(people)
+        + f"本批共 {len(lines)} 条消息（#{first_id} 到 #{last_id}），时间为本地时间：\n"
     )
     return header + "\n".join(render_line(line, zone) for line in lines)
 

@@ -33,6 +33,7 @@ from memory_core.storage.schema import (
     nightly_scopes,
     nightly_settled,
     people_progress,
+    person_cards,
     redactions,
     vector_builds,
 )
@@ -197,6 +198,17 @@ async def _bookkeeping(conn: Any, core: Yuji, memory_id: int, experience_id: int
         ),
         (alert_log, {"at": now, "key": "backup", "text": "备份失败", "recovered": True}),
         (people_progress, {"job": "rebuild", "last_id": 3, "updated_at": now}),
+        (
+            person_cards,
+            {
+                "scope": GROUP,
+                "user_id": "20001",
+                "version": 1,
+                "content": "周末爱去西湖骑车",
+                "day": "2026-11-20",
+                "created_at": now,
+            },
+        ),
         (
             memory_vectors,
             {

@@ -12,8 +12,9 @@ from nonebug import App
 from sqlalchemy import insert
 
 from memory_core import FakeClock, NewExperience, Settings, Yuji
-from memory_core.chat.texts import ADMIN_ONLY, SUPERUSER_ONLY
+from memory_core.chat.texts import ADMIN_ONLY, OWN_CARD_ONLY, SUPERUSER_ONLY
 from memory_core.memories.near_duplicate import similarity
+from memory_core.storage import PersonCardsRepo
 from memory_core.storage.schema import cards
 
 from .conftest import SUPERUSER
@@ -327,4 +328,62 @@ async def test_private_chat_owner_is_admin_of_their_own_chat(app: App, yuji_core
     assert (await yuji_core.memories.get("private:321", 1)).status == "retracted"
     await run(
         app, private_message("/forget 1", user_id=654), "找不到这条记忆（只能查这个聊天里的）。"
+    )
+
+
+# --- /cards @某人 ----------------------------------------------------------------------
+
+
+async def _member_card(yuji_core: Yuji, user_id: str, name: str, content: str) -> None:
+    """A member of group 100 known by `name`, with a card there."""
+    await yuji_core.archive.append(
+        NewExperience(
+            scope=SCOPE,
+            fingerprint=f"said-{user_id}",
+            sender_id=user_id,
+            sender_name=name,
+            text="大家好",
+            sent_at=yuji_core.clock.now() - timedelta(hours=1),
+        )
+    )
+    await yuji_core.archive.flush()
+    await PersonCardsRepo(yuji_core.db).append(
+        SCOPE, user_id, content, "2026-11-19", yuji_core.clock.now()
+    )
+
+
+def cards_at(user_id: str, *, role: str = "member", sender: int = 200) -> Any:
+    return group_message(
+        [
+            {"type": "text", "data": {"text": "/cards "}},
+            {"type": "at", "data": {"qq": user_id}},
+        ],
+        role=role,
+        user_id=sender,
+    )
+
+
+async def test_cards_of_a_member_for_themselves_and_for_an_admin_only(
+    app: App, yuji_core: Yuji
+) -> None:
+    await _member_card(yuji_core, "300", "小周", "下个月搬去深圳")
+    await _member_card(yuji_core, "200", "阿明", "爱吃辣")
+    mine = "阿明的人物卡片（第 1 版，2026-11-19）：\n爱吃辣"
+    theirs = "小周的人物卡片（第 1 版，2026-11-19）：\n下个月搬去深圳"
+
+    await run(app, cards_at("300"), OWN_CARD_ONLY)  # a member, about someone else
+    await run(app, group_message("/cards 小周"), OWN_CARD_ONLY)  # by name: the same
+    await run(app, cards_at("200"), mine)  # their own
+    await run(app, group_message("/cards 我"), mine)
+    await run(app, cards_at("300", role="admin"), theirs)
+    await run(app, group_message("/cards 小周", role="owner"), theirs)
+    await run(app, cards_at("300", sender=int(SUPERUSER)), theirs)
+    await run(
+        app, group_message("/cards 路人甲", role="admin"), "这个群里没有找到叫「路人甲」的人。"
+    )
+    # another group: the member goes by the name they show there, and has no card yet
+    await run(
+        app,
+        group_message("/cards 我", group_id=999),
+        "还没有群友的人物卡片，每晚整理过后、有了关于群友的记忆才会有。",
     )

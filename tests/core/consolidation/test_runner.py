@@ -374,3 +374,50 @@ async def test_duplicate_delivery_after_failure_is_idempotent(
     assert (await service.repo.cursor(G1)).acked_id == ids[-1]
     assert await service.run_once() is None  # nothing left: the watermark ended where one pass ends
     assert "nothing eligible" in service.last_skip
+
+
+async def test_the_batch_shows_its_people_and_a_memory_names_its_member_by_id(
+    core: Yuji, service: ConsolidationService, llm: ScriptedLLM
+) -> None:
+    # 张三 (10001) says where 李四 (10002) is moving; the model calls 李四 by a
+    # nickname no one uses in the chat, but gives his id from the batch's people.
+    ids = await seed(core, n=6)
+    await seed(core, n=6, start=6, sender="10002", texts=["我下个月搬去深圳"] * 6)
+
+    def write_by_id(request: LLMRequest) -> ChatResponse:
+        tok = token_of(request)
+        batch = ids_in_prompt(request)
+        return respond(
+            call(
+                "write_memory",
+                token=tok,
+                type="event",
+                subject="四哥",
+                subject_id="10002",
+                content="李四下个月搬去深圳",
+                evidence=batch[6:7],
+            ),
+            call(
+                "write_memory",
+                token=tok,
+                type="event",
+                subject="李四",
+                subject_id="10002",
+                content="张三说李四要搬走",
+                evidence=batch[:1],
+            ),
+            call("acknowledge", token=tok, outcome="extracted", summary="李四要搬家"),
+        )
+
+    llm.push(write_by_id)
+    report = await run_batch(service, force=True)
+    assert (report.state, report.refused) == ("done", 0)
+    (request,) = llm.requests
+    prompt = request.messages[1].content or ""
+    assert "本批出现的人" in prompt
+    assert "- 10001：张三" in prompt
+    own, told = [await core.memories.get(G1, i) for i in report.written]
+    assert (own.subject_kind, own.subject_person, own.word) == ("person", "10002", "self-only")
+    # The same person, on another member's word only: hearsay.
+    assert (told.subject_kind, told.subject_person, told.word) == ("person", "10002", "hearsay")
+    assert ids[0] in {e.experience_id for e in await core.memories.evidence(G1, told.id)}

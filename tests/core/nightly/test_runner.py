@@ -20,7 +20,7 @@ from memory_core.storage.nightly.nightly_health_repo import ScopeHealth
 from .seed import SCOPE, day_script, fragment, prompt_kind, quiet_day, quiet_responder, reply, sh
 
 DAY = "2026-11-20"
-STEPS = ["settle", "diary", "cards", "states", "events", "gc"]
+STEPS = ["settle", "diary", "cards", "people", "states", "events", "gc"]
 
 
 class Crash(BaseException):
@@ -35,7 +35,7 @@ def outcomes(reports: list[StepReport], scope: str = SCOPE) -> list[tuple[str, s
     return [(r.day, r.step, r.outcome) for r in reports if r.scope == scope]
 
 
-async def test_a_full_night_runs_the_seven_steps_in_order(core: Yuji, llm: ScriptedLLM) -> None:
+async def test_a_full_night_runs_the_steps_in_order(core: Yuji, llm: ScriptedLLM) -> None:
     await fragment(core, SCOPE, sh(2026, 11, 20, 21, 0), "南杉说出差回来了。")
     llm.push(*day_script())
 

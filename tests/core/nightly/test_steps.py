@@ -94,13 +94,14 @@ async def test_settle_invalid_then_valid(core: Yuji, llm: ScriptedLLM) -> None:
     llm.push(
         reply({"rewrites": [{"id": trip.id + 99, "past_tense": "编出来的"}]}),
         reply({"rewrites": [{"id": trip.id, "past_tense": "那周在杭州出差"}]}),
+        reply({"card": "南杉那周在杭州出差"}),  # the rewrite changed 南杉's memories
     )
 
     steps = by_step(await core.nightly.run(day=DAY, scope=SCOPE))
 
     assert steps["settle"].outcome == "done"
     assert steps["settle"].attempts == 2
-    assert [r.temperature for r in llm.requests] == [0.7, 0.56]
+    assert [r.temperature for r in llm.requests[:2]] == [0.7, 0.56]
     assert (await core.memories.get(SCOPE, trip.id)).content == "那周在杭州出差"
 
 
@@ -248,6 +249,7 @@ async def test_states_resolves_early_only_on_the_diarys_words(core: Yuji, llm: S
     }
     llm.push(
         *script[:2],
+        reply({"card": "南杉这周在杭州出差"}),  # her state was written today
         reply({"changes": [made_up]}),
         reply({"changes": [real, new]}),
         script[3],
@@ -268,7 +270,8 @@ async def test_states_resolves_early_only_on_the_diarys_words(core: Yuji, llm: S
 async def test_states_without_diary_mentions_changes_nothing(core: Yuji, llm: ScriptedLLM) -> None:
     trip = await state(core, "这周在杭州出差", sh(2026, 11, 25, 0, 0), sh(2026, 11, 16, 9, 0))
     await fragment(core, SCOPE, sh(2026, 11, 20, 21, 0), "聊了猫。")
-    llm.push(*day_script(diary="大家聊了猫。"))
+    diary, cards, states, events = day_script(diary="大家聊了猫。")
+    llm.push(diary, cards, reply({"card": "南杉这周在杭州出差"}), states, events)
 
     steps = by_step(await core.nightly.run(day=DAY, scope=SCOPE))
 
@@ -318,8 +321,16 @@ async def test_a_model_that_never_answers_usably_fails_that_step_only(
 ) -> None:
     trip = await state(core, "这周在杭州出差", sh(2026, 11, 20, 18, 0), sh(2026, 11, 16, 9, 0))
     await fragment(core, SCOPE, sh(2026, 11, 20, 21, 0), "南杉说出差回来了。")
-    valid = [reply({"rewrites": [{"id": trip.id, "past_tense": "那周在杭州出差"}]}), *day_script()]
-    order = ["settle", "diary", "cards", "states", "events"]
+    diary, cards, states, events = day_script()
+    valid = [
+        reply({"rewrites": [{"id": trip.id, "past_tense": "那周在杭州出差"}]}),
+        diary,
+        cards,
+        reply({"card": "南杉那周在杭州出差"}),  # the rewrite changed 南杉's memories
+        states,
+        events,
+    ]
+    order = ["settle", "diary", "cards", "people", "states", "events"]
     llm.push(*valid[: order.index(failing)])
     llm.default = GARBAGE
 
