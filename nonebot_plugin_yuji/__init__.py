@@ -21,12 +21,7 @@ from . import commands as commands  # noqa: E402
 from . import console as console  # noqa: E402
 from . import deployment as deployment  # noqa: E402
 from . import ingest as ingest  # noqa: E402
-from . import jobs_backfill as jobs_backfill  # noqa: E402
-from . import jobs_consolidation as jobs_consolidation  # noqa: E402
-from . import jobs_nightly as jobs_nightly  # noqa: E402
-from . import jobs_ops as jobs_ops  # noqa: E402
-from . import jobs_vectors as jobs_vectors  # noqa: E402
-from . import jobs_vision as jobs_vision  # noqa: E402
+from . import jobs as jobs  # noqa: E402
 from . import ops_logs as ops_logs  # noqa: E402
 from . import ops_notices as ops_notices  # noqa: E402
 from . import runtime as runtime  # noqa: E402
@@ -86,15 +81,8 @@ async def _open() -> None:
     ingest.bound_handlers(settings.handler_slots)
     if settings.archive_on_receive and ingest.hook_stock_adapters():
         logger.info("yuji: the stock OneBot v11 adapter archives each message as it is read")
-    for jobs in (
-        jobs_backfill,
-        jobs_consolidation,
-        jobs_nightly,
-        jobs_ops,
-        jobs_vectors,
-        jobs_vision,
-    ):
-        jobs.schedule(core.settings)  # with the console's stored overrides
+    for family in jobs.ALL:
+        family.schedule(core.settings)  # with the console's stored overrides
     await deployment.start(core)  # the leader runs the once-only jobs above
     settle_heap()
     logger.info(

@@ -1,7 +1,7 @@
 """What the QQ client calls each chat, for the console (`core.console.name_chats`).
 
 Group names come with the group list the backfill asks for anyway (`get_group_list`,
-at every connect and every backfill run: jobs_backfill.group_ids hands it here), so
+at every connect and every backfill run: jobs.backfill.group_ids hands it here), so
 naming costs the client no call of its own. Afterwards a group's rename arrives as a
 notice (NapCat's `notify`/`group_name` carries the new name) and a group the account
 joins as a `group_increase` of the account itself; both are answered by asking the

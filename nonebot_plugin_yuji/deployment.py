@@ -15,7 +15,8 @@ from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
 from memory_core import Yuji  # noqa: E402
 
-from . import jobs_consolidation, runtime  # noqa: E402
+from . import runtime  # noqa: E402
+from .jobs import consolidation as jobs_consolidation  # noqa: E402
 
 ACCOUNTS_JOB_ID = "yuji_accounts"
 ACCOUNTS_EVERY_S = 60

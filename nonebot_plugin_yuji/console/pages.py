@@ -25,7 +25,8 @@ from memory_core import (
     parse_duration,
 )
 
-from .. import jobs_nightly, runtime  # noqa: TID252 (plugin modules load under two names)
+from .. import runtime  # noqa: TID252 (plugin modules load under two names)
+from ..jobs import nightly as jobs_nightly  # noqa: TID252
 from .gate import PREFIX, authorize
 from .web import HERE, ConsoleRoute, page, scope_param
 

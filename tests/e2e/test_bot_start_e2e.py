@@ -131,7 +131,7 @@ async def test_a_start_says_each_thing_once_and_where_the_console_is(
 
 
 def test_the_repeat_check_sees_a_line_said_twice_a_second_apart() -> None:
-    said = "[INFO] nonebot_plugin_yuji.jobs_consolidation | yuji consolidation: skipped"
+    said = "[INFO] nonebot_plugin_yuji.jobs.consolidation | yuji consolidation: skipped"
     log = f"12-07 03:53:18 {said}\n12-07 03:53:18 [INFO] x | once\n12-07 03:53:19 {said}\n"
     log += '12-07 03:53:20 [INFO] apscheduler.executors.base | Running job "tick"\n' * 2
     assert repeated_lines(log) == [said]

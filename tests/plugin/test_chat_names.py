@@ -10,8 +10,9 @@ from nonebot.adapters.onebot.v11 import ActionFailed, Adapter, Bot, Event
 from nonebug import App
 
 from memory_core import Yuji
-from nonebot_plugin_yuji import chat_names, jobs_backfill
+from nonebot_plugin_yuji import chat_names
 from nonebot_plugin_yuji.frames import needs_handlers
+from nonebot_plugin_yuji.jobs import backfill as jobs_backfill
 
 from .factories import BOT_ID, TIME
 

@@ -27,7 +27,7 @@ from starlette.routing import BaseRoute
 from memory_core import Settings, Yuji
 from memory_core.archive.drops import Drop
 from memory_core.cli.demo_world import DemoReport, load_demo
-from nonebot_plugin_yuji import jobs_nightly
+from nonebot_plugin_yuji.jobs import nightly as jobs_nightly
 
 from .conftest import NICKNAME
 

@@ -14,7 +14,8 @@ from nonebug import App
 
 from memory_core import FakeClock, RecordingAlertSink, Settings, Yuji
 from memory_core.ops.manifest import list_manifests
-from nonebot_plugin_yuji import jobs_ops, ops_logs
+from nonebot_plugin_yuji import ops_logs
+from nonebot_plugin_yuji.jobs import ops as jobs_ops
 
 from .factories import BOT_ID, TIME, group_message
 

@@ -14,7 +14,7 @@ from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
 from memory_core import Settings, Yuji  # noqa: E402
 
-from . import runtime  # noqa: E402
+from .. import runtime  # noqa: E402, TID252 (plugin modules load under two names)
 
 JOB_ID = "yuji_vision"
 

@@ -33,8 +33,8 @@ from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
 from memory_core import Settings  # noqa: E402
 
-from . import chat_names, runtime  # noqa: E402
-from .backfill_convert import history_parser  # noqa: E402
+from .. import chat_names, runtime  # noqa: E402, TID252 (plugin modules load under two names)
+from ..backfill_convert import history_parser  # noqa: E402, TID252
 
 JOB_ID = "yuji_backfill"
 GAP_JOB_ID = "yuji_backfill_gaps"

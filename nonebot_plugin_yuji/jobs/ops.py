@@ -19,7 +19,7 @@ from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
 from memory_core import Settings  # noqa: E402
 
-from . import runtime  # noqa: E402
+from .. import runtime  # noqa: E402, TID252 (plugin modules load under two names)
 
 BACKUP_JOB_ID = "yuji_ops_backup"
 DAILY_JOB_ID = "yuji_ops_daily"

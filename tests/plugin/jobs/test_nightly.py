@@ -13,7 +13,7 @@ from memory_core import FakeClock, Yuji
 from memory_core.llm import ScriptedLLM
 from memory_core.llm.fake import text_response
 from memory_core.nightly import StepReport
-from nonebot_plugin_yuji import jobs_nightly
+from nonebot_plugin_yuji.jobs import nightly as jobs_nightly
 from tests.core.nightly.seed import fragment, quiet_responder, sh
 
 SCRIPTED = ScriptedLLM()

@@ -21,7 +21,7 @@ from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
 from memory_core import Settings, Yuji, needs_embedding, run_embed_process  # noqa: E402
 
-from . import runtime  # noqa: E402
+from .. import runtime  # noqa: E402, TID252 (plugin modules load under two names)
 
 JOB_ID = "yuji_vectors_embed"
 MESSAGES_JOB_ID = "yuji_message_vectors"

@@ -27,7 +27,7 @@ from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
 from memory_core import Settings, Yuji  # noqa: E402
 
-from . import runtime  # noqa: E402
+from .. import runtime  # noqa: E402, TID252 (plugin modules load under two names)
 
 TICK_JOB_ID = "yuji_consolidation_tick"
 WATCHDOG_JOB_ID = "yuji_consolidation_watchdog"

@@ -22,7 +22,7 @@ from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
 from memory_core import Settings, StepReport, parse_cutoff  # noqa: E402
 
-from . import runtime  # noqa: E402
+from .. import runtime  # noqa: E402, TID252 (plugin modules load under two names)
 
 NIGHT_JOB_ID = "yuji_nightly"
 RETRY_JOB_ID = "yuji_nightly_retry"

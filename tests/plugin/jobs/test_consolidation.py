@@ -16,8 +16,8 @@ from memory_core.consolidation.selection import Cut
 from memory_core.llm import LLMRequest, ScriptedLLM, tool_call, tool_calls_response
 from memory_core.llm.base import ChatResponse
 from memory_core.types import NewExperience
-from nonebot_plugin_yuji import jobs_consolidation
-from nonebot_plugin_yuji.jobs_consolidation import run_tick
+from nonebot_plugin_yuji.jobs import consolidation as jobs_consolidation
+from nonebot_plugin_yuji.jobs.consolidation import run_tick
 
 SCRIPTED = ScriptedLLM()
 

@@ -11,10 +11,9 @@ from nonebug import App
 
 from memory_core import NewExperience, Yuji
 from memory_core.archive.drops import Drop
-from nonebot_plugin_yuji import jobs_backfill
 from nonebot_plugin_yuji.backfill_convert import history_parser
-
-from .factories import BOT_ID
+from nonebot_plugin_yuji.jobs import backfill as jobs_backfill
+from tests.plugin.factories import BOT_ID
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 

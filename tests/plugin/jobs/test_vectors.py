@@ -9,7 +9,7 @@ import pytest
 from memory_core import Settings, Yuji
 from memory_core.vectors.onnx_embedder import OnnxEmbedder
 from memory_core.vectors.store import VectorIndex, model_folder
-from nonebot_plugin_yuji.jobs_vectors import refresh
+from nonebot_plugin_yuji.jobs.vectors import refresh
 from tests.core.vectors.helpers import add_memory, edit_memory
 from tests.core.vectors.tiny_onnx import build_tiny_model
 
