@@ -36,6 +36,7 @@ from .ops.service import OpsService
 from .ops.store_check import check_store
 from .ops.telegram import make_alert_sink
 from .people.cards import PersonCards
+from .people.carrying import Carrying
 from .people.service import People
 from .porting.service import Porting
 from .providers import ThreadedUsage, reranker_from_settings, reranker_id
@@ -78,6 +79,8 @@ class Yuji:
     archive: ArchiveService
     people: People
     """The person index: who answers to a name in a chat, a person's names there."""
+    carrying: Carrying
+    """A person's own words in their other chats: choices, blocks, the scope function."""
     alerts: AlertGate
     """Everyone's `fire(key, text)` / `recover(key, text)`; deduplicated, never blocking."""
     ops: OpsService
@@ -159,6 +162,7 @@ class Yuji:
         usage_repo = UsageRepo(db)
         models = open_models(settings, sink=usage_repo, clock=clock, injected=llm, vision=vision)
         people = People(db, clock)
+        carrying = Carrying(db, clock)
         archive = ArchiveService(db, settings, clock, fetcher=fetcher, people=people)
         images = VisionService(
             db,
@@ -326,6 +330,7 @@ class Yuji:
             llm=models.chat.inner if models.chat is not None else None,
             archive=archive,
             people=people,
+            carrying=carrying,
             alerts=alerts,
             ops=ops,
             memory_repo=memory_repo,

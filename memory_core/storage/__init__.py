@@ -65,6 +65,10 @@ from .ops.usage_repo import UsageRepo as UsageRepo
 from .ops.usage_repo import UsageRow as UsageRow
 from .ops.vision_repo import QueuedImage as QueuedImage
 from .ops.vision_repo import VisionRepo as VisionRepo
+from .people.carry_repo import CarryBlock as CarryBlock
+from .people.carry_repo import CarryChoice as CarryChoice
+from .people.carry_repo import CarryRepo as CarryRepo
+from .people.carry_repo import Membership as Membership
 from .people.people_repo import AliasRow as AliasRow
 from .people.people_repo import ChatPerson as ChatPerson
 from .people.people_repo import PeopleRepo as PeopleRepo

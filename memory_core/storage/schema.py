@@ -761,6 +761,39 @@ people_progress = Table(
     Column("updated_at", UTCDateTime, nullable=False),
 )
 
+# --- carrying: a person's own words in their other chats (#45, migration 0029) ---------
+
+# What a person chose for their own words said in groups (`/carry private|groups on|off`);
+# no row is the default: into their private chat on, into their other groups off.
+carry_choices = Table(
+    "carry_choices",
+    metadata,
+    Column("platform", String(16), primary_key=True),
+    Column("user_id", String(64), primary_key=True),
+    Column("into_private", Boolean, nullable=False),
+    Column("into_groups", Boolean, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+# A chat whose admin refused anything carried into it (`/carry block`).
+carry_blocks = Table(
+    "carry_blocks",
+    metadata,
+    Column("scope", String(64), primary_key=True),
+    Column("blocked_by", String(64), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
+# A member seen leaving a chat (a leave notice), and when: nothing is carried to them
+# there unless they speak there again after it.
+chat_departures = Table(
+    "chat_departures",
+    metadata,
+    Column("scope", String(64), primary_key=True),
+    Column("user_id", String(64), primary_key=True),
+    Column("left_at", UTCDateTime, nullable=False),
+)
+
 # Truth tables: backups compare their row counts; gc never deletes from them.
 TRUTH_TABLES = (
     "experiences",

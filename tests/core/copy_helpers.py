@@ -16,6 +16,9 @@ from memory_core.storage.engine import Database
 from memory_core.storage.porting.copy_repo import COPIED
 from memory_core.storage.schema import (
     alert_log,
+    carry_blocks,
+    carry_choices,
+    chat_departures,
     chat_state,
     console_audit,
     consolidation_batches,
@@ -198,6 +201,18 @@ async def _bookkeeping(conn: Any, core: Yuji, memory_id: int, experience_id: int
         ),
         (alert_log, {"at": now, "key": "backup", "text": "备份失败", "recovered": True}),
         (people_progress, {"job": "rebuild", "last_id": 3, "updated_at": now}),
+        (
+            carry_choices,
+            {
+                "platform": "qq",
+                "user_id": "20001",
+                "into_private": False,
+                "into_groups": True,
+                "updated_at": now,
+            },
+        ),
+        (carry_blocks, {"scope": GROUP, "blocked_by": "20002", "created_at": now}),
+        (chat_departures, {"scope": GROUP, "user_id": "30009", "left_at": now}),
         (
             person_cards,
             {

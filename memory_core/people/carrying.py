@@ -1,0 +1,178 @@
+"""`core.carrying`: a person's own words said in a group, in their other chats (#45).
+
+`carried` is the one scope function of carrying: every read of another chat's memory
+for a wake (recall, and through it `/recall`, `/why`, `search_memory`, the console)
+goes through it. It reads what the rule needs (carry.py: the person's choice, the
+chats they were seen speaking in and leaving, the target's block, the source groups'
+other members) and the candidates in SQL, then lets the pure rule decide each one.
+Whatever it cannot read carries nothing.
+
+The choices (`/carry private|groups on|off`) are kept per person (platform and user
+id), the blocks (`/carry block|unblock`) per chat; turning a choice off takes effect at
+the next wake, since nothing carried is stored in the target chat.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from memory_core.clock import Clock
+from memory_core.storage import CarryChoice, CarryRepo, Membership, PeopleRepo
+from memory_core.storage.engine import Database
+from memory_core.types import Memory, is_group_scope, private_scope, scope_platform
+
+from . import carry
+from .carry import CarryState
+from .names import normalised_name
+
+log = logging.getLogger("yuji.carry")
+
+
+@dataclass(frozen=True, slots=True)
+class CarryView:
+    """A person's state as `/carry` tells it, and what would travel where."""
+
+    choice: CarryChoice
+    groups: tuple[str, ...]
+    """The groups they are in (seen speaking, not seen leaving) on this platform."""
+    words: tuple[Memory, ...]
+    """Their own words that may travel (from some group, to the chats they chose)."""
+    reaches: tuple[str, ...]
+    """The chats those words would reach now (their private chat, groups opted in
+    and not refusing)."""
+
+
+class Carrying:
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self.db = db
+        self.clock = clock
+        self.repo = CarryRepo(db)
+        self.people = PeopleRepo(db)
+
+    # --- the scope function ------------------------------------------------------------
+
+    async def carried(
+        self,
+        target: str,
+        about: Iterable[str],
+        now: datetime | None = None,
+        names: Iterable[str] = (),
+    ) -> tuple[Memory, ...]:
+        """The memories of other chats that may join a wake in `target` about the
+        people `about` (user ids on the target's platform) and the members it names
+        (`names`, each resolved in `target` when exactly one person answers to it);
+        () for anything it cannot read."""
+        now = now or self.clock.now()
+        wanted = {p for p in about if p}
+        for name in sorted(set(names)):
+            try:
+                found = await self.people.who(target, normalised_name(name))
+            except Exception:  # fail closed: an unread name is nobody
+                log.warning("carrying into %s: name unread", target, exc_info=True)
+                continue
+            if len(found) == 1 and not found[0].is_bot:
+                wanted.add(found[0].user_id)
+        wanted = frozenset(wanted)
+        out: list[Memory] = []
+        for person in sorted(wanted):
+            try:
+                state, found = await self._read(target, person, now)
+            except Exception:  # fail closed: an unread state carries nothing
+                log.warning("carrying into %s: state of %s unread", target, person, exc_info=True)
+                continue
+            out.extend(carry.carried(found, target, wanted, state, now))
+        return tuple(out)
+
+    async def _read(
+        self, target: str, person: str, now: datetime
+    ) -> tuple[CarryState, list[Memory]]:
+        platform = scope_platform(target)
+        async with self.db.read() as conn:
+            choice = await self.repo.choice(platform, person, conn=conn)
+            memberships = tuple(await self.repo.memberships(platform, person, conn=conn))
+            blocked = await self.repo.blocked(target, conn=conn) is not None
+            state = CarryState(platform, person, choice, memberships, blocked)
+            if not carry.may_reach(target, state, frozenset({person})):
+                return state, []
+            sources = _sources(memberships, target)
+            found = await self.repo.candidates(person, sources, now, conn=conn)
+            others: dict[str, frozenset[str]] = {}
+            for scope in sorted({m.scope for m in found}):
+                members = await self.people.in_chat(scope, conn=conn)
+                others[scope] = frozenset(
+                    n.normalised
+                    for member in members
+                    if member.person.user_id != person
+                    for n in member.names
+                )
+        return CarryState(platform, person, choice, memberships, blocked, others), found
+
+    # --- a person's choices, a chat's block --------------------------------------------
+
+    async def view(self, platform: str, user_id: str) -> CarryView:
+        """What `/carry` says: the person's choice, their groups, their words that may
+        travel and the chats they would reach now."""
+        now = self.clock.now()
+        async with self.db.read() as conn:
+            choice = await self.repo.choice(platform, user_id, conn=conn)
+            memberships = tuple(await self.repo.memberships(platform, user_id, conn=conn))
+            groups = tuple(
+                m.scope
+                for m in memberships
+                if is_group_scope(m.scope) and carry.member_of(memberships, m.scope)
+            )
+            reaches: list[str] = []
+            for scope in (private_scope(user_id, "" if platform == "qq" else platform), *groups):
+                blocked = await self.repo.blocked(scope, conn=conn) is not None
+                state = CarryState(platform, user_id, choice, memberships, blocked)
+                if carry.may_reach(scope, state, frozenset({user_id})):
+                    reaches.append(scope)
+        words: dict[int, Memory] = {}
+        for scope in reaches:
+            for memory in await self.carried(scope, (user_id,), now):
+                words.setdefault(memory.id, memory)
+        return CarryView(choice, groups, tuple(words[i] for i in sorted(words)), tuple(reaches))
+
+    async def choose(
+        self,
+        platform: str,
+        user_id: str,
+        *,
+        into_private: bool | None = None,
+        into_groups: bool | None = None,
+    ) -> CarryChoice:
+        return await self.repo.choose(
+            platform,
+            user_id,
+            self.clock.now(),
+            into_private=into_private,
+            into_groups=into_groups,
+        )
+
+    async def block(self, scope: str, by: str) -> None:
+        await self.repo.block(scope, by, self.clock.now())
+
+    async def unblock(self, scope: str) -> None:
+        await self.repo.unblock(scope)
+
+    async def blocked(self, scope: str) -> bool:
+        return await self.repo.blocked(scope) is not None
+
+    async def left(self, scope: str, user_id: str, at: datetime | None = None) -> None:
+        """A member was seen leaving a group (a leave notice)."""
+        await self.repo.left(scope, user_id, at or self.clock.now())
+
+
+def _sources(memberships: Iterable[Membership], target: str) -> list[str]:
+    """The groups of the target's platform the person spoke in, but the target."""
+    platform = scope_platform(target)
+    return sorted(
+        {
+            m.scope
+            for m in memberships
+            if m.scope != target and is_group_scope(m.scope) and scope_platform(m.scope) == platform
+        }
+    )

@@ -1,0 +1,205 @@
+"""Carrying's SQL (memory_core/people/carrying.py decides what travels): each person's
+choices (`carry_choices`), each chat's refusal (`carry_blocks`), who was seen leaving
+a chat (`chat_departures`), the chats a person was seen speaking in (the person index)
+and the memories that might travel, read by the rule's own filters (a member's own,
+said in full by them, current, never forgotten) before the rule checks each again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory_core.clock import as_utc
+from memory_core.storage.memories.memory_sql import forgotten, to_memory
+from memory_core.storage.repository import Repository, upsert
+from memory_core.storage.schema import (
+    carry_blocks,
+    carry_choices,
+    chat_departures,
+    memories,
+    memory_relations,
+    person_names,
+    persons,
+)
+from memory_core.types import Memory
+
+SPOKEN_SOURCES = ("card", "nickname")
+"""The names a person gave themselves by speaking in a chat (a mention or an alias is
+someone else naming them: no sign they are in it)."""
+CARRIED_READ = 200
+"""At most this many of a person's memories are read for one wake (newest first)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CarryChoice:
+    """What a person chose; no row is `CarryChoice()`: private on, groups off."""
+
+    into_private: bool = True
+    into_groups: bool = False
+    updated_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Membership:
+    """A chat a person was seen speaking in: when last, and when seen leaving it."""
+
+    scope: str
+    last_spoke: datetime
+    left_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CarryBlock:
+    scope: str
+    blocked_by: str
+    created_at: datetime
+
+
+_c, _b, _d = carry_choices.c, carry_blocks.c, chat_departures.c
+_p, _n, _m, _r = persons.c, person_names.c, memories.c, memory_relations.c
+
+
+class CarryRepo(Repository):
+    # --- choices and blocks ------------------------------------------------------------
+
+    async def choice(
+        self, platform: str, user_id: str, *, conn: AsyncConnection | None = None
+    ) -> CarryChoice:
+        async with self.reading(conn) as conn:
+            row = (
+                await conn.execute(
+                    select(carry_choices).where(_c.platform == platform, _c.user_id == user_id)
+                )
+            ).first()
+        if row is None:
+            return CarryChoice()
+        return CarryChoice(bool(row.into_private), bool(row.into_groups), row.updated_at)
+
+    async def choose(
+        self,
+        platform: str,
+        user_id: str,
+        at: datetime,
+        *,
+        into_private: bool | None = None,
+        into_groups: bool | None = None,
+        conn: AsyncConnection | None = None,
+    ) -> CarryChoice:
+        """Set either choice (None: keep it as it is); the choice now."""
+        async with self.writing(conn) as conn:
+            was = await self.choice(platform, user_id, conn=conn)
+            now = CarryChoice(
+                was.into_private if into_private is None else into_private,
+                was.into_groups if into_groups is None else into_groups,
+                at,
+            )
+            values = {"into_private": now.into_private, "into_groups": now.into_groups}
+            await conn.execute(
+                upsert(conn, carry_choices)
+                .values(platform=platform, user_id=user_id, updated_at=at, **values)
+                .on_conflict_do_update(
+                    index_elements=[_c.platform, _c.user_id], set_={**values, "updated_at": at}
+                )
+            )
+        return now
+
+    async def block(
+        self, scope: str, by: str, at: datetime, *, conn: AsyncConnection | None = None
+    ) -> None:
+        async with self.writing(conn, (scope,)) as conn:
+            await conn.execute(
+                upsert(conn, carry_blocks)
+                .values(scope=scope, blocked_by=by, created_at=at)
+                .on_conflict_do_nothing(index_elements=[_b.scope])
+            )
+
+    async def unblock(self, scope: str, *, conn: AsyncConnection | None = None) -> None:
+        async with self.writing(conn, (scope,)) as conn:
+            await conn.execute(delete(carry_blocks).where(_b.scope == scope))
+
+    async def blocked(
+        self, scope: str, *, conn: AsyncConnection | None = None
+    ) -> CarryBlock | None:
+        async with self.reading(conn) as conn:
+            row = (await conn.execute(select(carry_blocks).where(_b.scope == scope))).first()
+        return None if row is None else CarryBlock(row.scope, row.blocked_by, row.created_at)
+
+    # --- membership --------------------------------------------------------------------
+
+    async def left(
+        self, scope: str, user_id: str, at: datetime, *, conn: AsyncConnection | None = None
+    ) -> None:
+        """A member was seen leaving `scope` at `at` (the latest leave counts)."""
+        async with self.writing(conn, (scope,)) as conn:
+            await conn.execute(
+                upsert(conn, chat_departures)
+                .values(scope=scope, user_id=user_id, left_at=at)
+                .on_conflict_do_update(index_elements=[_d.scope, _d.user_id], set_={"left_at": at})
+            )
+
+    async def memberships(
+        self, platform: str, user_id: str, *, conn: AsyncConnection | None = None
+    ) -> list[Membership]:
+        """Every chat the person was seen speaking in (the person index), with their
+        last words there and when they were seen leaving, if ever."""
+        spoke = (
+            select(_n.scope, func.max(_n.last_seen).label("last_spoke"))
+            .join(persons, _p.id == _n.person_id)
+            .where(
+                _p.platform == platform,
+                _p.user_id == user_id,
+                _n.source.in_(SPOKEN_SOURCES),
+            )
+            .group_by(_n.scope)
+            .subquery()
+        )
+        async with self.reading(conn) as conn:
+            rows = await conn.execute(
+                select(spoke.c.scope, spoke.c.last_spoke, _d.left_at)
+                .outerjoin(chat_departures, (_d.scope == spoke.c.scope) & (_d.user_id == user_id))
+                .order_by(spoke.c.scope)
+            )
+            return [Membership(str(r.scope), r.last_spoke, r.left_at) for r in rows]
+
+    # --- what might travel -------------------------------------------------------------
+
+    async def candidates(
+        self,
+        user_id: str,
+        scopes: Collection[str],
+        now: datetime,
+        *,
+        conn: AsyncConnection | None = None,
+    ) -> list[Memory]:
+        """The memories of `scopes` about member `user_id` in their own words only,
+        current at `now` (active, valid, never superseded or forgotten), not relations:
+        newest first, at most CARRIED_READ. The rule (people/carry.py) checks each again."""
+        wanted = sorted(set(scopes))
+        if not wanted:
+            return []
+        now = as_utc(now)
+        superseded = select(_r.id).where(_r.dst_id == _m.id, _r.kind == "supersedes").exists()
+        async with self.reading(conn) as conn:
+            rows = await conn.execute(
+                select(memories)
+                .where(
+                    _m.scope.in_(wanted),
+                    _m.subject_person == user_id,
+                    _m.subject_kind == "person",
+                    _m.word == "self-only",
+                    _m.type != "relation",
+                    _m.status == "active",
+                    (_m.valid_from.is_(None)) | (_m.valid_from <= now),
+                    (_m.valid_to.is_(None)) | (_m.valid_to > now),
+                    ~superseded,
+                    ~forgotten(_m.id),
+                )
+                .order_by(_m.id.desc())
+                .limit(CARRIED_READ)
+            )
+            return [to_memory(r) for r in rows]
