@@ -1,15 +1,16 @@
 """The console's screenshots in docs/ (the README shows the overview), made from
 `yuji demo` in headless Chromium.
 
-    .venv/bin/python -m benchmarks.console_screenshots [overview recall archive people]
-        [--out docs] [--dir data-demo]
+    .venv/bin/python -m benchmarks.console_screenshots [overview recall archive people
+        person] [--out docs] [--dir data-demo]
 
 Runs `yuji demo --dir DIR` as a newcomer does (DIR relative to the checkout, whose
 `data-demo/` is the default) on a free port, reads the one-time token it prints, logs
-in and saves each page asked for (all four by default) at 1280x860 in zh-CN:
+in and saves each page asked for (all five by default) at 1280x860 in zh-CN:
 `console-overview.png`, `console-recall.png` (a filter and a recall),
-`console-archive.png` (a search whose message has an image) and `console-people.png`
-(the group's members and their names over time). The overview names the
+`console-archive.png` (a search whose message has an image), `console-people.png`
+(the group's members, their names over time and cards) and `console-person.png` (one
+member: their person card and the memories about them). The overview names the
 data folder, so a run in a temporary folder is refused; a DIR this run made is removed
 afterwards. The pictures in docs/ were made with `--dir /home/you/yuji/data-demo`.
 
@@ -38,7 +39,9 @@ from tests.e2e.harness import free_port
 from tests.e2e.test_console_browser import CHROMIUM, FLAGS, GROUP, missing_glyphs
 
 ROOT = Path(__file__).resolve().parents[1]
-SHOTS = ("overview", "recall", "archive", "people")
+SHOTS = ("overview", "recall", "archive", "people", "person")
+CARDED = "20002"
+"""The demo group's member with a person card (阿珍, two versions)."""
 START_S = 60.0
 TOKEN_LINE = "一次性令牌"
 
@@ -110,8 +113,19 @@ async def people(page: Page, root: str) -> None:
     await page.locator("#people tr.member").first.wait_for()
 
 
+async def person(page: Page, root: str) -> None:
+    await page.goto(f"{root}/chats/{GROUP}/people/{CARDED}")
+    await page.locator("#member-card pre").wait_for()
+
+
 async def shoot(port: int, token: str, shots: list[str], out: Path, chromium: str) -> None:
-    steps = {"overview": overview, "recall": recall, "archive": archive, "people": people}
+    steps = {
+        "overview": overview,
+        "recall": recall,
+        "archive": archive,
+        "people": people,
+        "person": person,
+    }
     root = f"http://127.0.0.1:{port}/yuji"
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=chromium, args=FLAGS)

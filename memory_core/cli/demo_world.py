@@ -1,7 +1,8 @@
 """`yuji demo`'s sample world: a small, fictional, labelled chat world written into an
 empty database through the core's own write paths (archive, memories, nightly
-results, reply records), so a newcomer sees cards, memories and recall without a
-QQ account or a model key. The browser tests load the same world.
+results and members' person cards, reply records), so a newcomer sees cards,
+memories and recall without a QQ account or a model key. The browser tests load the
+same world.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 from memory_core.errors import ValidationError
 from memory_core.prompts.budget import estimate_tokens
-from memory_core.storage import InjectedBlock, InjectedItem
+from memory_core.storage import InjectedBlock, InjectedItem, PersonCardsRepo
 from memory_core.types import EvidenceRef, NewExperience
 
 if TYPE_CHECKING:
@@ -149,6 +150,9 @@ async def _nightly(
         await repo.write_diary(scope, day(entry["day"]), entry["content"], [], now, {})
     for entry in chat["timeline"]:
         await repo.write_cards(scope, day(entry["day"]), {}, entry["content"], now, {})
+    cards = PersonCardsRepo(core.db)
+    for entry in chat.get("person_cards", []):  # optional: older world files have none
+        await cards.append(scope, str(entry["user_id"]), entry["content"], day(entry["day"]), now)
 
 
 async def _turns(

@@ -39,6 +39,7 @@ from memory_core.storage import (
     Diary,
     MemoryFilter,
     MemoryRepo,
+    PersonCardsRepo,
     StepRow,
     TimelineEntry,
 )
@@ -108,6 +109,7 @@ class ConsoleService:
         """Set when the database holds `yuji demo`'s sample world: every page says so."""
         self.zone = ZoneInfo(self.settings.timezone)
         self.index = self.people if self.people is not None else People(self.db, self.clock)
+        self.person_cards = PersonCardsRepo(self.db)
         self._cached: tuple[float, list[ChatCounts], DayChart] | None = None
 
     @property
@@ -307,29 +309,34 @@ class ConsoleService:
 
     async def members(self, scope: str) -> list[Member]:
         """Everyone with a name in this chat (the person index), the one seen there last
-        first, with the chat's memories about each of them counted per word."""
+        first, with the chat's memories about each of them counted per word and their
+        card here."""
         counts = await self.repo.person_counts(scope)
+        found = await self.index.in_chat(scope)
+        cards = await self.person_cards.current(scope, [p.person.user_id for p in found])
         return [
             Member(
                 person=p.person,
                 name=current_name(p.names),
                 names=p.names,
                 memories=counts.get(p.person.user_id, {}),
+                card=cards.get(p.person.user_id),
             )
-            for p in await self.index.in_chat(scope)
+            for p in found
         ]
 
     async def member(self, scope: str, user_id: str) -> MemberDetail:
-        """One member of this chat: their names here over time and this chat's memories
-        about them. A user id with no name in this chat (a member of another chat, no
-        one) is `NotFound`, as another chat's memory id is."""
+        """One member of this chat: their names here over time, their card here and
+        this chat's memories about them. A user id with no name in this chat (a member
+        of another chat, no one) is `NotFound`, as another chat's memory id is."""
         person = await self.index.person_of(scope_platform(scope), user_id)
         names = await self.index.names_of(scope, person) if person is not None else []
         if person is None or not names:
             raise NotFound(f"no member {user_id!r} in {scope}")
         counts = (await self.repo.person_counts(scope)).get(user_id, {})
+        card = (await self.person_cards.current(scope, [user_id])).get(user_id)
         return MemberDetail(
-            member=Member(person, current_name(names), tuple(names), counts),
+            member=Member(person, current_name(names), tuple(names), counts, card),
             memories=tuple(await self.repo.memories_about(scope, user_id)),
         )
 

@@ -19,6 +19,7 @@ from memory_core.storage import (
     Injection,
     LinkedAttachment,
     Person,
+    PersonCard,
     PersonName,
     RelationRow,
 )
@@ -160,6 +161,8 @@ class Member:
     memories: Mapping[str, int] = field(default_factory=dict[str, int])
     """This chat's memories about them, per word ("self", "self-only", "hearsay"; ""
     for a memory whose word is unknown)."""
+    card: PersonCard | None = None
+    """Their current card in this chat (the nightly `people` step's newest version)."""
 
     @property
     def memory_count(self) -> int:

@@ -286,6 +286,9 @@ async def test_the_people_page_lists_members_and_a_members_memories_say_whose_wo
     assert cells[:2] == ["小林", "群名片"]  # the name, its source, first and last seen
     assert all(c[:4].isdigit() for c in cells[2:]), cells
     assert "仅本人 1" in (await lin.text_content() or "")
+    assert await lin.locator(".member-card").text_content() == "没有"  # no card for 小林
+    zhen = page.locator("#people tr.member[data-user='20002'] .member-card")
+    assert (await zhen.text_content() or "").startswith("第 2 版 - 不吃香菜")
     assert await missing_glyphs(page, "main") == "", await platform_fonts(page, "h1")
     await Shots(tmp_path).take(page, "console-people.png")
 
@@ -299,9 +302,22 @@ async def test_the_people_page_lists_members_and_a_members_memories_say_whose_wo
     words = await rows.locator(".tag.word").all_text_contents()
     assert words == ["本人说", "仅本人"]
     assert await missing_glyphs(page, "main") == "", await platform_fonts(page, "h1")
+    assert "还没有人物卡" in (await page.text_content("#member-card") or "")
     await rows.first.locator("a").click()  # to the memory's detail and its evidence
     await page.wait_for_selector("#evidence")
     assert "西湖" in (await page.text_content("#memory-content") or "")
+
+    # a member with a person card: its newest version, the night that wrote it, the text
+    await page.goto(f"{base(bot)}/chats/{GROUP}/people/20002")
+    card = page.locator("#member-card")
+    await card.wait_for()
+    assert await card.get_attribute("data-version") == "2"
+    assert "第 2 版" in (await card.locator("p").text_content() or "")
+    assert await card.locator("pre").text_content() == (
+        "- 不吃香菜，点外卖要备注\n- 在准备十二月的日语 N2 考试，每天背单词"
+    )
+    assert await card.is_visible()
+    assert await missing_glyphs(page, "#member-card") == "", await platform_fonts(page, "h1")
 
     # another chat's member, guessed into this chat's address: a clear 404
     response = await page.goto(f"{base(bot)}/chats/{GROUP}/people/99999")

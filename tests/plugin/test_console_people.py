@@ -75,6 +75,14 @@ async def test_the_people_page_lists_members_with_their_names_over_time(
     assert "他人转述 1" in lin
     assert "仅本人 1" in lin
     assert "2 条" in lin
+    card = re.search(r'<td class="member-card">(.*?)</td>', lin, re.S)
+    assert card is not None
+    assert "第 2 版" in card.group(1)
+    assert "- 下个月搬去杭州" in card.group(1)
+    assert "等 2 行" in card.group(1)
+    assert "怕狗" not in card.group(1)  # the first line only: the member page has the rest
+    assert "没有" in members["20002"].split('class="member-card"')[1]
+    assert "别的群的卡片" not in html
     assert "机器人" in members[BOT]
     assert "机器人" not in lin
     assert "被@" in members[MENTIONED]
@@ -102,10 +110,24 @@ async def test_a_members_page_marks_hearsay_and_links_each_memory(
     names = html[html.index('id="member-names"') :]
     assert names.index("林林") < names.index("小林")
     assert "别的群的秘密" not in html
+    # their current card here, with its version; not the other group's card
+    card = re.search(
+        r'<div class="card" id="member-card" data-version="(\d+)">(.*?)</div>', html, re.S
+    )
+    assert card is not None
+    assert card.group(1) == "2"
+    assert "第 2 版" in card.group(2)
+    assert "<pre>- 下个月搬去杭州\n- （阿珍说）怕狗</pre>" in card.group(2)
+    assert "别的群的卡片" not in html
     # the memory it links to opens
     linked = await client.get(f"/yuji/chats/{GROUP}/memories/{ids[1]}")
     assert linked.status_code == 200
     assert "小林怕狗" in linked.text
+    # a member the nightly wrote no card for: the page says so
+    uncarded = (await client.get(f"/yuji/chats/{GROUP}/people/{MENTIONED}")).text
+    assert 'id="member-card"' in uncarded
+    assert "还没有人物卡" in uncarded
+    assert "还没有人物卡" not in html
 
 
 async def test_read_only_no_form_changes_anything(

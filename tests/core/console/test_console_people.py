@@ -89,3 +89,22 @@ async def test_nothing_of_another_chat_shows_nor_answers_a_guessed_id(
         with pytest.raises(NotFound):
             await core.console.member(GROUP, guessed)
     assert (await core.console.member(OTHER, OUTSIDER)).memories[0].content == "外群的人养鹦鹉"
+
+
+async def test_a_members_view_carries_their_current_card_of_this_chat_only(
+    core: Yuji, world: DemoReport
+) -> None:
+    lin = (await core.console.member(GROUP, LIN)).member.card
+    assert lin is not None
+    assert (lin.scope, lin.user_id, lin.version) == (GROUP, LIN, 2)
+    assert lin.content == "- 下个月搬去杭州\n- （阿珍说）怕狗"  # the newest version
+    assert lin.day is not None
+    listed = {m.person.user_id: m.card for m in await core.console.members(GROUP)}
+    assert listed[LIN] == lin
+    assert {u for u, card in listed.items() if card is not None} == {LIN}
+    # the same person's card in the other group stays there
+    elsewhere = (await core.console.member(OTHER, LIN)).member.card
+    assert elsewhere is not None
+    assert (elsewhere.version, elsewhere.content) == (1, "- 别的群的卡片")
+    # a member the nightly never wrote a card for has none
+    assert (await core.console.member(GROUP, MENTIONED)).member.card is None
