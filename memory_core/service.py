@@ -40,6 +40,7 @@ from .people.carrying import Carrying
 from .people.service import People
 from .porting.service import Porting
 from .providers import ThreadedUsage, reranker_from_settings, reranker_id
+from .recall.carried import CarriedStage
 from .recall.engine import Recall
 from .recall.judge import Judge
 from .recall.quotes import RecentSource
@@ -215,6 +216,7 @@ class Yuji:
             )
             if reranker is not None
             else None,
+            carried=CarriedStage(carrying, vectors),
         )
         memories = Memories(
             db,

@@ -18,9 +18,10 @@ Word = Literal["self", "self-only", "hearsay"]
 """Whose word a memory about a person rests on: its evidence includes the person's own
 messages (`self`), consists only of them (`self-only`), or has none of them (`hearsay`)."""
 RelationKind = Literal["supports", "related", "contradicts", "supersedes", "merged"]
-Stage = Literal["lexical", "vector", "graph"]
+Stage = Literal["lexical", "vector", "graph", "carried"]
 """Which signal brought a recalled memory: its words (possibly its vector too), its
-vector alone, or a link / the supersede chain from another candidate."""
+vector alone, a link / the supersede chain from another candidate, or the person's
+own words carried from another group (memory_core/recall/carried.py)."""
 NameSource = Literal["card", "nickname", "alias", "mention"]
 """Where the person index read a person's name in a chat (memory_core/people/): the
 name a QQ group showed with their message (its card, else their nickname), their own

@@ -35,6 +35,7 @@ STAGE_TAGS: dict[str, str] = {
     "lexical": "字面命中",
     "graph": "关联记忆",
     "vector": "语义相近",
+    "carried": "在别的群说过",
 }
 
 
@@ -191,7 +192,10 @@ BAND_TAGS = {"sure": "确定", "related": "仅供参考"}
 
 
 def render_memory(memory: PromptMemory) -> str:
-    """`#12〔确定｜字面命中：…〕内容`: every line names its band first."""
+    """`#12〔确定｜字面命中：…〕内容`: every line names its band first. A memory carried
+    from another group is its content only: `#12〔仅供参考｜在别的群说过〕内容`."""
+    if memory.stage == "carried":
+        return f"#{memory.id}〔{BAND_TAGS['related']}｜{STAGE_TAGS['carried']}〕{memory.content}"
     tag = (
         BAND_TAGS.get(memory.band, BAND_TAGS["related"])
         + "｜"

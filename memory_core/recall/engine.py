@@ -28,7 +28,9 @@ The pipeline, in order (each step named here is one function below):
    best by P fused with the hybrid's order as far as the wake's depth trusts P
    (fusion.py), above the floor (the hybrid's own top is never dropped when P is out of its depth), then
    ranking.py (MMR, contradicting memories side by side); a memory below the sure
-   line labelled as a guess.
+   line labelled as a guess;
+7. **carried** (carried.py) - a wake about a member may be joined by their own words
+   from another group, through the one carrying scope function, always `related`.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from memory_core.tokenize import bigram_tokens, normalise, token_set
 from memory_core.types import Asker, Memory, Quoted, Recalled, RecallResult, RelationKind
 
 from . import dated, decision, features, fusion, language, quotes, when
+from .carried import CarriedStage
 from .chat_cache import ChatCache
 from .decision import Explained, choose
 from .dense_port import DenseSearch
@@ -121,6 +124,7 @@ class Recall:
         judge: Judge | None = None,
         recent: RecentSource | None = None,
         rerank: RerankStage | None = None,
+        carried: CarriedStage | None = None,
     ) -> None:
         self._db = db
         self._clock = clock
@@ -137,6 +141,8 @@ class Recall:
         self.rerank = rerank
         """The optional reranker stage (rerank.py); None: today's path, unchanged."""
         self._reranked: dict[str, RelevanceModel] = {}
+        self.carried = carried
+        """A person's own words from their other groups (carried.py); None: none."""
 
     @property
     def _settings(self) -> Settings:
@@ -259,6 +265,12 @@ class Recall:
                 await self._judge.bands(scope, text, items), decision.never_sure(ex)
             )
             trace.append(f"judge: bands {before} -> {[i.band for i in items]}")
+        if self.carried is not None and not chatter_wake:  # after the judge: never sure
+            models = (self.model if use_dense else self.lexical_model, self.lexical_model)
+            items, line = await self.carried.join(
+                scope, ex, items, models, self._points, limit, now
+            )
+            trace.append(line)
         if shadow:
             would = self.decide(ex, self.model, now, limit)
             changed = {i.memory.id for i in would} ^ {i.memory.id for i in items}
