@@ -22,6 +22,7 @@ from .console.service import ConsoleService
 from .console.tunables import Origin
 from .consolidation.service import ConsolidationService
 from .deployment.service import Deployment
+from .followups import FollowUps
 from .llm.base import LLMClient
 from .llm.models import Models, open_models
 from .llm.usage import UsageReport, human_tokens
@@ -124,6 +125,8 @@ class Yuji:
     CLI never leads), the deployment's accounts, wake claims."""
     provider_usage: ThreadedUsage
     """Where the embeddings API and the reranker count their calls (llm_usage)."""
+    followups: FollowUps
+    """Members' own dated plans the persona may ask about: what is due, what was done."""
 
     @classmethod
     async def open(
@@ -354,6 +357,7 @@ class Yuji:
             vision=images,
             deployment=deployment,
             provider_usage=provider_usage,
+            followups=FollowUps(db, live, clock),
         )
         try:
             await console.load_overrides()

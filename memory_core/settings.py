@@ -364,6 +364,11 @@ class Settings(BaseModel):
     gc_keep_importance: Fraction = 0.9
     """Memories at least this important (0..1) never go cold."""
 
+    # follow-ups
+    followup_window_days: AtLeastOne = 3
+    """A member's own dated plan (an exam, a trip, an appointment) is due for a follow-up
+    from the day after its date for this many days (in YUJI_TIMEZONE), then expires for good."""
+
     # exposure
     allow_unauthenticated_onebot: bool = False
     """Listen on a non-loopback HOST with an empty ONEBOT_ACCESS_TOKEN (refused otherwise)."""

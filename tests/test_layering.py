@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "console",
                 "consolidation",
                 "deployment",
+                "followups",
                 "llm",
                 "memories",
                 "nightly",

@@ -45,6 +45,9 @@ from .consolidation.consolidation_repo import Pending as Pending
 from .deployment.deployment_repo import DeploymentRepo as DeploymentRepo
 from .deployment.leader_lock import LeaderLock as LeaderLock
 from .deployment.leader_lock import leader_lock as leader_lock
+from .followups.followups_repo import FollowupRecord as FollowupRecord
+from .followups.followups_repo import FollowupsRepo as FollowupsRepo
+from .followups.followups_repo import PlanRow as PlanRow
 from .memories.memory_repo import GcCandidate as GcCandidate
 from .memories.memory_repo import MemoryRepo as MemoryRepo
 from .memories.memory_repo import MemoryText as MemoryText

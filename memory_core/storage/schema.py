@@ -431,6 +431,54 @@ injections = Table(
 )
 Index("ix_injections_scope_id", injections.c.scope, injections.c.id)
 
+# --- follow-ups: the persona asks how a dated plan went (migration 0030) ---------------
+
+FOLLOWUP_STATES = ("asked", "answered", "dropped", "refused")
+
+# What happened to the follow-up of one memory (memory_core/followups/). Whether it is
+# due, upcoming or expired is computed from the memory and the clock, never stored: a
+# row says only what was done about it (asked, in passing or unprompted; answered;
+# dropped by an admin; refused because the model's date disagreed with the words it
+# cites), with how often it was offered in a reply prompt and on which local day last.
+followups = Table(
+    "followups",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("scope", String(64), nullable=False),
+    Column("memory_id", ForeignKey("memories.id"), nullable=False, unique=True),
+    Column("user_id", String(64), nullable=False),
+    Column("state", String(16)),
+    Column("offers", Integer, nullable=False, server_default="0"),
+    Column("offered_day", String(10)),
+    Column("asked_at", UTCDateTime),
+    Column("sent_text", Text),
+    Column("reason", Text, nullable=False, server_default=""),
+    Column("updated_at", UTCDateTime, nullable=False),
+    CheckConstraint(f"state IS NULL OR {_in('state', FOLLOWUP_STATES)}", name="state"),
+)
+Index("ix_followups_scope", followups.c.scope)
+
+# A chat's follow-up choices: a group whose admin turned unprompted follow-ups on
+# (`/followups on`); no row is the default (groups off, private chats per
+# YUJI_FOLLOWUP_PRIVATE).
+followup_chats = Table(
+    "followup_chats",
+    metadata,
+    Column("scope", String(64), primary_key=True),
+    Column("enabled", Boolean, nullable=False),
+    Column("changed_by", String(64), nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+# A member who asked not to be asked in a chat (`/followups mute-me`).
+followup_mutes = Table(
+    "followup_mutes",
+    metadata,
+    Column("scope", String(64), primary_key=True),
+    Column("user_id", String(64), primary_key=True),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
 # --- model usage ------------------------------------------------------------------
 
 LLM_JOBS = (*get_args(LLMJob), "judge", "embed", "rerank")
