@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 
 from .archive.fetcher import AttachmentFetcher
 from .archive.service import ArchiveService
+from .chat.carry_commands import CarryCommands
 from .chat.commands import ChatCommands
 from .chat.service import ChatService
 from .chat.sources import ChatContextSource, ChatStatusSource, vector_mode_line
@@ -102,6 +103,8 @@ class Yuji:
     chat: ChatService
     """Wake rules and the reply pipeline: respond(incoming, send); backfill."""
     chat_commands: ChatCommands
+    carry_commands: CarryCommands
+    """`/carry` and its forms: a person's choices, a group's block."""
     """What each slash command does, answered as one Chinese text."""
     vectors: Dense | None
     """Dense retrieval; None when YUJI_VECTOR_MODE=off (the model is never loaded)."""
@@ -310,6 +313,7 @@ class Yuji:
             status=chat_status,
             cards=nightly,
             person_cards=person_cards,
+            carried=carrying.recheck,
         )
         console = ConsoleService(
             db=db,
@@ -347,6 +351,7 @@ class Yuji:
             chat_status=chat_status,
             chat=chat,
             chat_commands=chat_commands,
+            carry_commands=CarryCommands(carrying),
             vectors=vectors,
             message_vectors=message_vectors,
             vector_place=vector_place,

@@ -9,7 +9,7 @@ worded exactly like an id that never existed.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -19,7 +19,7 @@ from memory_core.clock import Clock
 from memory_core.errors import NotPermitted, ScopeViolation, UsageError, ValidationError
 from memory_core.settings import LiveSettings, Settings
 from memory_core.storage import ChatRepo
-from memory_core.types import Asker, EvidenceRef, NewExperience, is_group_scope
+from memory_core.types import Asker, EvidenceRef, Memory, NewExperience, is_group_scope
 
 from . import texts
 from .duration import parse_duration
@@ -66,6 +66,10 @@ SELF_WORDS = frozenset({"我", "me", "自己", "我自己"})
 """`/cards 我`: the asker's own card."""
 
 
+CarriedReader = Callable[[str, Sequence[int]], Awaitable[Mapping[int, Memory]]]
+"""Of these memory ids, those still carried into the chat (memory_core/people/carrying.py)."""
+
+
 class StatusPort(Protocol):
     async def scope_status(self, scope: str) -> texts.ScopeStatus: ...
 
@@ -89,6 +93,7 @@ class ChatCommands:
         status: StatusPort,
         cards: CardsPort | None = None,
         person_cards: PersonCardsPort | None = None,
+        carried: CarriedReader | None = None,
     ) -> None:
         self.live = settings
         self.clock = clock
@@ -99,6 +104,8 @@ class ChatCommands:
         self.status_source = status
         self.cards_source = cards
         self.person_cards = person_cards
+        self.carried = carried
+        """`core.carrying.recheck`: the carried memories /why may show here again."""
         self.zone = ZoneInfo(self.settings.timezone)
 
     @property
@@ -196,6 +203,9 @@ class ChatCommands:
         found = {
             m.id: m for m in await self.memories.get_many(scope, ids) if m.status != "retracted"
         }
+        carried = [item.memory_id for item in injection.items if item.stage == "carried"]
+        if carried and self.carried is not None:  # only what may still be carried here
+            found.update(await self.carried(scope, carried))
         items = [
             WhyItem(
                 memory_id=item.memory_id,

@@ -26,6 +26,7 @@ from memory_core.prompts.memory_tool import (
     SearchMemoryArgs,
     search_results,
 )
+from memory_core.recall.carried import shown_in
 from memory_core.types import Recalled
 
 log = logging.getLogger("yuji.chat")
@@ -65,5 +66,5 @@ class MemoryTool:
             return ONLY_THIS_CHAT
         self.query = args.query
         found = await self._search(args.query)
-        self.found = tuple(item for item in found if item.memory.scope == self.scope)
+        self.found = tuple(item for item in found if shown_in(item, self.scope))
         return search_results([self._render(item) for item in self.found])

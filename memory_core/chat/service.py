@@ -34,11 +34,12 @@ from memory_core.prompts.chat import (
     PromptQuote,
     build_chat_prompt,
 )
+from memory_core.recall.carried import shown_in
 from memory_core.recall.quotes import QUOTES as MAX_QUOTED
 from memory_core.recall.wake import CONTEXT_TURNS, Turn
 from memory_core.settings import LiveSettings, Settings
 from memory_core.storage import ChatRepo, ChatState, InjectedBlock, InjectedItem, InjectedQuote
-from memory_core.types import Asker, Experience, Quoted, Recalled, group_scope, is_group_scope
+from memory_core.types import Asker, Experience, Quoted, Recalled, group_scope
 
 from .backfill import BackfillReport, CallApi, ParseMessage, backfill_group
 from .citations import strip_citations
@@ -563,19 +564,11 @@ async def recall_turn(
     )
     # Belt and braces over recall's own visibility rule: never another chat's memory
     # or message, never the bot's own words quoted.
-    kept = tuple(item for item in result.items if _ours(item, scope))
+    kept = tuple(item for item in result.items if shown_in(item, scope))
     quotes = tuple(q for q in result.quotes if q.message.scope == scope and not q.message.is_bot)
     if len(kept) != len(result.items) or len(quotes) != len(result.quotes):
         log.error("yuji: recall returned another chat's memories or messages for %s", scope)
     return kept[:limit], quotes[:MAX_QUOTED]
-
-
-def _ours(item: Recalled, scope: str) -> bool:
-    """This chat's memory, or one carried from a group (never a private chat's, never
-    sure: memory_core/recall/carried.py)."""
-    if item.stage == "carried":
-        return is_group_scope(item.memory.scope) and item.band == "related"
-    return item.memory.scope == scope
 
 
 def _prompt_memory(item: Recalled, view: ContextView) -> PromptMemory:

@@ -1,4 +1,4 @@
-"""The one door across chats (#45, SPEC §17 "Carrying"), as a pure rule: what of a
+"""The one door across chats (#45; docs/chat-commands.md#带话), as a pure rule: what of a
 person's words may follow them into another chat, where to, and when.
 
 - **What:** a memory about the person, `self-only` (every piece of its evidence is a

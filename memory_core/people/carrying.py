@@ -110,6 +110,15 @@ class Carrying:
                 )
         return CarryState(platform, person, choice, memberships, blocked, others), found
 
+    async def recheck(self, target: str, ids: Iterable[int]) -> dict[int, Memory]:
+        """Of these memory ids, those the scope function still carries into `target`
+        for a wake about their subject (/why shows a past reply's carried memories
+        only while they may still travel there)."""
+        found = await self.repo.by_ids(list(ids))
+        persons = {m.subject_person for m in found if m.subject_person}
+        allowed = {m.id: m for m in await self.carried(target, persons)}
+        return {m.id: allowed[m.id] for m in found if m.id in allowed}
+
     # --- a person's choices, a chat's block --------------------------------------------
 
     async def view(self, platform: str, user_id: str) -> CarryView:

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Protocol
 
 from memory_core.tokenize import normalise
-from memory_core.types import Memory, Recalled
+from memory_core.types import Memory, Recalled, is_group_scope
 
 from . import features
 from .decision import Explained
@@ -163,3 +163,12 @@ def merged(
         if weaker:
             out[min(weaker, key=lambda i: out[i].score)] = item
     return tuple(out)
+
+
+def shown_in(item: Recalled, scope: str) -> bool:
+    """A recalled item a reply in `scope` may show: the chat's own memory, or one
+    carried from a group (never from a private chat, never `sure`). The chat's belt
+    and braces over recall's own rule."""
+    if item.stage == "carried":
+        return is_group_scope(item.memory.scope) and item.band == "related"
+    return item.memory.scope == scope

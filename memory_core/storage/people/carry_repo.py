@@ -203,3 +203,15 @@ class CarryRepo(Repository):
                 .limit(CARRIED_READ)
             )
             return [to_memory(r) for r in rows]
+
+    async def by_ids(
+        self, ids: Collection[int], *, conn: AsyncConnection | None = None
+    ) -> list[Memory]:
+        """These memories whatever their chat: only for `core.carrying.recheck`, which
+        lets the rule decide each one again before anything of them is shown."""
+        wanted = sorted(set(ids))
+        if not wanted:
+            return []
+        async with self.reading(conn) as conn:
+            rows = await conn.execute(select(memories).where(_m.id.in_(wanted)).order_by(_m.id))
+            return [to_memory(r) for r in rows]

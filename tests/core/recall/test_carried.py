@@ -14,7 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_core import EvidenceRef, NewExperience, Yuji
+from memory_core.chat.memory_tool import MemoryTool
+from memory_core.llm import ToolCall
+from memory_core.prompts.chat import PromptMemory
 from memory_core.recall.carried import CARRIED_LABEL, carried_item, merged
+from memory_core.storage import InjectedItem
 from memory_core.types import Asker, Memory, Recalled
 
 A, B, P7 = "group:1", "group:2", "private:7"
@@ -152,3 +156,40 @@ def test_carried_items_fill_free_places_first(**_: Any) -> None:
     own = (_item(1, "sure", 0.9),)
     out = merged(own, [carried_item(_item(2, "related", 0.1).memory, 0.1)], 5)
     assert [i.memory.id for i in out] == [1, 2]
+
+
+async def test_why_shows_a_carried_memory_only_while_it_may_still_travel(core: Yuji) -> None:
+    m = await world(core)
+    [item] = [
+        i for i in (await core.recall.recall(P7, ASKED, asker=ME)).items if i.stage == "carried"
+    ]
+    await core.chat_state.add_injection(
+        P7,
+        trigger_experience_id=None,
+        reply_fingerprint=None,
+        query=ASKED,
+        items=[InjectedItem(item.memory.id, item.stage, item.score, item.reason)],
+        now=core.clock.now(),
+    )
+    shown = await core.chat_commands.why(P7)
+    assert "在别的群说过" in shown
+    assert m["moving"].content in shown
+    assert "group:1" not in shown
+    await core.carrying.choose("qq", "7", into_private=False)
+    assert m["moving"].content not in await core.chat_commands.why(P7)
+
+
+async def test_the_memory_tool_finds_what_recall_carries(core: Yuji) -> None:
+    m = await world(core)
+
+    async def search(query: str) -> tuple[Recalled, ...]:
+        return (await core.recall.recall(P7, query, asker=ME)).items
+
+    def render(item: Recalled) -> PromptMemory:
+        return PromptMemory(id=item.memory.id, content=item.memory.content, stage=item.stage)
+
+    tool = MemoryTool(search, P7, render)
+    answer = await tool.handle(ToolCall("c1", "search_memory", '{"query": "我搬家是哪天来着"}'))
+    assert m["moving"].id in {i.memory.id for i in tool.found}
+    assert "在别的群说过" in answer
+    assert m["hearsay"].content not in answer
