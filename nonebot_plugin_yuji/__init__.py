@@ -19,6 +19,7 @@ from . import chat as chat  # noqa: E402
 from . import chat_names as chat_names  # noqa: E402
 from . import commands as commands  # noqa: E402
 from . import console as console  # noqa: E402
+from . import departures as departures  # noqa: E402
 from . import deployment as deployment  # noqa: E402
 from . import ingest as ingest  # noqa: E402
 from . import jobs as jobs  # noqa: E402

@@ -29,6 +29,7 @@ from memory_core import SELF_THROTTLED, LogThrottle, NewExperience, Yuji, repeat
 from . import runtime
 from .archive_convert import message_experience
 from .chat_names import names_a_chat
+from .departures import leaves_a_group
 from .ops_notices import OFFLINE_NOTICE
 
 log = logger.bind(**{SELF_THROTTLED: True})
@@ -107,7 +108,9 @@ def needs_handlers(data: Mapping[str, Any]) -> bool:
         return True
     post = data.get("post_type")
     if post == "notice":
-        return data.get("notice_type") == OFFLINE_NOTICE or names_a_chat(data)
+        return (
+            data.get("notice_type") == OFFLINE_NOTICE or names_a_chat(data) or leaves_a_group(data)
+        )
     if post == "meta_event":
         return data.get("meta_event_type") == "heartbeat"
     if post not in MESSAGE_POSTS or data.get("message_type") not in ("group", "private"):

@@ -193,3 +193,21 @@ async def test_the_memory_tool_finds_what_recall_carries(core: Yuji) -> None:
     assert m["moving"].id in {i.memory.id for i in tool.found}
     assert "在别的群说过" in answer
     assert m["hearsay"].content not in answer
+
+
+async def test_forget_person_in_the_group_it_was_said_stops_it_everywhere(core: Yuji) -> None:
+    m = await world(core)
+    await core.carrying.choose("qq", "7", into_groups=True)
+    assert await carried_ids(core, B) == {m["moving"].id}
+    await core.porting.forget_person(A, "7", requested_by="cli")
+    assert await carried_ids(core, B) == set()
+    assert await carried_ids(core, P7) == set()
+
+
+async def test_forget_person_in_a_target_group_ends_carrying_into_it(core: Yuji) -> None:
+    m = await world(core)
+    await core.carrying.choose("qq", "7", into_groups=True)
+    await core.porting.forget_person(B, "7", requested_by="cli")
+    # Their names there are gone: no longer seen as a member of B.
+    assert await carried_ids(core, B) == set()
+    assert await carried_ids(core, P7) == {m["moving"].id}
