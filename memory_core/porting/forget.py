@@ -8,7 +8,8 @@
    exports and the console's current views);
 3. replaces the text of each of their archived messages with a tombstone through the
    one audited path (storage/porting/redaction_repo.py: an audit row per message, which the
-   append-only trigger requires);
+   append-only trigger requires), and drops their own names in this chat from the
+   person index and their person card here (also when they never spoke here);
 4. deletes the image files only their messages link to;
 5. takes the forgotten memories out of the full-text index (vectors follow at the
    next `yuji embed`, which skips retracted memories), removes the sentences naming

@@ -299,14 +299,18 @@ async def _names(conn: AsyncConnection, scope: str, user_ids: Collection[str]) -
 
 
 async def _named(conn: AsyncConnection, scope: str, forms: Collection[str]) -> list[str]:
-    """Members (not the bot) going by one of these normalised names in this chat, the
-    one seen last first."""
+    """Members (not the bot) these normalised names mean in this chat, the one seen last
+    first. A name several members went by means whoever goes by it now (their latest
+    name here), if only one does, else none of them: as a memory's subject resolves
+    (memory_core/people/subjects.py, rule 4), two members sharing a name are never
+    guessed."""
     wanted = sorted(set(forms))
-    found: dict[str, Any] = {}
+    holders: dict[str, set[str]] = {}
+    seen: dict[str, Any] = {}
     platform = scope_platform(scope)
     for start in range(0, len(wanted), _CHUNK):
         rows = await conn.execute(
-            select(_p.user_id, func.max(_n.last_seen))
+            select(_p.user_id, _n.normalised, func.max(_n.last_seen))
             .join(persons, _p.id == _n.person_id)
             .where(
                 _n.scope == scope,
@@ -314,12 +318,44 @@ async def _named(conn: AsyncConnection, scope: str, forms: Collection[str]) -> l
                 _p.platform == platform,
                 _p.is_bot.is_(False),
             )
-            .group_by(_p.user_id)
+            .group_by(_p.user_id, _n.normalised)
         )
-        for user_id, seen in rows:
+        for user_id, form, last in rows:
             key = str(user_id)
-            found[key] = max(found[key], seen) if key in found else seen
-    return [u for u, _ in sorted(found.items(), key=lambda item: item[1], reverse=True)]
+            holders.setdefault(str(form), set()).add(key)
+            seen[key] = max(seen[key], last) if key in seen else last
+    shared = {u for users in holders.values() if len(users) > 1 for u in users}
+    current = await _current_forms(conn, scope, shared) if shared else {}
+    meant: set[str] = set()
+    for form, users in holders.items():
+        if len(users) > 1:
+            users = {u for u in users if current.get(u) == form}
+        if len(users) == 1:
+            meant |= users
+    return sorted(meant, key=lambda u: seen[u], reverse=True)
+
+
+async def _current_forms(
+    conn: AsyncConnection, scope: str, user_ids: Collection[str]
+) -> dict[str, str]:
+    """user id -> the normalised name they went by last in this chat."""
+    wanted = sorted(set(user_ids))
+    found: dict[str, str] = {}
+    platform = scope_platform(scope)
+    for start in range(0, len(wanted), _CHUNK):
+        rows = await conn.execute(
+            select(_p.user_id, _n.normalised)
+            .join(person_names, _n.person_id == _p.id)
+            .where(
+                _p.platform == platform,
+                _p.user_id.in_(wanted[start : start + _CHUNK]),
+                _n.scope == scope,
+            )
+            .order_by(_p.user_id, _n.last_seen.desc(), _n.id)
+        )
+        for user_id, form in rows:
+            found.setdefault(str(user_id), str(form))
+    return found
 
 
 def _card(row: Any) -> PersonCard:

@@ -4,8 +4,8 @@ This repository is the only code that changes archived message content. For each
 message of the person it first records a `redactions` row (the audit, itself
 append-only), then writes the tombstone; the experiences trigger allows exactly that
 write for exactly the messages listed in `redactions`, and refuses every other update;
-the same transaction drops the names they went by in that chat from the person index.
-It also reads what a forget request needs, keeps the request's own row (one running
+the same transaction drops the names they went by in that chat from the person index
+and their person card there. It also reads what a forget request needs, keeps the request's own row (one running
 request per person and chat, opened by one upsert), and rewrites the summaries and
 cards naming the person, each write guarded by the text it replaces so a run never
 writes back what another changed meanwhile.
@@ -179,6 +179,12 @@ class RedactionRepo(Repository):
         audit row, in one transaction; returns how many (0: all done)."""
         x, r = experiences.c, redactions.c
         async with self.writing(conn) as conn:
+            # The names they went by here (others' @ of them stay, as those messages do)
+            # and their card in this chat (made of what was said about them) go with the
+            # first chunk, and again with the last call, which finds no message left: so
+            # they go too for someone who never spoke here, only others talked about.
+            await PeopleRepo(self.db).forget_names(scope, scope_platform(scope), user_id, conn=conn)
+            await PersonCardsRepo(self.db).forget(scope, user_id, conn=conn)
             ids = [
                 int(row[0])
                 for row in await conn.execute(
@@ -213,10 +219,6 @@ class RedactionRepo(Repository):
             )
             # Their messages are no recall source any more (message_search.py).
             await message_index.drop_messages(conn, ids)
-            # Nor are the names they went by here (others' @ of them stay, as those do).
-            await PeopleRepo(self.db).forget_names(scope, scope_platform(scope), user_id, conn=conn)
-            # And their card in this chat: it is made of what was said about them.
-            await PersonCardsRepo(self.db).forget(scope, user_id, conn=conn)
             # What the bot was asked by them is their text too.
             await conn.execute(
                 update(injections)
