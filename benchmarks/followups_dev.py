@@ -9,8 +9,11 @@ they were sent, each memory written through the public write path (`core.memorie
 five minutes after its last evidence message, as consolidation would (its date the
 one the model resolved), each change (more evidence, supersede, retract, forget) at
 its time, and at each check's instant `core.followups.due()` over every chat is
-compared with the gold (chat, person, memory). Reported: checks matched exactly, and
-precision and recall of the due pairs over all checks; every miss is listed.
+compared with the gold (chat, person, memory). At the end, the plans whose date
+disagrees with the words they cite (`refused`, read with memory_core/recall/when.py) are
+compared with the gold's `refused`. Reported: checks matched exactly, precision and
+recall of the due pairs over all checks, refusals found of those expected and any
+other; every miss is listed.
 """
 
 from __future__ import annotations
@@ -147,9 +150,20 @@ async def run(data: dict[str, Any], settings: Settings) -> dict[str, Any]:
                 gold = {(s, p, k) for s, p, k in step["due"]}
                 got = await due_now(r)
                 results.append({"now": step["now"], "gold": sorted(gold), "got": sorted(got)})
+        keys = {memory_id: key for key, memory_id in r.memories.items()}
+        refused = {
+            (f.memory.scope, f.person, keys[f.memory.id])
+            for f in await core.followups.listing()
+            if f.state == "refused"
+        }
     finally:
         await core.close()
-    return report(results)
+    summary = report(results)
+    gold_refused = {(s, p, k) for s, p, k in data.get("refused", [])}
+    summary["refused_found"] = len(refused & gold_refused)
+    summary["refused_expected"] = len(gold_refused)
+    summary["refused_other"] = sorted(refused - gold_refused)
+    return summary
 
 
 def report(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -188,8 +202,12 @@ def main() -> None:
         return
     print(
         f"checks exact {result['exact']}/{result['checks']}; due pairs {result['due_pairs']}; "
-        f"precision {result['precision']:.3f}, recall {result['recall']:.3f}"
+        f"precision {result['precision']:.3f}, recall {result['recall']:.3f}; "
+        f"date disagreements found {result['refused_found']}/{result['refused_expected']}, "
+        f"others {len(result['refused_other'])}"
     )
+    for other in result["refused_other"]:
+        print(f"  refused, not expected: {other}")
     for miss in result["misses"]:
         print(f"  {miss['now']}: gold {miss['gold']} got {miss['got']}")
 

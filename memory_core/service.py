@@ -274,6 +274,7 @@ class Yuji:
             return (await backend()).lines()
 
         usage = UsageReport(usage_repo, clock, ZoneInfo(settings.timezone))
+        followups = FollowUps(db, live, clock)
         chat_status = ChatStatusSource(
             consolidation,
             chat_state,
@@ -285,6 +286,7 @@ class Yuji:
                 vector_mode_line(settings, backend_lines),
                 usage.status_lines,
                 memories.status_lines,
+                followups.status_lines,
             ),
         )
         deployment = Deployment(db, clock, alerts)
@@ -362,7 +364,7 @@ class Yuji:
             vision=images,
             deployment=deployment,
             provider_usage=provider_usage,
-            followups=FollowUps(db, live, clock),
+            followups=followups,
         )
         try:
             await console.load_overrides()

@@ -15,8 +15,9 @@ day is all the model knew), on or before that day. A past event told afterwards
 ("昨天面试了") is not a plan. When the person's own cited words go on after the day, they
 have told how it went already: `answered`.
 
-What was done about a follow-up (asked, answered, dropped, refused) is recorded by the
-caller and passed in; due, upcoming and expired are never stored, only computed, so a
+When the date disagrees with the days the cited words name (dates.py), no follow-up
+is made: `refused`. What was done about a follow-up (asked, answered, dropped) is
+recorded by the caller and passed in; due, upcoming and expired are never stored, only computed, so a
 retracted, superseded or forgotten memory ends its follow-up at once.
 """
 
@@ -29,10 +30,12 @@ from zoneinfo import ZoneInfo
 
 from memory_core.types import Memory
 
+from .dates import Said, agrees
+
 Recorded = Literal["asked", "answered", "dropped", "refused"]
 """What the store says was done: asked (in passing or unprompted), answered (the person
-spoke of it), dropped (an admin's `/followups drop`), refused (the model's date
-disagreed with the words it cites, so no follow-up is made)."""
+spoke of it), dropped (an admin's `/followups drop`), refused (no follow-up is made:
+the model's date disagreed with the words it cites, found when the list is read)."""
 State = Literal["upcoming", "due", "expired", "asked", "answered", "dropped", "refused"]
 PLAN_TYPES = frozenset({"event", "state"})
 OWN_WORD = frozenset({"self", "self-only"})
@@ -49,6 +52,8 @@ class Candidate:
     """The latest cited message of the memory's person (their own words)."""
     superseded: bool = False
     """A newer memory supersedes it."""
+    said: tuple[Said, ...] = ()
+    """The cited messages' words (not the bot's), to check the date against (dates.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +129,8 @@ def followup_of(
         return None
     window = window_of(at, zone, window_days)
     person = candidate.memory.subject_person or ""
+    if recorded != "dropped" and agrees(candidate.memory, at, candidate.said, zone) is False:
+        return FollowUp(candidate.memory, person, window, "refused")
     return FollowUp(
         candidate.memory, person, window, _state(candidate, recorded, window, now, zone)
     )

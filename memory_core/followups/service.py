@@ -18,6 +18,7 @@ from memory_core.settings import LiveSettings
 from memory_core.storage import FollowupsRepo, PlanRow
 from memory_core.storage.engine import Database
 
+from .dates import Said
 from .due import Candidate, FollowUp, Recorded, followup_of
 
 
@@ -47,6 +48,12 @@ class FollowUps:
     async def due(self, scope: str | None = None, now: datetime | None = None) -> list[FollowUp]:
         """The follow-ups due at `now` (default: the clock's now)."""
         return [f for f in await self.listing(scope, now) if f.state == "due"]
+
+    async def status_lines(self, scope: str) -> dict[str, str]:
+        """`/status`: the chat's plans whose date disagreed with the words they cite, so
+        no follow-up was made (the model resolved "下周二" to another day)."""
+        refused = sum(1 for f in await self.listing(scope) if f.state == "refused")
+        return {"日期对不上、不跟进的计划": f"{refused} 条"}
 
     async def drop(self, scope: str, memory_id: int, *, by: str) -> FollowUp:
         """An admin's `/followups drop`: the follow-up is never brought up again."""
@@ -78,7 +85,8 @@ class FollowUps:
 
 
 def _candidate(row: PlanRow) -> Candidate:
-    return Candidate(row.memory, row.told_first, row.told_last, row.superseded)
+    said = tuple(Said(at, text) for at, text in row.said)
+    return Candidate(row.memory, row.told_first, row.told_last, row.superseded, said)
 
 
 def _recorded(row: PlanRow) -> Recorded | None:

@@ -24,6 +24,7 @@ MemoryTypeArg = MemoryType
 BOT_MARK = "【机器人】"
 QUOTE_MARK = "【含机器人原话】"
 TRUNCATED = "…（以下省略 {n} 字）"
+WEEKDAYS = "一二三四五六日"
 
 
 # --- tool arguments ----------------------------------------------------------------
@@ -212,8 +213,14 @@ def clip(text: str, max_chars: int) -> str:
     return text[:max_chars] + TRUNCATED.format(n=len(text) - max_chars)
 
 
+def stamp(instant: datetime, zone: tzinfo) -> str:
+    """`2026-03-02 周一 21:10`: the year and the weekday let the model resolve "下周二",
+    "后天", "月底" said in the message to a date (rule 9 of the system prompt)."""
+    local = instant.astimezone(zone)
+    return f"{local:%Y-%m-%d} 周{WEEKDAYS[local.weekday()]} {local:%H:%M}"
+
+
 def render_line(line: Line, zone: tzinfo) -> str:
-    stamp = line.sent_at.astimezone(zone).strftime("%m-%d %H:%M")
     who = f"{BOT_MARK}{line.sender}" if line.is_bot else line.sender
     text = " ⏎ ".join(part for part in line.text.splitlines() if part.strip()) or "（空）"
     extra = ""
@@ -222,7 +229,7 @@ def render_line(line: Line, zone: tzinfo) -> str:
     elif line.reply_to_id is not None:
         extra = f" ↩回复#{line.reply_to_id}"
     mark = QUOTE_MARK if line.quotes_bot and not line.is_bot else ""
-    return f"#{line.id} [{stamp}] {who}：{mark}{text}{extra}"
+    return f"#{line.id} [{stamp(line.sent_at, zone)}] {who}：{mark}{text}{extra}"
 
 
 def system_prompt(bot_name: str) -> str:
@@ -238,7 +245,8 @@ def system_prompt(bot_name: str) -> str:
 5. 写之前先用 search_memories 查重；已有相近的就 edit_memory，情况变了就写新的再 supersede_memory，不确定谁对就 mark_contradiction。
 6. 数字、日期、专名照原文写，不要合并不同的数字（20% 和 30% 是两件事）。
 7. 闲聊、寒暄、无信息量的内容不要记。整批都没有值得记的，就 acknowledge(outcome="nothing")——这是正常结果。
-8. 结束前必须调用一次 acknowledge；不调用，这批就算没读过。"""
+8. 结束前必须调用一次 acknowledge；不调用，这批就算没读过。
+9. 有日期的事（考试、面试、出行、搬家、预约、截止日期、打算做的事）：把消息里的相对日期按那条消息自己的时间换算成具体日期，事件写进 valid_from（哪天发生），有时限的状态写进 valid_to（到哪天为止）。“今天”“明天”“后天”从消息那天算；一周从周一开始，“这周五”是消息所在那周的周五，“下周二”是下一周的周二，“下下周一”再晚一周；“周末”是那周的周六；“月底”是那个月的最后一天；只说了月日就是消息之后最近的那一天。算不准是哪天就不填日期，不要猜。"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,7 +285,7 @@ def batch_prompt(
     header = (
         f"会话：{scope}\ntoken：{token}\n"
         + render_people(people)
-        + f"本批共 {len(lines)} 条消息（#{first_id} 到 #{last_id}），时间为本地时间：\n"
+        + f"本批共 {len(lines)} 条消息（#{first_id} 到 #{last_id}），时间为本地时间（年-月-日 星期 时:分）：\n"
     )
     return header + "\n".join(render_line(line, zone) for line in lines)
 

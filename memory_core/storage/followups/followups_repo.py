@@ -36,6 +36,8 @@ _m, _e, _x, _r = memories.c, memory_evidence.c, experiences.c, memory_relations.
 _f, _ch, _mu = followups.c, followup_chats.c, followup_mutes.c
 _CHUNK = 500
 """Values per IN list (well under either engine's limit on bound values)."""
+SAID_CHARS = 300
+"""Enough of a message to read the days it names (a date is said early, not 100 KB in)."""
 PLAN_TYPES = ("event", "state")
 OWN_WORD = ("self", "self-only")
 
@@ -49,6 +51,9 @@ class PlanRow:
     told_last: datetime | None
     superseded: bool
     record: FollowupRecord | None
+    said: tuple[tuple[datetime, str], ...] = ()
+    """The cited messages of anyone but the bot: (sent_at, the first SAID_CHARS of
+    the text), earliest first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +107,15 @@ class FollowupsRepo(Repository):
             .group_by(_e.memory_id)
         )
         times = {row.memory_id: (row.first, row.last) for row in await c.execute(told)}
+        words = (
+            select(_e.memory_id, _x.sent_at, func.substr(_x.text, 1, SAID_CHARS).label("text"))
+            .join_from(memory_evidence, experiences, _x.id == _e.experience_id)
+            .where(_e.memory_id.in_(ids), _x.is_bot.is_(False))
+            .order_by(_e.memory_id, _x.sent_at, _x.id)
+        )
+        said: dict[int, list[tuple[datetime, str]]] = {}
+        for row in await c.execute(words):
+            said.setdefault(row.memory_id, []).append((as_utc(row.sent_at), row.text))
         closed = select(_r.dst_id).where(_r.kind == "supersedes", _r.dst_id.in_(ids))
         superseded = {row.dst_id for row in await c.execute(closed)}
         records = await self._records(c, ids)
@@ -112,6 +126,7 @@ class FollowupsRepo(Repository):
                 told_last=_utc(times.get(m.id, (None, None))[1]),
                 superseded=m.id in superseded,
                 record=records.get(m.id),
+                said=tuple(said.get(m.id, ())),
             )
             for m in chunk
         ]
@@ -172,11 +187,6 @@ class FollowupsRepo(Repository):
                     where=and_(_f.offered_day.is_(None) | (_f.offered_day != excluded.offered_day)),
                 )
             )
-
-    async def refused_count(self, scope: str, *, conn: AsyncConnection | None = None) -> int:
-        async with self.reading(conn) as c:
-            query = select(func.count()).where(_f.scope == scope, _f.state == "refused")
-            return int((await c.execute(query)).scalar_one())
 
     # --- a chat's choice and its members' -------------------------------------------------
 

@@ -24,6 +24,7 @@ from memory_core.prompts.consolidation import (
     clip,
     quotes_bot_text,
     render_line,
+    stamp,
     system_prompt,
     tool_specs,
 )
@@ -66,9 +67,16 @@ def test_tool_schema_snapshot() -> None:
 
 def test_render_line_marks_the_bot_and_local_time() -> None:
     bot = render_line(Line(7, T, "大肥鱼(9)", "我是鱼", is_bot=True), SHANGHAI)
-    assert bot == "#7 [11-20 20:05] 【机器人】大肥鱼(9)：我是鱼"
+    assert bot == "#7 [2026-11-20 周五 20:05] 【机器人】大肥鱼(9)：我是鱼"
     quoted = render_line(Line(8, T, "甲", "对", quoted_bot_text="你喜欢猫吗"), SHANGHAI)
     assert quoted.endswith("↩回复【机器人】：「你喜欢猫吗」")
+
+
+def test_the_stamp_carries_the_local_year_and_weekday() -> None:
+    sunday_evening_utc = datetime(2026, 12, 6, 17, 30, tzinfo=UTC)  # Monday 01:30 in Shanghai
+    assert stamp(sunday_evening_utc, SHANGHAI) == "2026-12-07 周一 01:30"
+    assert stamp(sunday_evening_utc, ZoneInfo("UTC")) == "2026-12-06 周日 17:30"
+    assert stamp(datetime(2026, 12, 31, 16, 0, tzinfo=UTC), SHANGHAI) == "2027-01-01 周五 00:00"
 
 
 @settings(deadline=None)  # timing belongs to benchmarks, not to this property

@@ -1,5 +1,6 @@
 """The follow-ups dev set (benchmarks/data/followups-dev.json) replayed on a real
-SQLite store: the date logic is exact on it (every check, every pair)."""
+SQLite store: the date logic is exact on it (every check, every pair), and the one
+plan whose model-written date disagrees with its words is refused, and no other."""
 
 from __future__ import annotations
 
@@ -19,3 +20,5 @@ async def test_the_due_list_is_exact_on_the_dev_set(tmp_path: Path) -> None:
     assert result["misses"] == []
     assert (result["exact"], result["checks"]) == (len(data["checks"]), len(data["checks"]))
     assert result["due_pairs"] == sum(len(c["due"]) for c in data["checks"]) > 0
+    assert result["refused_found"] == result["refused_expected"] == len(data["refused"]) > 0
+    assert result["refused_other"] == []

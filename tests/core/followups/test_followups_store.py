@@ -139,7 +139,7 @@ async def test_a_state_is_due_after_it_ends(core: Yuji, clock: FakeClock) -> Non
 
 
 async def test_what_was_done_is_recorded_and_ends_or_holds_it(core: Yuji, clock: FakeClock) -> None:
-    said = await say(core, P7, "7", "阿哲", "我下周二考四级，周三还有个面试", MONDAY)
+    said = await say(core, P7, "7", "阿哲", "我下周二考四级，下周三还有个面试", MONDAY)
     exam = await plan(core, P7, "阿哲", "阿哲12月15日考四级", EXAM, said)
     interview = await plan(core, P7, "阿哲", "阿哲12月16日面试", local(date(2026, 12, 16), 0), said)
     at_day(clock, 17)
@@ -196,8 +196,6 @@ async def test_offers_count_once_a_day_and_chat_choices_are_kept(
     await repo.set_muted(G1, "8", True, at=clock.now())
     await repo.set_muted(G1, "8", False, at=clock.now())
     assert (await repo.muted(G1), await repo.muted(G2)) == ({"7"}, set())
-    await repo.record(P7, exam, "7", "refused", at=clock.now(), reason="date disagrees")
-    assert (await repo.refused_count(P7), await repo.refused_count(G1)) == (1, 0)
 
 
 async def test_more_plans_than_one_read_holds(core: Yuji, clock: FakeClock) -> None:
@@ -216,3 +214,19 @@ async def test_more_plans_than_one_read_holds(core: Yuji, clock: FakeClock) -> N
     await core.memories.write_many(P7, items)
     at_day(clock, 16)
     assert len(await ids(core, P7)) == 520
+
+
+async def test_a_date_the_words_do_not_name_makes_none_and_status_counts_it(
+    core: Yuji, clock: FakeClock
+) -> None:
+    said = await say(core, P7, "7", "阿哲", "下周二我考四级", MONDAY)
+    wrong = await plan(core, P7, "阿哲", "阿哲12月8日考四级", local(date(2026, 12, 8), 0), said)
+    right = await plan(core, P7, "阿哲", "阿哲12月15日考四级", EXAM, said)
+    at_day(clock, 9)
+    assert await ids(core, P7) == []
+    at_day(clock, 16)
+    assert await ids(core, P7) == [right]
+    states = {f.memory.id: f.state for f in await core.followups.listing(P7)}
+    assert states == {wrong: "refused", right: "due"}
+    status = await core.chat_commands.status(P7)
+    assert "日期对不上、不跟进的计划：1 条" in status
