@@ -151,6 +151,9 @@ async def test_a_hostile_name_is_text(client: httpx.AsyncClient, world: DemoRepo
         html = (await client.get(path)).text
         assert HOSTILE_NAME not in html, path
         assert escape(HOSTILE_NAME, quote=False) in html, path
+    for path in (f"/yuji/chats/{GROUP}/people", f"/yuji/chats/{GROUP}/people/{HOSTILE}"):
+        html = (await client.get(path)).text  # their card is markup too: shown as text
+        assert f"- {escape(HOSTILE_NAME, quote=False)}" in html, path
     person = (await client.get(f"/yuji/chats/{GROUP}/people/{HOSTILE}")).text
     assert f"<title>{escape(HOSTILE_NAME, quote=False)} · 成员 · 读书会</title>" in person
 
