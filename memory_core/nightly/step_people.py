@@ -65,7 +65,7 @@ async def people(run: DayRun) -> StepResult:
                 said_by(
                     m.memory.word,
                     name,
-                    [names.get(s, s) for s in m.speakers if s != user_id],
+                    [names[s] for s in m.speakers if s != user_id and s in names],
                 )
                 or UNKNOWN_WORD,
             )

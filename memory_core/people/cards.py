@@ -92,8 +92,11 @@ class PersonCards:
             if memory.subject_kind != "person" or not person:
                 continue
             name = found.names.get(person, memory.subject)
+            # A speaker with no name here any more (forgotten) is left out: never an id.
             speakers = [
-                found.names.get(s, s) for s in found.speakers.get(memory.id, ()) if s != person
+                found.names[s]
+                for s in found.speakers.get(memory.id, ())
+                if s != person and s in found.names
             ]
             words[memory.id] = MemoryWord(name, said_by(memory.word, name, speakers))
         cards: list[tuple[str, str]] = []

@@ -291,3 +291,20 @@ async def test_the_reply_prompt_carries_the_askers_card_after_the_memories(
     budget = core.settings.prompt_people_tokens
     block = system.split("## 相关的人", 1)[1].split("\n\n", 1)[0]
     assert len(block) < budget * 4
+
+
+async def test_a_forgotten_speaker_is_left_out_of_the_card_prompt_never_named_by_id(
+    core: Yuji, llm: ScriptedLLM, clock: FakeClock
+) -> None:
+    clock.set(sh(2026, 11, 20, 20, 0))
+    await say(core, SCOPE, NAN, "大家好", sh(2026, 11, 20, 18, 0))
+    told = await remember(core, SCOPE, NAN, "南杉要搬去深圳", [BAI, ZHOU], sh(2026, 11, 20, 19, 0))
+    await core.porting.forget_person(SCOPE, ZHOU, requested_by=ZHOU)  # 小周 has no name here
+    clock.set(sh(2026, 11, 21, 4, 0))
+
+    report = people_step(await core.nightly.run(day=DAY, scope=SCOPE))
+
+    assert report.outcome == "done", report.detail
+    [prompt] = card_prompts(llm)
+    assert f"[记忆 {told.id}]（fact｜小白说）南杉要搬去深圳" in prompt
+    assert ZHOU not in prompt

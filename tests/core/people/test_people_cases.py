@@ -291,3 +291,23 @@ async def test_nothing_of_another_chat_reaches_the_view(core: Yuji) -> None:
     assert g2.cards == (("明哥", "- 养狗"),)
     assert (g1.words[cat.id].subject, g2.words[dog.id].subject) == ("小明", "明哥")
     assert g2.words[dog.id].said == "本人说"
+
+
+async def test_a_forgotten_speaker_is_never_named_by_their_id(core: Yuji) -> None:
+    """Whose word a memory is names each speaker by their name here; one who has none
+    any more (they were forgotten) is left out, never shown as a raw id."""
+    await say(core, G1, "7", "小明", "大家好")
+    by_hua = await say(core, G1, "8", "阿花", "小明要搬去深圳")
+    by_hong = await say(core, G1, "9", "小红", "对，小明要搬去深圳")
+    only_hong = await say(core, G1, "9", "小红", "小明养了猫")
+    move = await remember(core, G1, "小明", "小明要搬去深圳", by_hua, by_hong)
+    cat = await remember(core, G1, "小明", "小明养猫", only_hong)
+    before = await view(core, G1, "小明", memories=[move, cat])
+    assert before.words[move.id].said == "阿花、小红说"
+
+    await core.porting.forget_person(G1, "9", requested_by="9")
+
+    after = await view(core, G1, "小明", memories=[move])
+    assert after.words[move.id].said == "阿花说"
+    # what rested on her word alone is retracted; shown anyway, it is no one's named word
+    assert (await view(core, G1, "小明", memories=[cat])).words[cat.id].said == "听说"
