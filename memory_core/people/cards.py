@@ -117,8 +117,13 @@ class PersonCards:
         return await self.repo.history(scope, user_id)
 
     async def members_named(self, scope: str, name: str) -> list[str]:
-        """The user ids of the members (not the bot) who answer to `name` here."""
+        """The user ids of the members (not the bot) who answer to `name` here. When
+        several went by it, whoever goes by it now, if only one does (as subjects
+        resolve); else all of them (the caller asks for an @)."""
         wanted = normalised_name(name)
         if not wanted:
             return []
-        return [p.user_id for p in await self.people.who(scope, wanted) if not p.is_bot]
+        holders = [p.user_id for p in await self.people.who(scope, wanted) if not p.is_bot]
+        if len(holders) > 1:
+            return await self.repo.meant(scope, [wanted]) or holders
+        return holders

@@ -172,6 +172,13 @@ class PersonCardsRepo(Repository):
             speakers = await _speakers(conn, scope, [m.id for m in found])
         return [MemberMemory(m, speakers.get(m.id, ())) for m in found]
 
+    async def meant(
+        self, scope: str, forms: Collection[str], *, conn: AsyncConnection | None = None
+    ) -> list[str]:
+        """Members (not the bot) these normalised names mean in this chat (`_named`)."""
+        async with self.reading(conn) as conn:
+            return await _named(conn, scope, forms)
+
     async def names(
         self, scope: str, user_ids: Collection[str], *, conn: AsyncConnection | None = None
     ) -> dict[str, str]:

@@ -21,6 +21,7 @@ import pytest
 
 from memory_core import EvidenceRef, NewExperience, Settings, Yuji
 from memory_core.cli import main
+from memory_core.errors import UsageError
 from memory_core.people.cards import PeopleView, PersonCards
 from memory_core.storage import PersonCardsRepo
 from memory_core.types import Memory
@@ -311,3 +312,23 @@ async def test_a_forgotten_speaker_is_never_named_by_their_id(core: Yuji) -> Non
     assert after.words[move.id].said == "阿花说"
     # what rested on her word alone is retracted; shown anyway, it is no one's named word
     assert (await view(core, G1, "小明", memories=[cat])).words[cat.id].said == "听说"
+
+
+async def test_cards_by_a_shared_name_is_whoever_goes_by_it_now_else_asks_for_an_at(
+    core: Yuji,
+) -> None:
+    await say(core, G1, "7", "小明", at=T0)
+    await say(core, G1, "7", "鱼丸", at=T0 + timedelta(days=1))
+    await say(core, G1, "8", "小明", at=T0 + timedelta(days=2))
+    await card(core, G1, "7", "- 七号的卡")
+    await card(core, G1, "8", "- 八号的卡")
+
+    async def admin() -> bool:
+        return True
+
+    shown = await core.chat_commands.cards(G1, "小明", asker="1", is_admin=admin)
+    assert "八号的卡" in shown
+    assert "七号" not in shown
+    await say(core, G1, "7", "小明", at=T0 + timedelta(days=3))  # both go by it now
+    with pytest.raises(UsageError, match="好几个人"):
+        await core.chat_commands.cards(G1, "小明", asker="1", is_admin=admin)
