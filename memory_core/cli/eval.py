@@ -138,6 +138,8 @@ def render(name: str, result: dict[str, Any]) -> str:
             f"  {b[key]:>10}" for b in baselines.values()
         )
         lines.append(f"{_pad(label, 26)}{'':>5}{cells}")
+    if result.get("carried"):  # carried as the rule allows: never counted as leaked
+        lines.append(f"{_pad('带过来（在别的群说过）', 26)}{'':>5}  {result['carried']:>7}")
     for p in ("p50", "p95"):
         cells = f"  {result['latency_ms'][p]:>7.2f}  {'':>7}  {'':>7}  {'':>5}" + "".join(
             f"  {b['latency_ms'][p]:>10.2f}" for b in baselines.values()

@@ -86,6 +86,29 @@ class DataQuery:
 
 
 @dataclass(frozen=True, slots=True)
+class DataChoice:
+    """A person's `/carry` choices (None: the default: private on, groups off)."""
+
+    sender_id: str
+    platform: str = "qq"
+    private: bool | None = None
+    groups: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DataCarry:
+    """Who chose what for their own words (`/carry private|groups on|off`) and which
+    chats refuse them (`/carry block`); memberships come from the messages."""
+
+    choices: tuple[DataChoice, ...] = ()
+    blocks: tuple[str, ...] = ()
+
+    def choice(self, sender_id: str) -> DataChoice:
+        found = [c for c in self.choices if c.sender_id == sender_id]
+        return found[-1] if found else DataChoice(sender_id)
+
+
+@dataclass(frozen=True, slots=True)
 class Dataset:
     name: str
     timezone: str
@@ -96,6 +119,7 @@ class Dataset:
     messages: tuple[DataMessage, ...]
     memories: tuple[DataMemory, ...]
     queries: tuple[DataQuery, ...]
+    carry: DataCarry = DataCarry()
 
 
 T = TypeVar("T")
@@ -144,6 +168,7 @@ def parse_dataset(data: dict[str, Any]) -> Dataset:
             messages=_each(data["messages"], "messages", _message),
             memories=_each(data["memories"], "memories", _memory),
             queries=_each(data["queries"], "queries", _query),
+            carry=_carry(data.get("carry", {})),
         )
     except KeyError as exc:
         raise ValidationError(
@@ -218,6 +243,31 @@ def _query(q: Any) -> DataQuery:
         expect_messages=tuple(str(i) for i in q.get("expect_messages", [])),
         context=tuple(_turn(t, str(q["scope"])) for t in q.get("context", [])),
         asker=_asker(q.get("asker")),
+    )
+
+
+def _carry(data: Any) -> DataCarry:
+    if not isinstance(data, dict):
+        raise ValidationError('carry is {"choices": [...], "blocks": [...]}')
+    carry = cast(dict[str, Any], data)
+    return DataCarry(
+        choices=_each(carry.get("choices", []), "carry.choices", _choice),
+        blocks=tuple(str(b) for b in carry.get("blocks", [])),
+    )
+
+
+def _switch(value: Any) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise ValidationError(f"a carry choice is true, false or absent, not {value!r}")
+
+
+def _choice(c: Any) -> DataChoice:
+    return DataChoice(
+        sender_id=str(c["sender_id"]),
+        platform=str(c.get("platform", "qq")),
+        private=_switch(c.get("private")),
+        groups=_switch(c.get("groups")),
     )
 
 

@@ -90,6 +90,15 @@ async def load(core: Yuji, clock: FakeClock, ds: Dataset) -> Loaded:
             )
         if mem.last_accessed is not None:
             await core.memories.touch(mem.scope, [loaded.ids[mem.id]], mem.last_accessed)
+    for choice in ds.carry.choices:  # as `/carry private|groups on|off` would
+        await core.carrying.choose(
+            choice.platform,
+            choice.sender_id,
+            into_private=choice.private,
+            into_groups=choice.groups,
+        )
+    for scope in ds.carry.blocks:  # as a group admin's `/carry block` would
+        await core.carrying.block(scope, ACTOR)
     return loaded
 
 

@@ -32,6 +32,9 @@ class Answer:
     """Dataset ids of the quoted recent messages (None for a filler), best first."""
     quote_scopes: tuple[str, ...] = ()
     quote_bands: tuple[str, ...] = ()
+    carried: tuple[bool, ...] = ()
+    """Per injected item: of another chat and carried as the rule allows
+    (carry_check.py); empty = none is."""
 
     def hit(self) -> tuple[bool, bool]:
         """(the answer was injected in any band, as sure): an expected memory among
@@ -61,10 +64,28 @@ class Answer:
         return [{"id": i, "band": b} for i, b in zip(self.quotes, self.quote_bands, strict=True)]
 
     def injected(self) -> list[dict[str, Any]]:
-        """`{"id", "band", "p"}` per injected item (generated memories: id null)."""
+        """`{"id", "band", "p"}` per injected item (generated memories: id null), and
+        `"carried": true` on one carried from another chat as the rule allows."""
         bands = self.bands or ("sure",) * len(self.ids)
         ps = self.p or (None,) * len(self.ids)
-        return [{"id": i, "band": b, "p": p} for i, b, p in zip(self.ids, bands, ps, strict=True)]
+        out = [{"id": i, "band": b, "p": p} for i, b, p in zip(self.ids, bands, ps, strict=True)]
+        for item, carried in zip(out, self.carried_flags(), strict=True):
+            if carried:
+                item["carried"] = True
+        return out
+
+    def carried_flags(self) -> tuple[bool, ...]:
+        return self.carried or (False,) * len(self.ids)
+
+    def leaks(self) -> int:
+        """Items (memories, quotes) of another chat than the query's, but those carried
+        as the rule allows."""
+        memories = sum(
+            1
+            for s, carried in zip(self.scopes, self.carried_flags(), strict=True)
+            if s != self.query.scope and not carried
+        )
+        return memories + sum(1 for s in self.quote_scopes if s != self.query.scope)
 
 
 def percentile(values: Sequence[float], p: float) -> float:
@@ -78,12 +99,14 @@ def percentile(values: Sequence[float], p: float) -> float:
 
 def report(answers: Sequence[Answer]) -> dict[str, Any]:
     """`{"tiers": {T: {"n", "rate", "sure_rate", "stale", "empty_rate"}}, "false_recall", "leakage",
-    "stale", "latency_ms", "queries"}`.
+    "carried", "stale", "latency_ms", "queries"}`.
 
     For positive tiers `rate` is hit@5 (an expected memory injected in any band) and
     `sure_rate` the share whose expected memory was injected as sure; for the
     negative, leakage and chatter tiers `rate` is the share with anything injected and
-    `sure_rate` the share with anything injected as sure. A tier's `stale` counts the
+    `sure_rate` the share with anything injected as sure. `leakage` counts what came
+    from another chat unless it was carried as the rule allows (`carried` counts those,
+    overall and per tier where any). A tier's `stale` counts the
     `expect_none` memories its queries got (for `temporal`: a replaced version given
     to a question about now); `empty_rate` is the share of its queries that got nothing
     injected at all; the top-level `stale` sums them. `queries` lists each query
@@ -108,6 +131,9 @@ def report(answers: Sequence[Answer]) -> dict[str, Any]:
             "stale": stale_here,
             "empty_rate": round(sum(1 for a in group if a.empty) / n, 4),
         }
+        carried_here = sum(sum(a.carried_flags()) for a in group)
+        if carried_here:
+            tiers[tier]["carried"] = carried_here
         asked = [a for a in group if a.query.asker is not None]
         if asked:
             # Someone asked: an `expect_none` memory (another person's) stated as sure.
@@ -120,13 +146,15 @@ def report(answers: Sequence[Answer]) -> dict[str, Any]:
             )
     negatives = [a for a in answers if a.query.tier in NEGATIVE_TIERS]
     false_recall = sum(1 for a in negatives if a.ids) / len(negatives) if negatives else 0.0
-    leakage = sum(1 for a in answers for s in (*a.scopes, *a.quote_scopes) if s != a.query.scope)
+    leakage = sum(a.leaks() for a in answers)
+    carried = sum(sum(a.carried_flags()) for a in answers)
     stale = sum(int(t["stale"]) for t in tiers.values())
     times = [a.ms for a in answers]
     return {
         "tiers": tiers,
         "false_recall": round(false_recall, 4),
         "leakage": leakage,
+        "carried": carried,
         "stale": stale,
         "latency_ms": {
             "p50": round(percentile(times, 50), 3),

@@ -24,6 +24,7 @@ from memory_core.storage.backend_info import database_line
 from memory_core.types import Asker
 
 from . import loader, vector_eval
+from .carry_check import CarryCheck
 from .dataset import DataQuery, Dataset
 from .metrics import Answer, report
 
@@ -97,7 +98,8 @@ async def _run(ds: Dataset, options: EvalOptions, settings: Settings) -> dict[st
             await core.recall.recall(
                 q.scope, q.text, now=ds.now, context=q.context, asker=asker_of(q, ds)
             )
-        answers = [await _ask(core, loaded, q, ds) for q in ds.queries]
+        check = CarryCheck(ds)
+        answers = [await _ask(core, loaded, q, ds, check) for q in ds.queries]
         result = report(answers)
         result["baselines"] = {}
         if options.baselines:
@@ -127,7 +129,9 @@ def asker_of(q: DataQuery, ds: Dataset) -> Asker | None:
     return Asker(user_id, tuple(dict.fromkeys(n for n in (name, *seen) if n)))
 
 
-async def _ask(core: Yuji, loaded: loader.Loaded, q: DataQuery, ds: Dataset) -> Answer:
+async def _ask(
+    core: Yuji, loaded: loader.Loaded, q: DataQuery, ds: Dataset, check: CarryCheck
+) -> Answer:
     started = time.perf_counter()
     result = await core.recall.recall(
         q.scope, q.text, now=ds.now, context=q.context, asker=asker_of(q, ds)
@@ -143,6 +147,10 @@ async def _ask(core: Yuji, loaded: loader.Loaded, q: DataQuery, ds: Dataset) -> 
         quotes=tuple(loaded.messages.get(x.message.id) for x in result.quotes),
         quote_scopes=tuple(x.message.scope for x in result.quotes),
         quote_bands=tuple(x.band for x in result.quotes),
+        carried=tuple(
+            r.stage == "carried" and check.allowed(q, loaded.names.get(r.memory.id), ds.now)
+            for r in result.items
+        ),
     )
 
 

@@ -148,20 +148,25 @@ def carried_item(memory: Memory, p: float) -> Recalled:
 def merged(
     items: tuple[Recalled, ...], carried: Sequence[Recalled], limit: int
 ) -> tuple[Recalled, ...]:
-    """The chat's own items with the carried ones: into free places, else each in the
-    place of the chat's `related` item of lowest P below its own; never more than
+    """The chat's own items with the carried ones: each into a free place, else in
+    the place of the `related` item of lowest P below its own; placed before the first
+    `related` item of lower P (the chat's own keep their order); never more than
     `limit`, never in a `sure` item's place, never as `sure`."""
     out = list(items[:limit])
     for item in carried:
         item = replace(item, band="related")
-        if len(out) < limit:
-            out.append(item)
-            continue
-        weaker = [
-            i for i, own in enumerate(out) if own.band == "related" and own.score < item.score
-        ]
-        if weaker:
-            out[min(weaker, key=lambda i: out[i].score)] = item
+        if len(out) >= limit:
+            weaker = [
+                i for i, own in enumerate(out) if own.band == "related" and own.score < item.score
+            ]
+            if not weaker:
+                continue
+            del out[min(weaker, key=lambda i: (out[i].score, -i))]
+        at = next(
+            (i for i, own in enumerate(out) if own.band == "related" and own.score < item.score),
+            len(out),
+        )
+        out.insert(at, item)
     return tuple(out)
 
 

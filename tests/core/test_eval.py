@@ -161,6 +161,7 @@ def test_cli_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str]) -
         "tiers",
         "false_recall",
         "leakage",
+        "carried",
         "stale",
         "latency_ms",
         "baselines",

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -150,12 +149,19 @@ def test_a_carried_memory_is_never_sure_and_never_takes_a_sure_place(
         if item.stage == "carried":
             assert item.band == "related"
     assert len({i.memory.id for i in out}) == len(out)
+    own_order = [i.memory.id for i in out if i.stage != "carried"]
+    assert own_order == [i.memory.id for i in items[:limit] if i.memory.id in own_order]
 
 
-def test_carried_items_fill_free_places_first(**_: Any) -> None:
-    own = (_item(1, "sure", 0.9),)
-    out = merged(own, [carried_item(_item(2, "related", 0.1).memory, 0.1)], 5)
-    assert [i.memory.id for i in out] == [1, 2]
+def test_carried_items_fill_free_places_before_weaker_related_ones() -> None:
+    own = (_item(1, "sure", 0.9), _item(3, "related", 0.05))
+    out = merged(own, [carried_item(_item(2, "related", 0.3).memory, 0.3)], 5)
+    assert [i.memory.id for i in out] == [1, 2, 3]
+    full = (_item(1, "sure", 0.9), _item(3, "related", 0.05), _item(4, "related", 0.2))
+    out = merged(full, [carried_item(_item(2, "related", 0.3).memory, 0.3)], 3)
+    assert [i.memory.id for i in out] == [1, 2, 4]  # the weakest related one gave way
+    out = merged(full, [carried_item(_item(2, "related", 0.01).memory, 0.01)], 3)
+    assert [i.memory.id for i in out] == [1, 3, 4]  # weaker than all: no place
 
 
 async def test_why_shows_a_carried_memory_only_while_it_may_still_travel(core: Yuji) -> None:
