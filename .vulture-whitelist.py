@@ -11,6 +11,7 @@ from memory_core.archive.fetcher import _CheckedBackend  # pyright: ignore[repor
 from memory_core.cli.parser import ChineseHelpFormatter
 from memory_core.console.tunables import SettingView
 from memory_core.console.views import EvidenceItem
+from memory_core.people.carrying import Travels
 from memory_core.settings import Settings
 from memory_core.types import MemoryVersion
 from nonebot_plugin_yuji.onebot_adapter import IngestAdapter
@@ -32,6 +33,7 @@ ChineseHelpFormatter._split_lines  # argparse's HelpFormatter wraps help text wi
 SettingView.help
 EvidenceItem.fragment_messages
 MemoryVersion.changed_at
+Travels.into  # person.html: what a wake about the member here would be carried
 
 Settings.allow_unauthenticated_onebot  # bot.py reads it from NoneBot's config
 IngestAdapter._handle_ws  # NoneBot's websocket server calls it

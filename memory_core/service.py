@@ -333,6 +333,7 @@ class Yuji:
             origins=dict(origins or {}),
             backend=backend,
             people=people,
+            carrying=carrying,
         )
         core = cls(
             live=live,

@@ -25,6 +25,7 @@ from memory_core.nightly.types import LastRun
 from memory_core.ops.alerts import AlertGate
 from memory_core.ops.backend import Backend
 from memory_core.ops.service import OpsService
+from memory_core.people.carrying import Carrying, Travels
 from memory_core.people.service import People
 from memory_core.prompts.nightly import CARD_LABELS
 from memory_core.recall.engine import Recall
@@ -100,6 +101,8 @@ class ConsoleService:
     """Which database and vector store run (the overview says so)."""
     people: People | None = None
     """The person index the people pages read (one of its own over `db` when None)."""
+    carrying: Carrying | None = None
+    """What of a member's words travels where (one of its own over `db` when None)."""
 
     def __post_init__(self) -> None:
         self.repo = ConsoleRepo(self.db, self.memory_repo)
@@ -110,6 +113,7 @@ class ConsoleService:
         self.zone = ZoneInfo(self.settings.timezone)
         self.index = self.people if self.people is not None else People(self.db, self.clock)
         self.person_cards = PersonCardsRepo(self.db)
+        self.carry = self.carrying if self.carrying is not None else Carrying(self.db, self.clock)
         self._cached: tuple[float, list[ChatCounts], DayChart] | None = None
 
     @property
@@ -339,6 +343,11 @@ class ConsoleService:
             member=Member(person, current_name(names), tuple(names), counts, card),
             memories=tuple(await self.repo.memories_about(scope, user_id)),
         )
+
+    async def travels(self, scope: str, user_id: str) -> Travels:
+        """What of a member's own words travels from this chat and where, and what would
+        come into it (memory_core/people/carrying.py)."""
+        return await self.carry.travels(scope, user_id)
 
     # --- archive, consolidation and nightly ------------------------------------------------
 

@@ -45,6 +45,20 @@ class CarryView:
     and not refusing)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Travels:
+    """What of one member travels from and into one chat (the console's person page)."""
+
+    choice: CarryChoice
+    blocked: bool
+    """This chat refuses anything carried into it."""
+    out: tuple[tuple[Memory, tuple[str, ...]], ...]
+    """This chat's memories of their own words that travel now, each with the chats
+    it reaches."""
+    into: tuple[Memory, ...]
+    """Their own words from other groups that a wake about them here would be given."""
+
+
 class Carrying:
     def __init__(self, db: Database, clock: Clock) -> None:
         self.db = db
@@ -144,6 +158,28 @@ class Carrying:
             for memory in await self.carried(scope, (user_id,), now):
                 words.setdefault(memory.id, memory)
         return CarryView(choice, groups, tuple(words[i] for i in sorted(words)), tuple(reaches))
+
+    async def travels(self, scope: str, user_id: str) -> Travels:
+        """What of member `user_id`'s words travels from `scope` and where, and what
+        would come into it: every answer through the scope function."""
+        platform = scope_platform(scope)
+        view = await self.view(platform, user_id)
+        now = self.clock.now()
+        reach: dict[int, list[str]] = {}
+        found: dict[int, Memory] = {}
+        for target in view.reaches:
+            if target == scope:
+                continue
+            for memory in await self.carried(target, (user_id,), now):
+                if memory.scope == scope:
+                    found[memory.id] = memory
+                    reach.setdefault(memory.id, []).append(target)
+        return Travels(
+            choice=view.choice,
+            blocked=await self.blocked(scope),
+            out=tuple((found[i], tuple(reach[i])) for i in sorted(found)),
+            into=await self.carried(scope, (user_id,), now),
+        )
 
     async def choose(
         self,

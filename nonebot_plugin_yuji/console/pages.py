@@ -166,7 +166,8 @@ async def person(request: Request, scope: str, user_id: str) -> Response:
     scope = scope_param(scope)
     current = core()
     detail = await current.console.member(scope, user_id)
-    return await page(request, current, "person.html", scope=scope, detail=detail)
+    travels = await current.console.travels(scope, user_id)
+    return await page(request, current, "person.html", scope=scope, detail=detail, travels=travels)
 
 
 @router.get("/chats/{scope}/turns", response_class=HTMLResponse)
