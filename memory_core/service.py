@@ -304,6 +304,7 @@ class Yuji:
             describe=images.texts,
             deployment=deployment,
             people=person_cards,
+            followups=followups,
         )
         chat_commands = ChatCommands(
             settings=live,

@@ -368,6 +368,10 @@ class Settings(BaseModel):
     followup_window_days: AtLeastOne = 3
     """A member's own dated plan (an exam, a trip, an appointment) is due for a follow-up
     from the day after its date for this many days (in YUJI_TIMEZONE), then expires for good."""
+    prompt_followups_tokens: NonNegative = 120
+    """Token budget of the reply prompt's follow-up block: at most one due plan of the asker's,
+    to ask about in passing (0 = no block; asked when the reply cites it, offered on at most
+    three days)."""
 
     # exposure
     allow_unauthenticated_onebot: bool = False

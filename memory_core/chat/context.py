@@ -2,7 +2,8 @@
 
 Nightly blocks (states, cards, timeline, diaries, background diary; empty until the
 nightly job has written them), the people the reply concerns (the asker's and the named
-members' cards, whose word each recalled memory is: `core.person_cards`), unarchived fragment summaries, and the recent raw
+members' cards, whose word each recalled memory is: `core.person_cards`), at most one
+due follow-up of the asker's (`core.followups`), unarchived fragment summaries, and the recent raw
 messages: every message consolidation has not summarised yet (the newest
 `recent_messages`), plus a few already-summarised ones just before them as a bridge.
 Times are shown in the configured zone.
@@ -17,7 +18,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from memory_core.prompts.chat import ChatPromptInput, PromptLine, PromptMemory, PromptQuote
+from memory_core.prompts.chat import (
+    ChatPromptInput,
+    PromptFollowUp,
+    PromptLine,
+    PromptMemory,
+    PromptQuote,
+)
 from memory_core.settings import Settings
 from memory_core.types import Experience, Recalled
 
@@ -26,6 +33,7 @@ from .ports import (
     BlocksLike,
     BlocksPort,
     ContextPort,
+    FollowupsPort,
     ImageTexts,
     PeoplePort,
     PeopleViewLike,
@@ -74,6 +82,8 @@ class ContextView:
     """(current name, person card) of the asker and the members the wake names."""
     words: dict[int, tuple[str, str]] = field(default_factory=dict[int, tuple[str, str]])
     """memory id -> (its member's current name, whose word it is)."""
+    followup: PromptFollowUp | None = None
+    """At most one due follow-up of the asker's, to ask about in passing."""
 
     def clock_label(self, instant: datetime, now: datetime | None = None) -> str:
         local = instant.astimezone(self.zone)
@@ -122,6 +132,7 @@ class ContextView:
             recent_diaries=self.recent_diaries,
             memories=memories,
             people=self.people,
+            followup=self.followup,
             quotes=quotes,
             background_diary=self.background_diary,
             fragments=self.fragments,
@@ -146,17 +157,21 @@ async def gather_context(
     asker: str | None = None,
     mentioned: Sequence[str] = (),
     text: str = "",
+    followups: FollowupsPort | None = None,
 ) -> ContextView:
     zone = ZoneInfo(settings.timezone)
     limit = max(0, settings.recent_messages)
     # Independent reads: run them side by side (each on its own pooled connection).
-    messages, acked, fragments, pairs, nightly, concerned = await asyncio.gather(
-        archive.recent(scope, limit + BRIDGE_MESSAGES, before_id=trigger_id),
-        context.acked_id(scope),
-        context.open_fragments(scope, FRAGMENTS_SHOWN),
-        context.contradicting_pairs(scope, [r.memory.id for r in recalled]),
-        _nightly_blocks(blocks, scope, now, recalled),
-        _people(people, scope, asker, mentioned, text, recalled),
+    (messages, acked, fragments, pairs, nightly, concerned), followup = await asyncio.gather(
+        asyncio.gather(
+            archive.recent(scope, limit + BRIDGE_MESSAGES, before_id=trigger_id),
+            context.acked_id(scope),
+            context.open_fragments(scope, FRAGMENTS_SHOWN),
+            context.contradicting_pairs(scope, [r.memory.id for r in recalled]),
+            _nightly_blocks(blocks, scope, now, recalled),
+            _people(people, scope, asker, mentioned, text, recalled),
+        ),
+        _followup(followups, scope, asker, now),
     )
     messages = [m for m in messages if m.fingerprint != trigger_fingerprint]
     contradicts: dict[int, int] = {}
@@ -178,6 +193,7 @@ async def gather_context(
         texts=texts,
         people=tuple(concerned.cards) if concerned else (),
         words={k: (w.subject, w.said) for k, w in concerned.words.items()} if concerned else {},
+        followup=followup,
     )
 
 
@@ -216,3 +232,20 @@ async def _people(
         # Person cards and names enrich a reply; their failure must not stop it.
         log.exception("yuji: people unavailable for %s", scope)
         return None
+
+
+async def _followup(
+    followups: FollowupsPort | None, scope: str, asker: str | None, now: datetime
+) -> PromptFollowUp | None:
+    if followups is None or not asker:
+        return None
+    try:
+        found = await followups.offer(scope, asker, now)
+    except Exception:
+        # A follow-up is a nicety of a reply; its failure must not stop it.
+        log.exception("yuji: follow-ups unavailable for %s", scope)
+        return None
+    if found is None:
+        return None
+    memory = found.memory
+    return PromptFollowUp(memory.id, memory.subject, memory.content, f"{found.window.day:%Y-%m-%d}")

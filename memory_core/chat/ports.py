@@ -11,6 +11,7 @@ from collections.abc import Sequence as _Sequence
 from datetime import datetime
 from typing import Protocol
 
+from memory_core.followups import FollowUp
 from memory_core.memories.ports import WritesMemories
 from memory_core.recall.wake import Turn
 from memory_core.types import Asker, Experience, Memory, NewExperience, Recalled, RecallResult
@@ -108,6 +109,16 @@ class PeopleViewLike(Protocol):
 
     @property
     def words(self) -> Mapping[int, MemoryWordLike]: ...
+
+
+class FollowupsPort(Protocol):
+    """`core.followups`: the one follow-up a reply may carry, and marking it asked."""
+
+    async def offer(self, scope: str, person: str, now: datetime) -> FollowUp | None: ...
+
+    async def mark_asked(
+        self, scope: str, memory_id: int, *, sent_text: str | None = None
+    ) -> None: ...
 
 
 class PeoplePort(Protocol):

@@ -29,6 +29,7 @@ from memory_core.prompts.chat import (
     ChatPrompt,
     ChatPromptInput,
     PromptBudget,
+    PromptFollowUp,
     PromptLine,
     PromptMemory,
     PromptQuote,
@@ -53,6 +54,7 @@ from .ports import (
     BlocksPort,
     ContextPort,
     DeploymentPort,
+    FollowupsPort,
     ImageTexts,
     MemoriesPort,
     PeoplePort,
@@ -127,6 +129,7 @@ class ChatService:
         describe: ImageTexts | None = None,
         deployment: DeploymentPort | None = None,
         people: PeoplePort | None = None,
+        followups: FollowupsPort | None = None,
     ) -> None:
         self.live = settings
         self.clock = clock
@@ -140,6 +143,7 @@ class ChatService:
         self.describe = describe
         self.deployment = deployment
         self.people = people
+        self.followups = followups
         self.guard = OutOfCharacterGuard(self.settings.ooc_patterns)
         self.persona = load_persona(self.settings.persona_file)
         self.deadline_grace_s = DEADLINE_GRACE_S
@@ -276,6 +280,7 @@ class ChatService:
         quoted: tuple[Quoted, ...] = ()
         prompt: ChatPrompt | None = None
         tool: MemoryTool | None = None
+        offered: PromptFollowUp | None = None
         try:
             try:
                 trigger = await self.archive.by_fingerprint(incoming.scope, incoming.fingerprint)
@@ -305,15 +310,21 @@ class ChatService:
                     asker=incoming.sender_id,
                     mentioned=[m for m in incoming.mentioned_ids if m != incoming.self_id],
                     text=incoming.text,
+                    # No block, no offer: an offer counts towards the three days.
+                    followups=self.followups if self.settings.prompt_followups_tokens else None,
                 )
                 tool = self._memory_tool(incoming, view, now)
+                offered = view.followup
             except StorageError as exc:  # the store is away: answer without it
                 without_memories(incoming.scope, exc)
                 trigger, recalled, quoted, tool = None, (), (), None
                 view = ContextView(zone=ZoneInfo(self.settings.timezone))
             prompt = build_chat_prompt(
                 self._prompt_input(incoming, view, recalled, quoted, now),
-                PromptBudget(people=self.settings.prompt_people_tokens),
+                PromptBudget(
+                    people=self.settings.prompt_people_tokens,
+                    followups=self.settings.prompt_followups_tokens,
+                ),
             )
             kind, text = await self._generate(llm, prompt.messages, incoming.scope, tool)
         except LLMError as exc:
@@ -357,6 +368,12 @@ class ChatService:
             await or_default(fingerprint, None, "noting the reply", scope)
         if used and sent_ids:
             await or_default(self.memories.credit(scope, used, now), None, "crediting", scope)
+        if prompt is None:
+            offered = None
+        if offered is not None and offered.id in used and sent_ids and self.followups is not None:
+            # Cited: the reply asked about it in passing; it is not offered again.
+            asked = self.followups.mark_asked(scope, offered.id)
+            await or_default(asked, None, "noting the follow-up asked", scope)
         if sent_ids:
             sent_at = self.clock.now()
             touched = self.repo.touch(scope, sent_at, reply_at=sent_at)

@@ -73,6 +73,10 @@ class FollowUp:
     """The member's user id on the chat's platform."""
     window: Window
     state: State
+    offers: int = 0
+    """Local days it was offered in a reply prompt (asked in passing if cited)."""
+    offered_day: str | None = None
+    """The last of those days (`YYYY-MM-DD`)."""
 
 
 def date_of(memory: Memory) -> datetime | None:
@@ -152,6 +156,25 @@ def _state(
     if today > window.last:
         return "expired"
     return "due"
+
+
+MAX_OFFERS = 3
+"""Days a follow-up is offered in passing before it is left alone."""
+
+
+def pick_offer(due: list[FollowUp], person: str, today: date) -> FollowUp | None:
+    """The one follow-up of `person` a reply to them may carry today: theirs, due, offered
+    on fewer than MAX_OFFERS days (or already today: the same day counts once); the
+    oldest plan first (its window closes first)."""
+    day = today.isoformat()
+    mine = [
+        f
+        for f in due
+        if f.person == person
+        and f.state == "due"
+        and (f.offers < MAX_OFFERS or f.offered_day == day)
+    ]
+    return min(mine, key=lambda f: (f.window.day, f.memory.id), default=None)
 
 
 def due_list(

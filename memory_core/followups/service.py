@@ -8,6 +8,7 @@ run; only what was done (asked, answered, dropped, refused) is stored.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import cast
 from zoneinfo import ZoneInfo
@@ -19,7 +20,7 @@ from memory_core.storage import FollowupsRepo, PlanRow
 from memory_core.storage.engine import Database
 
 from .dates import Said
-from .due import Candidate, FollowUp, Recorded, followup_of
+from .due import Candidate, FollowUp, Recorded, followup_of, local_day, pick_offer
 
 
 class FollowUps:
@@ -41,6 +42,10 @@ class FollowUps:
         found: list[FollowUp] = []
         for row in await self.repo.plans(scope):
             followup = followup_of(_candidate(row), _recorded(row), at, self.zone, days)
+            if followup is not None and row.record is not None:
+                followup = replace(
+                    followup, offers=row.record.offers, offered_day=row.record.offered_day
+                )
             if followup is not None:
                 found.append(followup)
         return sorted(found, key=lambda f: (f.memory.scope, f.window.day, f.memory.id))
@@ -48,6 +53,17 @@ class FollowUps:
     async def due(self, scope: str | None = None, now: datetime | None = None) -> list[FollowUp]:
         """The follow-ups due at `now` (default: the clock's now)."""
         return [f for f in await self.listing(scope, now) if f.state == "due"]
+
+    async def offer(self, scope: str, person: str, now: datetime) -> FollowUp | None:
+        """The follow-up a reply to `person` in `scope` may carry now (due.pick_offer),
+        unless they asked not to be asked here; counted as offered today."""
+        if person in await self.repo.muted(scope):
+            return None
+        today = local_day(now, self.zone)
+        chosen = pick_offer(await self.due(scope, now), person, today)
+        if chosen is not None:
+            await self.repo.offered(scope, chosen.memory.id, person, today.isoformat(), at=now)
+        return chosen
 
     async def status_lines(self, scope: str) -> dict[str, str]:
         """`/status`: the chat's plans whose date disagreed with the words they cite, so

@@ -3,7 +3,9 @@
 Block order is fixed, stable prefix first so providers can cache it: persona and
 house rules -> active time-bound states -> the seven cards -> relationship timeline
 -> recent diaries -> recalled memories -> the people it concerns (the asker's card and
-those of the members the message names) -> quoted older chat not consolidated yet
+those of the members the message names) -> at most one follow-up of the asker's (a plan
+of theirs whose day has passed, to ask about in passing) -> quoted older chat not
+consolidated yet
 -> background diary of an earlier day ->
 unarchived fragment summaries -> recent raw messages -> the message itself. Each
 block has its own token budget; an empty block is left out entirely.
@@ -71,6 +73,7 @@ class PromptBudget:
     diaries: int = 600
     memories: int = 700
     people: int = 300
+    followups: int = 120
     quotes: int = 300
     background: int = 400
     fragments: int = 500
@@ -100,6 +103,20 @@ class PromptMemory:
     """Id of the injected memory it contradicts; the two are shown side by side."""
     said: str = ""
     """For a memory about a member: whose word it is (`本人说`, `小周说`, `听说`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PromptFollowUp:
+    """A plan of the asker's whose day has passed (memory_core/followups/): something the
+    persona may ask about in passing. Citing its marker is what marks it asked."""
+
+    id: int
+    """The plan's memory id (its citation marker)."""
+    person: str
+    """The asker's name as the memory has it."""
+    content: str
+    day: str
+    """Local date of the plan, already formatted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +167,8 @@ class ChatPromptInput:
     memories: tuple[PromptMemory, ...] = ()
     people: tuple[tuple[str, str], ...] = ()
     """(current name, person card) of the asker and of the members the message names."""
+    followup: PromptFollowUp | None = None
+    """At most one follow-up of the asker's, due now."""
     quotes: tuple[PromptQuote, ...] = ()
     """Recalled recent messages, not consolidated yet (at most three)."""
     background_diary: tuple[str, str] | None = None
@@ -215,6 +234,17 @@ def render_memory(memory: PromptMemory) -> str:
 
 
 PEOPLE_HEADING = "相关的人（人物卡片；标着“某某说”的是别人转述的，不能当事实）"
+
+
+FOLLOWUPS_HEADING = "可以顺口问问的事（对方自己说过的安排，日子已经过了）"
+
+
+def render_followup(f: PromptFollowUp) -> str:
+    """`#12 阿哲：阿哲3月10日考四级（2026-03-10）——可以顺口问问…`: one line, the marker taught."""
+    return (
+        f"#{f.id} {f.person}：{f.content}（{f.day}）——可以顺口问问{f.person}怎么样了，"
+        f"自然就问，不合适就不问；问了就在末尾写上 {marker(f.id)}"
+    )
 
 
 def render_person(name: str, card: str) -> str:
@@ -307,6 +337,11 @@ def build_chat_prompt(data: ChatPromptInput, budget: PromptBudget | None = None)
         b.people,
     )
     blocks.append(("people", PEOPLE_HEADING, "\n".join(people)))
+
+    asked = take_within([render_followup(data.followup)], b.followups) if data.followup else []
+    blocks.append(("followups", FOLLOWUPS_HEADING, "\n".join(asked)))
+    if asked and data.followup is not None and data.followup.id not in memory_ids:
+        memory_ids = (*memory_ids, data.followup.id)
 
     per_quote = max(40, b.quotes // max(1, len(data.quotes)))
     quote_lines = take_within(

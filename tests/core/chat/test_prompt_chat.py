@@ -15,9 +15,11 @@ from hypothesis import strategies as st
 
 from memory_core.prompts.budget import estimate_tokens, take_within, truncate_to
 from memory_core.prompts.chat import (
+    FOLLOWUPS_HEADING,
     QUOTES_HEADING,
     ChatPromptInput,
     PromptBudget,
+    PromptFollowUp,
     PromptLine,
     PromptMemory,
     PromptQuote,
@@ -85,6 +87,7 @@ def full() -> ChatPromptInput:
             PromptMemory(12, "阿哲下个月搬去深圳", "lexical", "阿哲", said="小周说"),
         ),
         people=(("阿明", "爱吃辣\n这周在杭州出差"), ("阿哲", "（小周说）下个月搬去深圳")),
+        followup=PromptFollowUp(21, "阿明", "阿明11月18日考四级", "2026-11-18"),
         quotes=(PromptQuote(812, "小红", "18:02", "我下周三去杭州面试"),),
         background_diary=("2026-10-01", "阿明进群那天，大家一起庆祝。"),
         fragments=("傍晚聊了新地图",),
@@ -117,6 +120,7 @@ def test_blocks_follow_the_spec_order() -> None:
         "diaries",
         "memories",
         "people",
+        "followups",
         "quotes",
         "background",
         "fragments",
@@ -178,7 +182,7 @@ def test_every_memory_line_names_its_band_and_the_rules_say_what_they_mean() -> 
 
 def test_contradicting_pair_is_shown_together() -> None:
     prompt = build_chat_prompt(full())
-    assert prompt.memory_ids == (3, 7, 5, 9, 12)
+    assert prompt.memory_ids == (3, 7, 5, 9, 12, 21)  # the follow-up last
     system = prompt.messages[0].content or ""
     assert system.index("#3") < system.index("#7") < system.index("#5")
     assert "#3 和 #7 互相矛盾" in system
@@ -273,3 +277,16 @@ def test_people_keep_to_their_own_budget() -> None:
     assert shown.startswith("【群友0】")  # the asker's card comes first and is kept first
     none = build_chat_prompt(replace(minimal(), people=many), PromptBudget(people=0))
     assert "people" not in dict(none.blocks)
+
+
+def test_a_followup_is_offered_with_its_marker_and_counts_as_injected() -> None:
+    prompt = build_chat_prompt(full())
+    system = prompt.messages[0].content or ""
+    assert f"## {FOLLOWUPS_HEADING}\n#21 阿明：阿明11月18日考四级（2026-11-18）" in system
+    assert "[[m:21]]" in system
+    assert 21 in prompt.memory_ids  # a citation of it is kept, not ignored
+    none = build_chat_prompt(full(), PromptBudget(followups=0))
+    assert FOLLOWUPS_HEADING not in (none.messages[0].content or "")
+    assert 21 not in none.memory_ids
+    absent = build_chat_prompt(replace(full(), followup=None))
+    assert [name for name, _ in absent.blocks].count("followups") == 0
