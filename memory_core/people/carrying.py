@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from memory_core.clock import Clock
 from memory_core.storage import CarryChoice, CarryRepo, Membership, PeopleRepo
 from memory_core.storage.engine import Database
@@ -78,51 +80,59 @@ class Carrying:
         """The memories of other chats that may join a wake in `target` about the
         people `about` (user ids on the target's platform) and the members it names
         (`names`, each resolved in `target` when exactly one person answers to it);
-        () for anything it cannot read."""
+        () for anything it cannot read. One read transaction; what the rule would
+        refuse anyway (another's private chat, a refusing group, a choice off) ends
+        the reading early, and the rule still decides every memory."""
         now = now or self.clock.now()
         wanted = {p for p in about if p}
-        for name in sorted(set(names)):
-            try:
-                found = await self.people.who(target, normalised_name(name))
-            except Exception:  # fail closed: an unread name is nobody
-                log.warning("carrying into %s: name unread", target, exc_info=True)
-                continue
-            if len(found) == 1 and not found[0].is_bot:
-                wanted.add(found[0].user_id)
-        wanted = frozenset(wanted)
         out: list[Memory] = []
-        for person in sorted(wanted):
-            try:
-                state, found = await self._read(target, person, now)
-            except Exception:  # fail closed: an unread state carries nothing
-                log.warning("carrying into %s: state of %s unread", target, person, exc_info=True)
-                continue
-            out.extend(carry.carried(found, target, wanted, state, now))
+        try:
+            async with self.db.read() as conn:
+                if await self.repo.blocked(target, conn=conn) is not None:
+                    return ()
+                if not is_group_scope(target):
+                    # Only its owner is in a private chat with the bot: no name to look up.
+                    wanted &= {target.partition(":")[2]}
+                else:
+                    wanted |= await self._named(target, names, conn)
+                for person in sorted(wanted):
+                    state, found = await self._read(target, person, now, conn)
+                    out.extend(carry.carried(found, target, frozenset(wanted), state, now))
+        except Exception:  # fail closed: an unread state carries nothing
+            log.warning("carrying into %s: state unread, nothing carried", target, exc_info=True)
+            return ()
         return tuple(out)
 
+    async def _named(self, target: str, names: Iterable[str], conn: AsyncConnection) -> set[str]:
+        """The user ids of the members `names` name in `target` (one answering each)."""
+        out: set[str] = set()
+        for name in sorted(set(names)):
+            wanted = normalised_name(name)
+            found = await self.people.who(target, wanted, conn=conn) if wanted else []
+            if len(found) == 1 and not found[0].is_bot:
+                out.add(found[0].user_id)
+        return out
+
     async def _read(
-        self, target: str, person: str, now: datetime
+        self, target: str, person: str, now: datetime, conn: AsyncConnection
     ) -> tuple[CarryState, list[Memory]]:
+        """What the rule needs of `person` for `target` (the block already read: a
+        refusing chat never gets here), and the memories that might travel."""
         platform = scope_platform(target)
-        async with self.db.read() as conn:
-            choice = await self.repo.choice(platform, person, conn=conn)
-            memberships = tuple(await self.repo.memberships(platform, person, conn=conn))
-            blocked = await self.repo.blocked(target, conn=conn) is not None
-            state = CarryState(platform, person, choice, memberships, blocked)
-            if not carry.may_reach(target, state, frozenset({person})):
-                return state, []
-            sources = _sources(memberships, target)
-            found = await self.repo.candidates(person, sources, now, conn=conn)
-            others: dict[str, frozenset[str]] = {}
-            for scope in sorted({m.scope for m in found}):
-                members = await self.people.in_chat(scope, conn=conn)
-                others[scope] = frozenset(
-                    n.normalised
-                    for member in members
-                    if member.person.user_id != person
-                    for n in member.names
-                )
-        return CarryState(platform, person, choice, memberships, blocked, others), found
+        choice = await self.repo.choice(platform, person, conn=conn)
+        state = CarryState(platform, person, choice, None, False)
+        wanted = choice.into_groups if is_group_scope(target) else choice.into_private
+        if not wanted:
+            return state, []
+        memberships = tuple(await self.repo.memberships(platform, person, conn=conn))
+        state = CarryState(platform, person, choice, memberships, False)
+        if not carry.may_reach(target, state, frozenset({person})):
+            return state, []
+        found = await self.repo.candidates(person, _sources(memberships, target), now, conn=conn)
+        others: dict[str, frozenset[str]] = {}
+        for scope in sorted({m.scope for m in found}):
+            others[scope] = await self.repo.other_names(scope, platform, person, conn=conn)
+        return CarryState(platform, person, choice, memberships, False, others), found
 
     async def recheck(self, target: str, ids: Iterable[int]) -> dict[int, Memory]:
         """Of these memory ids, those the scope function still carries into `target`

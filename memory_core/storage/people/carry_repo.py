@@ -166,6 +166,22 @@ class CarryRepo(Repository):
             )
             return [Membership(str(r.scope), r.last_spoke, r.left_at) for r in rows]
 
+    async def other_names(
+        self, scope: str, platform: str, user_id: str, *, conn: AsyncConnection | None = None
+    ) -> frozenset[str]:
+        """Every (normalised) name anyone but this person goes by in `scope`."""
+        async with self.reading(conn) as conn:
+            rows = await conn.execute(
+                select(_n.normalised)
+                .join(persons, _p.id == _n.person_id)
+                .where(
+                    _n.scope == scope,
+                    ~((_p.platform == platform) & (_p.user_id == user_id)),
+                )
+                .distinct()
+            )
+            return frozenset(str(r[0]) for r in rows)
+
     # --- what might travel -------------------------------------------------------------
 
     async def candidates(
