@@ -217,3 +217,15 @@ async def test_forget_person_in_a_target_group_ends_carrying_into_it(core: Yuji)
     # Their names there are gone: no longer seen as a member of B.
     assert await carried_ids(core, B) == set()
     assert await carried_ids(core, P7) == {m["moving"].id}
+
+
+async def test_a_wake_naming_a_member_carries_their_words_not_the_askers(core: Yuji) -> None:
+    m = await world(core)
+    nice = await say(core, B, "8", "阿花", "小明人很好")
+    await remember(core, B, "小明", "小明人很好", nice)  # B knows the name 小明
+    await core.carrying.choose("qq", "7", into_groups=True)
+    await core.carrying.choose("qq", "8", into_groups=True)
+    asked = "小明搬家是哪天来着"
+    assert await carried_ids(core, B, asked, Asker("8", ("阿花",))) == {m["moving"].id}
+    # Nobody named, nobody asking about themselves: nothing.
+    assert await carried_ids(core, B, "搬家是哪天来着", Asker("8", ("阿花",))) == set()
