@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from memory_core.cli.eval import render
 from memory_core.errors import ValidationError
 from memory_core.eval import EvalOptions, run_eval
 from memory_core.eval.carry_check import CarryCheck
@@ -163,3 +164,12 @@ async def test_run_eval_carries_what_was_chosen_and_nothing_else() -> None:
     assert "m1" in by_id["q1"]
     assert "m1" not in by_id["q2"]
     assert default["leakage"] == 0
+
+
+def test_the_table_reports_what_was_carried() -> None:
+    ds = parse_dataset(dataset())
+    answer = Answer(ds.queries[1], ("m1",), (A,), 1.0, ("related",), (0.2,), carried=(True,))
+    table = render("carry", report([answer]))
+    assert "带过来（在别的群说过）" in table
+    assert "泄漏" in table
+    assert "带过来" not in render("none", report([Answer(ds.queries[1], (), (), 1.0)]))
