@@ -23,7 +23,7 @@ from .console.service import ConsoleService
 from .console.tunables import Origin
 from .consolidation.service import ConsolidationService
 from .deployment.service import Deployment
-from .followups import FollowUps
+from .followups import FollowUps, Unprompted
 from .llm.base import LLMClient
 from .llm.models import Models, open_models
 from .llm.usage import UsageReport, human_tokens
@@ -130,6 +130,8 @@ class Yuji:
     """Where the embeddings API and the reranker count their calls (llm_usage)."""
     followups: FollowUps
     """Members' own dated plans the persona may ask about: what is due, what was done."""
+    unprompted: Unprompted
+    """Asking a due follow-up unprompted where allowed (`run_once(send)`, the leader's job)."""
 
     @classmethod
     async def open(
@@ -367,6 +369,14 @@ class Yuji:
             deployment=deployment,
             provider_usage=provider_usage,
             followups=followups,
+            unprompted=Unprompted(
+                followups,
+                models.followup,
+                ok=lambda text: chat.guard.check(text).ok,
+                persona=lambda: chat.persona,
+                is_muted=chat_commands.is_muted,
+                recent=archive.recent,
+            ),
         )
         try:
             await console.load_overrides()

@@ -368,6 +368,15 @@ class Settings(BaseModel):
     followup_window_days: AtLeastOne = 3
     """A member's own dated plan (an exam, a trip, an appointment) is due for a follow-up
     from the day after its date for this many days (in YUJI_TIMEZONE), then expires for good."""
+    followup_private: bool = True
+    """Ask unprompted in private chats (a group asks only once its admin sends `/followups on`;
+    anyone's `/followups on|off` in a private chat overrides this for that chat)."""
+    followup_hours: str = "10:00-21:30"
+    """Local hours (in YUJI_TIMEZONE, HH:MM-HH:MM) in which an unprompted follow-up may be sent."""
+    followup_check_s: AtLeastOne = 600
+    """Seconds between two looks for follow-ups to send unprompted (the leader's job)."""
+    followup_quiet_s: NonNegative = 600
+    """No unprompted follow-up within this many seconds of the chat's last message from others."""
     prompt_followups_tokens: NonNegative = 120
     """Token budget of the reply prompt's follow-up block: at most one due plan of the asker's,
     to ask about in passing (0 = no block; asked when the reply cites it, offered on at most
@@ -455,6 +464,16 @@ class Settings(BaseModel):
     def _clock_time(cls, value: str) -> str:
         if not _CLOCK_TIME.fullmatch(value):
             raise ValueError("must be HH:MM (24-hour)")
+        return value
+
+    @field_validator("followup_hours")
+    @classmethod
+    def _hours(cls, value: str) -> str:
+        start, dash, end = value.partition("-")
+        if not dash or not _CLOCK_TIME.fullmatch(start) or not _CLOCK_TIME.fullmatch(end):
+            raise ValueError("must be HH:MM-HH:MM (24-hour, local)")
+        if start >= end:
+            raise ValueError("the hours must start before they end, within one day")
         return value
 
     @field_validator("database_url")

@@ -39,6 +39,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "export",
     "forget-person",
     "people",
+    "followups",
     "env-example",
 )
 

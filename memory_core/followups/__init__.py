@@ -5,3 +5,5 @@ store (service.py)."""
 from .due import FollowUp as FollowUp
 from .due import Window as Window
 from .service import FollowUps as FollowUps
+from .unprompted import Asked as Asked
+from .unprompted import Unprompted as Unprompted

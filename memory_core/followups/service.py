@@ -8,37 +8,51 @@ run; only what was done (asked, answered, dropped, refused) is stored.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime
 from typing import cast
 from zoneinfo import ZoneInfo
 
 from memory_core.clock import Clock
-from memory_core.errors import NotFound
+from memory_core.errors import NotFound, NotPermitted, UsageError
 from memory_core.settings import LiveSettings
 from memory_core.storage import FollowupsRepo, PlanRow
 from memory_core.storage.engine import Database
+from memory_core.types import is_group_scope
 
+from . import texts
 from .dates import Said
 from .due import Candidate, FollowUp, Recorded, followup_of, local_day, pick_offer
+
+SHOWN = ("due", "asked", "upcoming")
+"""The states `/followups` lists (the others are over)."""
 
 
 class FollowUps:
     def __init__(self, db: Database, live: LiveSettings, clock: Clock) -> None:
         self.repo = FollowupsRepo(db)
-        self._live = live
-        self._clock = clock
+        self.live = live
+        self.clock = clock
+
+    async def asks_unprompted(self, scope: str) -> bool:
+        """Whether the persona may ask in this chat unprompted: the chat's own choice
+        (`/followups on|off`), else private chats per YUJI_FOLLOWUP_PRIVATE, groups off."""
+        chosen = await self.repo.chat_enabled(scope)
+        if chosen is not None:
+            return chosen
+        return not is_group_scope(scope) and self.live.current.followup_private
 
     @property
     def zone(self) -> ZoneInfo:
-        return ZoneInfo(self._live.current.timezone)
+        return ZoneInfo(self.live.current.timezone)
 
     async def listing(
         self, scope: str | None = None, now: datetime | None = None
     ) -> list[FollowUp]:
         """Every follow-up of `scope` (or of every chat) in any state, the oldest plan first."""
-        at = now or self._clock.now()
-        days = self._live.current.followup_window_days
+        at = now or self.clock.now()
+        days = self.live.current.followup_window_days
         found: list[FollowUp] = []
         for row in await self.repo.plans(scope):
             followup = followup_of(_candidate(row), _recorded(row), at, self.zone, days)
@@ -75,6 +89,40 @@ class FollowUps:
         """An admin's `/followups drop`: the follow-up is never brought up again."""
         return await self._record(scope, memory_id, "dropped", reason=f"dropped by {by}")
 
+    async def command(
+        self,
+        scope: str,
+        text: str,
+        *,
+        asker: str,
+        is_admin: Callable[[], Awaitable[bool]],
+    ) -> str:
+        """`/followups` (docs/chat-commands.md): what is due in this chat, for whom and
+        why; an admin turns unprompted asking on or off (`on|off`) and drops one (`drop
+        N`, N the plan's memory id as listed); anyone may ask not to be asked (`mute-me`,
+        undone by `unmute-me`). The words are in texts.py."""
+        action, _, rest = text.strip().partition(" ")
+        now = self.clock.now()
+        if action in ("", "list", "列表"):
+            found = [f for f in await self.listing(scope, now) if f.state in SHOWN]
+            return texts.listing(found, on=await self.asks_unprompted(scope))
+        if action in ("mute-me", "unmute-me"):
+            muted = action == "mute-me"
+            await self.repo.set_muted(scope, asker, muted, at=now)
+            return texts.MUTED if muted else texts.UNMUTED
+        if action not in ("on", "off", "drop"):
+            raise UsageError(texts.USAGE)
+        if is_group_scope(scope) and not await is_admin():  # a private chat is its person's
+            raise NotPermitted(texts.ADMIN_ONLY)
+        if action == "drop":
+            number = rest.strip().lstrip("#")
+            if not number.isdigit():
+                raise UsageError(texts.USAGE)
+            dropped = await self.drop(scope, int(number), by=asker)
+            return texts.dropped(dropped)
+        await self.repo.set_chat(scope, action == "on", asker, at=now)
+        return texts.TURNED_ON if action == "on" else texts.TURNED_OFF
+
     async def mark_asked(self, scope: str, memory_id: int, *, sent_text: str | None = None) -> None:
         await self._record(scope, memory_id, "asked", sent_text=sent_text)
 
@@ -90,7 +138,7 @@ class FollowUps:
         reason: str = "",
         sent_text: str | None = None,
     ) -> FollowUp:
-        now = self._clock.now()
+        now = self.clock.now()
         found = next((f for f in await self.listing(scope, now) if f.memory.id == memory_id), None)
         if found is None:
             raise NotFound(f"no follow-up of memory #{memory_id} in this chat")

@@ -30,6 +30,8 @@ class Models:
     vision: MeteredLLM | None
     judge: MeteredLLM | None = None
     """Recall's judge: the consolidation model, counted under its own job."""
+    followup: MeteredLLM | None = None
+    """Unprompted follow-ups (memory_core/followups/): the chat model, its own job."""
     clients: tuple[OpenAICompatibleClient, ...] = ()
     """The HTTP clients behind the jobs, given or opened (closed by `aclose`)."""
 
@@ -40,7 +42,7 @@ class Models:
     @property
     def metered(self) -> Sequence[MeteredLLM]:
         jobs = [self.of(job) for job in LLM_JOBS]
-        return [m for m in (*jobs, self.judge) if m is not None]
+        return [m for m in (*jobs, self.judge, self.followup) if m is not None]
 
     async def aclose(self) -> None:
         for client in self.metered:
@@ -86,8 +88,13 @@ def open_models(
         judge = MeteredLLM(
             consolidation.inner, job="judge", model=consolidation.model, sink=sink, clock=clock
         )
+    chat = client_for("chat")
+    followup = None
+    if chat is not None:
+        followup = MeteredLLM(chat.inner, job="followup", model=chat.model, sink=sink, clock=clock)
     return Models(
-        chat=client_for("chat"),
+        chat=chat,
+        followup=followup,
         consolidation=consolidation,
         judge=judge,
         nightly=client_for("nightly"),

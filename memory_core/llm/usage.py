@@ -23,6 +23,7 @@ JOB_LABELS = {
     "judge": "判断",
     "embed": "向量",
     "rerank": "重排",
+    "followup": "跟进",
 }
 
 

@@ -481,10 +481,11 @@ followup_mutes = Table(
 
 # --- model usage ------------------------------------------------------------------
 
-LLM_JOBS = (*get_args(LLMJob), "judge", "embed", "rerank")
+LLM_JOBS = (*get_args(LLMJob), "judge", "embed", "rerank", "followup")
 """Every job a model call is counted under: the configurable ones, recall's judge
-(which runs on the consolidation model), and the recall models from providers
-(embeddings and the reranker, memory_core/providers/)."""
+(which runs on the consolidation model), the recall models from providers
+(embeddings and the reranker, memory_core/providers/), and the unprompted follow-ups
+(which run on the chat model, migration 0031)."""
 LLM_OUTCOMES = (
     "ok",
     "timeout",

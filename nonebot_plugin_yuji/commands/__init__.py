@@ -4,6 +4,7 @@ from . import backfill as backfill
 from . import backup as backup
 from . import cards as cards
 from . import carry as carry
+from . import followups as followups
 from . import forget as forget
 from . import forget_me as forget_me
 from . import mute as mute

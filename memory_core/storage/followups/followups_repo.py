@@ -188,6 +188,52 @@ class FollowupsRepo(Repository):
                 )
             )
 
+    async def sent_since(
+        self, since: datetime, *, conn: AsyncConnection | None = None
+    ) -> list[tuple[str, str, datetime]]:
+        """(chat, person, when) of every follow-up sent unprompted since `since` (those
+        with the text sent), in every chat: the caps count them."""
+        async with self.reading(conn) as c:
+            found = await c.execute(
+                select(_f.scope, _f.user_id, _f.asked_at).where(
+                    _f.sent_text.is_not(None), _f.asked_at >= as_utc(since)
+                )
+            )
+            return [(row.scope, row.user_id, as_utc(row.asked_at)) for row in found]
+
+    async def awaiting_answer(
+        self, since: datetime, *, conn: AsyncConnection | None = None
+    ) -> list[tuple[str, int, str, datetime]]:
+        """(chat, memory id, person, when sent) of the follow-ups sent unprompted since
+        `since` and still `asked`."""
+        async with self.reading(conn) as c:
+            found = await c.execute(
+                select(_f.scope, _f.memory_id, _f.user_id, _f.asked_at).where(
+                    _f.state == "asked", _f.sent_text.is_not(None), _f.asked_at >= as_utc(since)
+                )
+            )
+            return [(r.scope, r.memory_id, r.user_id, as_utc(r.asked_at)) for r in found]
+
+    async def spoke(
+        self,
+        scope: str,
+        user_id: str | None,
+        after: datetime,
+        until: datetime,
+        *,
+        conn: AsyncConnection | None = None,
+    ) -> datetime | None:
+        """The latest message in `scope` in (after, until] from `user_id`, or from anyone
+        but the bot when None."""
+        who = _x.sender_id == user_id if user_id is not None else _x.is_bot.is_(False)
+        async with self.reading(conn) as c:
+            found = await c.execute(
+                select(func.max(_x.sent_at)).where(
+                    _x.scope == scope, who, _x.sent_at > as_utc(after), _x.sent_at <= as_utc(until)
+                )
+            )
+            return _utc(found.scalar_one_or_none())
+
     # --- a chat's choice and its members' -------------------------------------------------
 
     async def chat_enabled(self, scope: str, *, conn: AsyncConnection | None = None) -> bool | None:
