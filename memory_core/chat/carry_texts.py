@@ -28,7 +28,7 @@ def choices_line(choice: CarryChoice) -> str:
 def state_text(view: CarryView, *, in_group: bool, blocked: bool | None) -> str:
     """`/carry`: the sender's state; the words listed only outside a group."""
     lines = [
-        "你在群里亲口说的关于你自己的事，可以带到你的别的聊天里（别人转述的、私聊里说的都不会带）。",
+        "带话：你本人在群里讲的自己的事，能跟着你去你别的聊天；旁人转述的、私聊中讲的一律不带。",
         choices_line(view.choice),
     ]
     if blocked is not None:

@@ -46,7 +46,7 @@ async def moved(core: Yuji) -> None:
 
 
 DEFAULTS = "带到你和我的私聊：开（默认开）；带到你在的别的群：关（默认关）"
-HEAD = "你在群里亲口说的关于你自己的事，可以带到你的别的聊天里（别人转述的、私聊里说的都不会带）。"
+HEAD = "带话：你本人在群里讲的自己的事，能跟着你去你别的聊天；旁人转述的、私聊中讲的一律不带。"
 
 
 async def test_carry_in_private_lists_what_would_travel(app: App, yuji_core: Yuji) -> None:
