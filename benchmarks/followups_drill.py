@@ -1,0 +1,283 @@
+"""The follow-ups drill: a month of chat in three chats on a fake clock.
+
+    .venv/bin/python -m benchmarks.followups_drill [--days 30] [--seed 7] [--json]
+
+A fresh SQLite store; a private chat (阿哲), a group with follow-ups on (three
+members) and a group without (three members). Each day, at random daytime minutes,
+members chat, and some tell of their own plans 1 to 8 days ahead ("我3月12号面试");
+each plan is written as consolidation would (an event on that day, their message as
+evidence). Some plans are then cancelled (retracted), moved (superseded by a new date)
+or forgotten (`/forget`); the group with follow-ups on is muted for three days. Members
+wake the persona now and then: a due follow-up of theirs is offered in passing
+(`core.followups.offer`) and, two times in three, the reply cites it (asked). Every
+`YUJI_FOLLOWUP_CHECK_S` (10 min) the unprompted job runs (`Unprompted.run_once`, a
+scripted model, the real guard).
+
+Reported: plans told, follow-ups that became due, asked unprompted (per chat), asked
+in passing, expired unasked; and the violations, recounted from the drill's own log
+(not from the code under test): sends at night, in a muted chat, after the plan ended
+(cancelled, moved, forgotten), twice for one plan, two in one chat on one local day,
+two to one person within a week, any in the group without follow-ups. All must be 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from memory_core import EvidenceRef, FakeClock, NewExperience, Settings, Yuji
+from memory_core.chat.guard import OutOfCharacterGuard
+from memory_core.followups import Unprompted
+from memory_core.llm.fake import ScriptedLLM, text_response
+from memory_core.vectors import FakeEmbedder
+
+SH = ZoneInfo("Asia/Shanghai")
+START = date(2026, 3, 1)
+PRIVATE, ON, OFF = "private:1", "group:2", "group:3"
+MEMBERS = {PRIVATE: {"1": "阿哲"}, ON: {"2": "小周", "3": "阿梅", "4": "老王"}}
+MEMBERS[OFF] = {"5": "小林", "6": "大刘", "7": "阿珍"}
+THINGS = ("考四级", "面试", "体检", "搬家", "去医院复查", "考驾照", "出差回来", "看演唱会")
+TICK = timedelta(minutes=10)
+MUTED_DAYS = (10, 11, 12)
+"""Days of the month the group with follow-ups on is muted (whole local days)."""
+
+
+def local(day: date, minute: int) -> datetime:
+    return datetime.combine(day, time(0), tzinfo=SH).astimezone(UTC) + timedelta(minutes=minute)
+
+
+@dataclass
+class Plan:
+    scope: str
+    person: str
+    memory_id: int
+    day: date
+    ended_at: datetime | None = None
+    """Cancelled, moved or forgotten: no follow-up after this."""
+
+
+@dataclass
+class Drill:
+    core: Yuji
+    clock: FakeClock
+    rng: random.Random
+    plans: dict[int, Plan] = field(default_factory=dict[int, Plan])
+    sends: list[tuple[datetime, str, str]] = field(default_factory=list[tuple[datetime, str, str]])
+    in_passing: int = 0
+    fingerprints: int = 0
+
+    async def say(self, scope: str, person: str, text: str) -> int:
+        self.fingerprints += 1
+        return await self.core.archive.append(
+            NewExperience(
+                scope,
+                f"d{self.fingerprints}",
+                person,
+                text,
+                sender_name=MEMBERS[scope][person],
+                sent_at=self.clock.now(),
+            )
+        )
+
+    async def tell_plan(self, scope: str, person: str, today: date) -> None:
+        day = today + timedelta(days=self.rng.randint(1, 8))
+        thing = self.rng.choice(THINGS)
+        said = await self.say(scope, person, f"我{day.month}月{day.day}号{thing}")
+        written = await self.core.memories.write(
+            scope,
+            type="event",
+            subject=MEMBERS[scope][person],
+            content=f"{MEMBERS[scope][person]}{day.month}月{day.day}日{thing}",
+            evidence=[EvidenceRef(experience_id=said)],
+            valid_from=datetime.combine(day, time(0), tzinfo=SH).astimezone(UTC),
+            subject_id=person,
+        )
+        self.plans[written.memory.id] = Plan(scope, person, written.memory.id, day)
+
+    async def change_one(self, today: date) -> None:
+        """Cancel, move or forget an open plan still ahead."""
+        now = self.clock.now()
+        open_ = [p for p in self.plans.values() if p.ended_at is None and p.day > today]
+        if not open_:
+            return
+        plan = self.rng.choice(open_)
+        how = self.rng.choice(("cancel", "move", "forget"))
+        memories = self.core.memories
+        if how == "cancel":
+            await self.say(plan.scope, plan.person, "那个安排取消了")
+            await memories.retract(plan.scope, plan.memory_id, reason="取消", changed_by="model")
+        elif how == "forget":
+            await memories.forget(plan.scope, plan.memory_id, reason="/forget")
+        else:
+            day = plan.day + timedelta(days=self.rng.randint(1, 3))
+            said = await self.say(plan.scope, plan.person, f"改到{day.month}月{day.day}号了")
+            new = await memories.write(
+                plan.scope,
+                type="event",
+                subject=MEMBERS[plan.scope][plan.person],
+                content=f"改到{day.month}月{day.day}日",
+                evidence=[EvidenceRef(experience_id=said)],
+                valid_from=datetime.combine(day, time(0), tzinfo=SH).astimezone(UTC),
+                subject_id=plan.person,
+            )
+            await memories.supersede(
+                plan.scope, plan.memory_id, new.memory.id, reason="改期", changed_by="model"
+            )
+            self.plans[new.memory.id] = Plan(plan.scope, plan.person, new.memory.id, day)
+        plan.ended_at = now
+
+    async def wake(self, scope: str, person: str) -> None:
+        offered = await self.core.followups.offer(scope, person, self.clock.now())
+        if offered is not None and self.rng.random() < 2 / 3:
+            await self.core.followups.mark_asked(scope, offered.memory.id)
+            self.in_passing += 1
+
+    async def send(self, scope: str, text: str) -> bool:
+        self.sends.append((self.clock.now(), scope, text))
+        return True
+
+
+async def day_of(drill: Drill, job: Unprompted, today: date, index: int) -> None:
+    rng, core = drill.rng, drill.core
+    events: list[tuple[int, str, str, str]] = []
+    for scope, members in MEMBERS.items():
+        for person in members:
+            for _ in range(rng.randint(0, 3)):
+                kind = rng.choices(("chat", "plan", "wake", "change"), (8, 2, 2, 0.4))[0]
+                events.append((rng.randint(8 * 60, 23 * 60), kind, scope, person))
+    events.sort()
+    if index == MUTED_DAYS[0]:
+        drill.clock.set(local(today, 0))
+        await core.chat_commands.mute(ON, f"{len(MUTED_DAYS)}天")
+    minute = 0
+    for at, kind, scope, person in [*events, (24 * 60, "end", "", "")]:
+        while minute < at:  # the job runs every tick up to the event
+            drill.clock.set(local(today, minute))
+            await job.run_once(drill.send)
+            minute += TICK.seconds // 60
+        drill.clock.set(local(today, at))
+        if kind == "chat":
+            await drill.say(scope, person, "哈哈哈")
+        elif kind == "plan":
+            await drill.tell_plan(scope, person, today)
+        elif kind == "wake" and scope != PRIVATE:
+            await drill.wake(scope, person)
+        elif kind == "change":
+            await drill.change_one(today)
+
+
+def violations(drill: Drill, settings: Settings) -> dict[str, int]:
+    """Recounted from the drill's log and its own knowledge of plans and mutes."""
+    start, _, end = settings.followup_hours.partition("-")
+    by_text: dict[str, Plan] = {}
+    for plan in drill.plans.values():
+        by_text[f"{plan.scope}:{plan.memory_id}"] = plan
+    found: Counter[str] = Counter()
+    seen_plans: Counter[int] = Counter()
+    per_chat_day: Counter[tuple[str, date]] = Counter()
+    last_to: dict[str, datetime] = {}
+    for at, scope, text in drill.sends:
+        memory_id = int(text.rsplit("#", 1)[1])
+        plan = drill.plans[memory_id]
+        local_at = at.astimezone(SH)
+        if not start <= f"{local_at:%H:%M}" < end:
+            found["at_night"] += 1
+        if scope == ON and (local_at.date() - START).days in MUTED_DAYS:
+            found["in_muted_chat"] += 1
+        if plan.ended_at is not None and at >= plan.ended_at:
+            found["after_the_plan_ended"] += 1
+        if scope == OFF:
+            found["in_the_group_without"] += 1
+        seen_plans[memory_id] += 1
+        per_chat_day[(scope, local_at.date())] += 1
+        if plan.person in last_to and at - last_to[plan.person] < timedelta(days=7):
+            found["twice_a_week_to_one_person"] += 1
+        last_to[plan.person] = at
+    found["twice_for_one_plan"] = sum(n - 1 for n in seen_plans.values() if n > 1)
+    found["twice_a_day_in_one_chat"] = sum(n - 1 for n in per_chat_day.values() if n > 1)
+    keys = (
+        "at_night",
+        "in_muted_chat",
+        "after_the_plan_ended",
+        "twice_for_one_plan",
+        "twice_a_day_in_one_chat",
+        "twice_a_week_to_one_person",
+        "in_the_group_without",
+    )
+    return {k: found[k] for k in keys}
+
+
+async def run(days: int, seed: int, folder: Path) -> dict[str, Any]:
+    settings = Settings(data_dir=folder, timezone="Asia/Shanghai")
+    clock = FakeClock(local(START, 0))
+    core = await Yuji.open(settings, clock=clock, embedder=FakeEmbedder())
+    guard = OutOfCharacterGuard(settings.ooc_patterns)
+
+    def writes(request: Any) -> Any:
+        system = str(request.messages[0].content or "")
+        plan = system.split("说过「", 1)[1].split("」", 1)[0]
+        return text_response(f"{plan}怎么样啦？")
+
+    llm = ScriptedLLM(default=writes)
+    job = Unprompted(
+        core.followups,
+        llm,
+        ok=lambda text: guard.check(text).ok,
+        persona=lambda: "你是大肥鱼。",
+        is_muted=core.chat_commands.is_muted,
+        recent=core.archive.recent,
+    )
+    drill = Drill(core, clock, random.Random(seed))
+    await core.followups.repo.set_chat(ON, True, "admin", at=clock.now())
+    try:
+        for index in range(days):
+            await day_of(drill, job, START + timedelta(days=index), index)
+        # Tag each send with its plan: the store says which memory each text was for.
+        rows = [r for r in await core.followups.repo.plans() if r.record and r.record.sent_text]
+        by_text = {(r.memory.scope, r.record.sent_text): r.memory.id for r in rows if r.record}
+        drill.sends = [(at, s, f"{t}#{by_text[(s, t)]}") for at, s, t in drill.sends]
+        listing = await core.followups.listing(None, clock.now())
+    finally:
+        await core.close()
+    states = Counter(f.state for f in listing)
+    ever_due = sum(1 for f in listing if f.state in ("due", "asked", "answered", "expired"))
+    unprompted = Counter(scope for _, scope, _ in drill.sends)
+    return {
+        "days": days,
+        "plans_told": len(drill.plans),
+        "plans_ended_early": sum(1 for p in drill.plans.values() if p.ended_at is not None),
+        "followups_became_due": ever_due,
+        "asked_unprompted": dict(sorted(unprompted.items())),
+        "asked_in_passing": drill.in_passing,
+        "expired_unasked": states["expired"],
+        "states_at_the_end": dict(sorted(states.items())),
+        "violations": violations(drill, settings),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="the follow-ups drill: a month on a fake clock")
+    parser.add_argument("--days", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        result = asyncio.run(run(args.days, args.seed, Path(folder)))
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+        return
+    for key, value in result.items():
+        print(f"{key}: {value}")
+
+
+if __name__ == "__main__":
+    main()
