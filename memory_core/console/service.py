@@ -440,6 +440,9 @@ class ConsoleService:
         injections = await self.repo.injections(scope, limit)
         ids = {item.memory_id for i in injections for item in i.items}
         memories = {m.id: m for m in await self.memories.get_many(scope, sorted(ids))}
+        carried = [x.memory_id for i in injections for x in i.items if x.stage == "carried"]
+        if carried:  # another chat's: only while they may still be carried here
+            memories.update(await self.carry.recheck(scope, carried))
         triggers = {
             e.id: e
             for e in await self.archive.get_many(

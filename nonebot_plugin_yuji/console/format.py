@@ -13,6 +13,7 @@ STAGE_LABELS = {
     "near": "近义",
     "graph": "关联",
     "vector": "向量猜测",
+    "carried": "在别的群说过",
 }
 TYPE_LABELS = {
     "fact": "事实",

@@ -14,6 +14,7 @@ import pytest
 from fastapi import FastAPI
 
 from memory_core import EvidenceRef, NewExperience, Settings, Yuji
+from memory_core.storage import InjectedItem
 
 TOKEN = "test-console-token-carry-45"
 A, B, P = "group:300", "group:301", "private:7"
@@ -98,3 +99,24 @@ async def test_the_person_page_shows_what_travels_where(
     html = (await client.get(f"/yuji/chats/{A}/people/7")).text
     assert "管理员拒绝带入" in html
     assert rows(html, "member-carry-into") == []
+
+
+async def test_this_turn_shows_a_carried_memory_while_it_may_still_travel(
+    client: httpx.AsyncClient, yuji_core: Yuji
+) -> None:
+    moving, _, _ = await world(yuji_core)
+    await yuji_core.chat_state.add_injection(
+        P,
+        trigger_experience_id=None,
+        reply_fingerprint=None,
+        query="我搬家是哪天来着",
+        items=[InjectedItem(moving, "carried", 0.4, "在别的群说过")],
+        now=yuji_core.clock.now(),
+    )
+    html = (await client.get(f"/yuji/chats/{P}/turns")).text
+    assert "在别的群说过" in html
+    assert "小明下个月搬去成都&lt;b&gt;" in html
+    assert f'href="/yuji/chats/{A}/memories/{moving}"' in html
+    await yuji_core.carrying.choose("qq", "7", into_private=False)
+    html = (await client.get(f"/yuji/chats/{P}/turns")).text
+    assert "小明下个月搬去成都" not in html
