@@ -74,6 +74,8 @@ class CarriedStage:
         q = ex.question
         if limit <= 0 or not (q.persons or about_names(ex)):
             return items, "carried: the wake is about no one"
+        if len(items) >= limit and all(i.band == "sure" for i in items[:limit]):
+            return items, "carried: no place (every one is sure)"
         try:
             found = await self.source.carried(scope, q.persons, now, about_names(ex))
             cosines = await self._cosines(q.embed_text, found)
