@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nonebot.adapters.onebot.v11 import Adapter, Bot, Event
+from nonebot.adapters.telegram.event import LeftChatMemberEvent
 from nonebug import App
 from sqlalchemy import select
 
@@ -52,3 +53,19 @@ def test_the_account_leaving_or_another_notice_is_no_departure() -> None:
     assert departures.leaves_a_group(
         notice(notice_type="group_decrease", sub_type="kick", group_id=1, user_id=7)
     )
+
+
+def test_a_telegram_member_leaving_is_a_departure_the_account_is_not() -> None:
+    raw = {
+        "message_id": 5,
+        "chat": {"id": -100123, "type": "supergroup", "title": "摸鱼"},
+        "date": TIME,
+        "left_chat_member": {"id": 4242, "is_bot": False, "first_name": "Lin"},
+    }
+    event = LeftChatMemberEvent.model_validate(raw)
+    assert departures.telegram_departure(event, "777") == (
+        "telegram-group:-100123",
+        "4242",
+        datetime.fromtimestamp(TIME, UTC),
+    )
+    assert departures.telegram_departure(event, "4242") is None
