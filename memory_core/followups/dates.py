@@ -52,12 +52,12 @@ def named_days(said: Said, zone: ZoneInfo) -> list[tuple[date, date]]:
     return found
 
 
-def agrees(memory: Memory, at: datetime, said: Sequence[Said], zone: ZoneInfo) -> bool | None:
-    """Whether the plan's date `at` is a day its words name; None: they name no day."""
+def agrees(memory: Memory, day: date, said: Sequence[Said], zone: ZoneInfo) -> bool | None:
+    """Whether the plan's local `day` is a day its words name; None: they name no day."""
     spans = [span for s in said for span in named_days(s, zone)]
     if not spans:
         return None
-    days = {at.astimezone(zone).date()}
+    days = {day}
     if memory.type == "state" and memory.valid_from is not None:
         days.add(memory.valid_from.astimezone(zone).date())
     return any(first <= day <= last for first, last in spans for day in days)

@@ -15,8 +15,12 @@ day is all the model knew), on or before that day. A past event told afterwards
 ("昨天面试了") is not a plan. When the person's own cited words go on after the day, they
 have told how it went already: `answered`.
 
-When the date disagrees with the days the cited words name (dates.py), no follow-up
-is made: `refused`. What was done about a follow-up (asked, answered, dropped) is
+When the date consolidation first wrote disagrees with the days the cited words name
+(dates.py), no follow-up is made: `refused`; a later change of the date (the nightly
+`states` step extending a state, an edit) is trusted and moves the follow-up with it,
+and a state ended before its planned end (resolved early) has been told of: `answered`.
+The nightly `settle` step rewrites a past state's text in place: same memory, same
+follow-up. What was done about a follow-up (asked, answered, dropped) is
 recorded by the caller and passed in; due, upcoming and expired are never stored, only computed, so a
 retracted, superseded or forgotten memory ends its follow-up at once.
 """
@@ -54,6 +58,9 @@ class Candidate:
     """A newer memory supersedes it."""
     said: tuple[Said, ...] = ()
     """The cited messages' words (not the bot's), to check the date against (dates.py)."""
+    first: Memory | None = None
+    """The memory as first written: the date its words are checked against, and a state
+    that ended before it was planned to has been told of already."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +99,25 @@ def local_day(instant: datetime, zone: ZoneInfo) -> date:
     return instant.astimezone(zone).date()
 
 
+DAY_END = time(4, 0)
+"""The nightly cutoff's default: a day's events run until then (YUJI_NIGHTLY_TIME)."""
+
+
+def plan_day(memory: Memory, at: datetime, zone: ZoneInfo, cutoff: time = DAY_END) -> date:
+    """The local day a plan is dated: `at`'s, but a state ending after midnight and by
+    the nightly cutoff ended with the day before (the nightly run closes a state "until
+    the 27th" at the 28th's cutoff)."""
+    local = at.astimezone(zone)
+    if memory.type == "state" and time(0) < local.time() <= cutoff:
+        return local.date() - timedelta(days=1)
+    return local.date()
+
+
 def window_of(at: datetime, zone: ZoneInfo, window_days: int) -> Window:
-    day = local_day(at, zone)
+    return window_from(local_day(at, zone), window_days)
+
+
+def window_from(day: date, window_days: int) -> Window:
     return Window(day, day + timedelta(days=1), day + timedelta(days=max(1, window_days)))
 
 
@@ -126,15 +150,22 @@ def followup_of(
     now: datetime,
     zone: ZoneInfo,
     window_days: int,
+    cutoff: time = DAY_END,
 ) -> FollowUp | None:
     """Where the candidate's follow-up stands at `now`; None: it is not a follow-up."""
-    at = date_of(candidate.memory)
+    memory = candidate.memory
+    at = date_of(memory)
     if at is None or not is_followup(candidate, zone):
         return None
-    window = window_of(at, zone, window_days)
-    person = candidate.memory.subject_person or ""
-    if recorded != "dropped" and agrees(candidate.memory, at, candidate.said, zone) is False:
-        return FollowUp(candidate.memory, person, window, "refused")
+    day = plan_day(memory, at, zone, cutoff)
+    window = window_from(day, window_days)
+    person = memory.subject_person or ""
+    first = candidate.first or memory
+    planned = plan_day(first, date_of(first) or at, zone, cutoff)
+    if recorded != "dropped" and agrees(first, planned, candidate.said, zone) is False:
+        return FollowUp(memory, person, window, "refused")
+    if memory.type == "state" and day < planned:
+        return FollowUp(memory, person, window, "answered")  # ended early
     return FollowUp(
         candidate.memory, person, window, _state(candidate, recorded, window, now, zone)
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, time
 from typing import cast
 from zoneinfo import ZoneInfo
 
@@ -53,9 +53,10 @@ class FollowUps:
         """Every follow-up of `scope` (or of every chat) in any state, the oldest plan first."""
         at = now or self.clock.now()
         days = self.live.current.followup_window_days
+        cutoff = time.fromisoformat(self.live.current.nightly_time)
         found: list[FollowUp] = []
         for row in await self.repo.plans(scope):
-            followup = followup_of(_candidate(row), _recorded(row), at, self.zone, days)
+            followup = followup_of(_candidate(row), _recorded(row), at, self.zone, days, cutoff)
             if followup is not None and row.record is not None:
                 followup = replace(
                     followup, offers=row.record.offers, offered_day=row.record.offered_day
@@ -150,7 +151,7 @@ class FollowUps:
 
 def _candidate(row: PlanRow) -> Candidate:
     said = tuple(Said(at, text) for at, text in row.said)
-    return Candidate(row.memory, row.told_first, row.told_last, row.superseded, said)
+    return Candidate(row.memory, row.told_first, row.told_last, row.superseded, said, row.first)
 
 
 def _recorded(row: PlanRow) -> Recorded | None:

@@ -29,11 +29,12 @@ from memory_core.storage.schema import (
     memories,
     memory_evidence,
     memory_relations,
+    memory_versions,
 )
 from memory_core.types import Memory
 
 _m, _e, _x, _r = memories.c, memory_evidence.c, experiences.c, memory_relations.c
-_f, _ch, _mu = followups.c, followup_chats.c, followup_mutes.c
+_f, _ch, _mu, _v = followups.c, followup_chats.c, followup_mutes.c, memory_versions.c
 _CHUNK = 500
 """Values per IN list (well under either engine's limit on bound values)."""
 SAID_CHARS = 300
@@ -54,6 +55,8 @@ class PlanRow:
     said: tuple[tuple[datetime, str], ...] = ()
     """The cited messages of anyone but the bot: (sent_at, the first SAID_CHARS of
     the text), earliest first."""
+    first: Memory | None = None
+    """The memory as first written (its earliest version)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +122,14 @@ class FollowupsRepo(Repository):
         closed = select(_r.dst_id).where(_r.kind == "supersedes", _r.dst_id.in_(ids))
         superseded = {row.dst_id for row in await c.execute(closed)}
         records = await self._records(c, ids)
+        firsts: dict[int, Memory] = {}
+        earliest = (
+            select(memory_versions)
+            .where(_v.memory_id.in_(ids))
+            .order_by(_v.memory_id, _v.version.desc())
+        )
+        for row in await c.execute(earliest):  # the lowest version of each comes last
+            firsts[row.memory_id] = _version(row)
         return [
             PlanRow(
                 memory=m,
@@ -127,6 +138,7 @@ class FollowupsRepo(Repository):
                 superseded=m.id in superseded,
                 record=records.get(m.id),
                 said=tuple(said.get(m.id, ())),
+                first=firsts.get(m.id),
             )
             for m in chunk
         ]
@@ -285,6 +297,30 @@ class FollowupsRepo(Repository):
 
 def _utc(value: datetime | None) -> datetime | None:
     return None if value is None else as_utc(value)
+
+
+def _version(row: Any) -> Memory:
+    """An earlier version as a Memory (what the follow-up rules read of it)."""
+    return Memory(
+        id=row.memory_id,
+        scope="",
+        type=row.type,
+        subject=row.subject,
+        content=row.content,
+        importance=row.importance,
+        confidence=row.confidence,
+        status=row.status,
+        valid_from=_utc(row.valid_from),
+        valid_to=_utc(row.valid_to),
+        version=row.version,
+        origin="",
+        created_at=as_utc(row.changed_at),
+        updated_at=as_utc(row.changed_at),
+        last_accessed_at=None,
+        hit_count=0,
+        pinned=False,
+        starred=False,
+    )
 
 
 def _record(row: Any) -> FollowupRecord:

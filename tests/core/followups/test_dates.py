@@ -35,20 +35,22 @@ def test_every_day_a_message_names_is_read_as_a_plan() -> None:
 
 def test_a_date_the_words_name_agrees_and_another_does_not() -> None:
     exam = local(date(2026, 12, 15), 0)
-    assert agrees(plan(exam), exam, said("下周二我考四级"), SH) is True
-    assert agrees(plan(exam), exam, said("这周二我考四级"), SH) is False
-    assert agrees(plan(exam), exam, said("月底考四级"), SH) is None  # names no day: no check
-    assert agrees(plan(exam), exam, (), SH) is None
+    assert agrees(plan(exam), date(2026, 12, 15), said("下周二我考四级"), SH) is True
+    assert agrees(plan(exam), date(2026, 12, 15), said("这周二我考四级"), SH) is False
+    assert (
+        agrees(plan(exam), date(2026, 12, 15), said("月底考四级"), SH) is None
+    )  # names no day: no check
+    assert agrees(plan(exam), date(2026, 12, 15), (), SH) is None
     # said late in the evening: "明天" is the next local day, not UTC's
     late = local(date(2026, 12, 14), 23)
-    assert agrees(plan(exam), exam, said("明天考四级", late), SH) is True
+    assert agrees(plan(exam), date(2026, 12, 15), said("明天考四级", late), SH) is True
 
 
 def test_a_states_start_or_end_may_be_the_day_named() -> None:
     trip = plan(local(date(2026, 12, 20), 0), type="state")
     moved = replace(trip, valid_from=local(date(2026, 12, 14), 0))
-    assert agrees(moved, local(date(2026, 12, 20), 0), said("下周一去日本玩一周"), SH) is True
-    assert agrees(trip, local(date(2026, 12, 20), 0), said("下周一去日本玩一周"), SH) is False
+    assert agrees(moved, date(2026, 12, 20), said("下周一去日本玩一周"), SH) is True
+    assert agrees(trip, date(2026, 12, 20), said("下周一去日本玩一周"), SH) is False
 
 
 def test_a_disagreeing_date_makes_no_followup() -> None:

@@ -18,6 +18,7 @@ from memory_core.followups.due import (
     due_list,
     followup_of,
     local_day,
+    plan_day,
     window_of,
 )
 from memory_core.types import Memory, MemoryType, Word
@@ -82,6 +83,17 @@ def test_an_exam_told_on_monday_is_due_wednesday_to_friday_then_expires() -> Non
     assert state_at(exam, local(date(2026, 12, 19), 0)) == "expired"
     assert state_at(exam, local(date(2026, 12, 15), 23) + timedelta(minutes=59)) == "upcoming"
     assert state_at(exam, local(date(2026, 12, 16), 0)) == "due"  # local midnight, not UTC's
+
+
+def test_a_state_ending_by_the_nightly_cutoff_ended_the_day_before() -> None:
+    by_cutoff = plan(local(date(2026, 12, 12), 4), type="state")  # "until the 11th"
+    assert plan_day(by_cutoff, local(date(2026, 12, 12), 4), SH) == date(2026, 12, 11)
+    midnight = plan(local(date(2026, 12, 12), 0), type="state")
+    assert plan_day(midnight, local(date(2026, 12, 12), 0), SH) == date(2026, 12, 12)
+    event = plan(local(date(2026, 12, 12), 3))  # an event at 03:00 is that day's
+    assert plan_day(event, local(date(2026, 12, 12), 3), SH) == date(2026, 12, 12)
+    trip = Candidate(by_cutoff, told_first=T0)
+    assert state_at(trip, local(date(2026, 12, 12), 10)) == "due"
 
 
 def test_the_window_is_the_setting() -> None:
@@ -204,7 +216,7 @@ def test_nothing_is_due_outside_its_window_nor_ever_for_an_ended_memory(
         return
     at = date_of(memory)
     assert at is not None
-    day = local_day(at, zone)
+    day = plan_day(memory, at, zone)
     assert day < local_day(now, zone) <= day + timedelta(days=days)
     assert recorded is None
     assert local_day(candidate.told_first or now, zone) <= day
