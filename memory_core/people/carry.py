@@ -19,7 +19,7 @@ members' names) is None and carries nothing: fail closed, like visibility.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from memory_core.clock import as_utc
@@ -46,6 +46,9 @@ class CarryState:
     others: Mapping[str, frozenset[str]] | None = None
     """Per source chat: the normalised names of its other members (None: unknown, a
     chat missing here: unknown)."""
+    own: Mapping[str, frozenset[str]] = field(default_factory=dict[str, frozenset[str]])
+    """Per source chat: the person's own normalised names there (their own name is not
+    another member's, even when another's is part of it: 小明 in 小明明)."""
 
 
 def member_of(memberships: Iterable[Membership], scope: str) -> bool:
@@ -98,12 +101,17 @@ def may_travel(memory: Memory, state: CarryState, now: datetime) -> bool:
         return False
     if state.others is None or memory.scope not in state.others:
         return False
-    return not names_any(memory.content, state.others[memory.scope])
+    own = state.own.get(memory.scope, frozenset())
+    return not names_any(memory.content, state.others[memory.scope], own)
 
 
-def names_any(content: str, names: Iterable[str]) -> bool:
-    """The (normalised) text of a memory holds one of these normalised names."""
+def names_any(content: str, names: Iterable[str], own: Iterable[str] = ()) -> bool:
+    """The (normalised) text of a memory, its subject's own names `own` taken out,
+    holds one of these normalised names."""
     text = normalise(content)
+    for name in sorted(own, key=len, reverse=True):
+        if name:
+            text = text.replace(name, "\x1f")
     return any(len(name) >= MIN_NAME_CHARS and name in text for name in names)
 
 

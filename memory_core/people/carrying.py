@@ -130,9 +130,10 @@ class Carrying:
             return state, []
         found = await self.repo.candidates(person, _sources(memberships, target), now, conn=conn)
         others: dict[str, frozenset[str]] = {}
+        own: dict[str, frozenset[str]] = {}
         for scope in sorted({m.scope for m in found}):
-            others[scope] = await self.repo.other_names(scope, platform, person, conn=conn)
-        return CarryState(platform, person, choice, memberships, False, others), found
+            others[scope], own[scope] = await self.repo.names_in(scope, platform, person, conn=conn)
+        return CarryState(platform, person, choice, memberships, False, others, own), found
 
     async def recheck(self, target: str, ids: Iterable[int]) -> dict[int, Memory]:
         """Of these memory ids, those the scope function still carries into `target`

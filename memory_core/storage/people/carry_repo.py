@@ -166,21 +166,21 @@ class CarryRepo(Repository):
             )
             return [Membership(str(r.scope), r.last_spoke, r.left_at) for r in rows]
 
-    async def other_names(
+    async def names_in(
         self, scope: str, platform: str, user_id: str, *, conn: AsyncConnection | None = None
-    ) -> frozenset[str]:
-        """Every (normalised) name anyone but this person goes by in `scope`."""
+    ) -> tuple[frozenset[str], frozenset[str]]:
+        """The (normalised) names others go by in `scope`, and this person's own there."""
+        mine = (_p.platform == platform) & (_p.user_id == user_id)
         async with self.reading(conn) as conn:
             rows = await conn.execute(
-                select(_n.normalised)
+                select(_n.normalised, mine.label("mine"))
                 .join(persons, _p.id == _n.person_id)
-                .where(
-                    _n.scope == scope,
-                    ~((_p.platform == platform) & (_p.user_id == user_id)),
-                )
+                .where(_n.scope == scope)
                 .distinct()
             )
-            return frozenset(str(r[0]) for r in rows)
+            found = [(str(r[0]), bool(r[1])) for r in rows]
+        others = frozenset(n for n, is_mine in found if not is_mine)
+        return others, frozenset(n for n, is_mine in found if is_mine)
 
     # --- what might travel -------------------------------------------------------------
 

@@ -11,7 +11,14 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_core.people.carry import CarryState, carried, may_reach, member_of, own_private
+from memory_core.people.carry import (
+    CarryState,
+    carried,
+    may_reach,
+    member_of,
+    names_any,
+    own_private,
+)
 from memory_core.people.subjects import Said, word_of
 from memory_core.storage import CarryChoice, Membership
 from memory_core.types import Memory, is_group_scope
@@ -197,3 +204,10 @@ def test_a_member_s_own_words_reach_their_private_chat_by_default_and_groups_whe
     hearsay = memory(2, "group:1", "7", "hearsay")
     private = memory(3, "private:7", "7", "self-only")
     assert carried([hearsay, private], "group:2", me, groups_on, NOW) == ()
+
+
+def test_a_name_inside_the_subject_s_own_is_not_another_member() -> None:
+    assert not names_any("小明明下个月搬去成都", {"小明"}, {"小明明"})
+    assert names_any("小明明和小明下个月搬去成都", {"小明"}, {"小明明"})
+    assert names_any("小明明下个月搬去成都", {"小明"})  # own names unknown: fail closed
+    assert not names_any("阿花的猫叫煤球", {"花"})  # one character is no name to look for

@@ -107,3 +107,16 @@ async def test_candidates_are_their_own_current_words_only(core: Yuji) -> None:
     assert ids.isdisjoint({gone.id, old.id, later.id})
     assert {m.content for m in found} == {"小明下个月搬去成都", "小明住在成都"}
     assert await core.carrying.repo.candidates("7", [B], core.clock.now()) == []
+
+
+async def test_another_member_named_inside_his_own_name_does_not_stop_it(core: Yuji) -> None:
+    own = await say(core, A, "7", "小明明", "我下个月搬家去成都")
+    await say(core, A, "8", "小明", "我也想去成都")
+    await say(core, P, "7", "小明明", "在吗")
+    moving = await remember(core, A, "小明明", "小明明下个月搬家去成都", own)
+    both = await remember(core, A, "小明明", "小明明和小明合租", own)
+    others, mine = await core.carrying.repo.names_in(A, "qq", "7")
+    assert (others, mine) == (frozenset({"小明"}), frozenset({"小明明"}))
+    found = await core.carrying.carried(P, {"7"})
+    assert [m.id for m in found] == [moving.id]  # the one naming 小明 stays in A
+    assert both.id not in {m.id for m in found}
