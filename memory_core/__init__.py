@@ -44,6 +44,7 @@ from .errors import ScopeViolation as ScopeViolation
 from .errors import UsageError as UsageError
 from .errors import ValidationError as ValidationError
 from .errors import YujiError as YujiError
+from .followups.texts import STATE_WORDS as FOLLOWUP_STATE_WORDS
 from .llm import LLMClient as LLMClient
 from .llm import OpenAICompatibleClient as OpenAICompatibleClient
 from .llm import ScriptedLLM as ScriptedLLM
@@ -106,6 +107,7 @@ from .vectors import run_embed_process as run_embed_process
 __all__ = [
     "ADMIN_ONLY",
     "BAND_WORDS",
+    "FOLLOWUP_STATE_WORDS",
     "GROUP_ONLY",
     "HELD_BACK",
     "NIGHTLY_STEPS",

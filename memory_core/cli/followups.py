@@ -12,16 +12,7 @@ from typing import Any
 
 from memory_core.cli.common import opened_core, scope_arg
 from memory_core.followups import FollowUp
-
-STATE_WORDS = {
-    "upcoming": "还没到",
-    "due": "该问了",
-    "asked": "问过了",
-    "answered": "已回答",
-    "expired": "过期了",
-    "dropped": "不问了",
-    "refused": "日期对不上",
-}
+from memory_core.followups.texts import STATE_WORDS
 
 
 def register(subparsers: Any) -> None:

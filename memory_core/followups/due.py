@@ -84,6 +84,9 @@ class FollowUp:
     """Local days it was offered in a reply prompt (asked in passing if cited)."""
     offered_day: str | None = None
     """The last of those days (`YYYY-MM-DD`)."""
+    asked_at: datetime | None = None
+    sent_text: str | None = None
+    """What was sent unprompted (None: asked in passing, or not asked)."""
 
 
 def date_of(memory: Memory) -> datetime | None:

@@ -58,8 +58,13 @@ class FollowUps:
         for row in await self.repo.plans(scope):
             followup = followup_of(_candidate(row), _recorded(row), at, self.zone, days, cutoff)
             if followup is not None and row.record is not None:
+                record = row.record
                 followup = replace(
-                    followup, offers=row.record.offers, offered_day=row.record.offered_day
+                    followup,
+                    offers=record.offers,
+                    offered_day=record.offered_day,
+                    asked_at=record.asked_at,
+                    sent_text=record.sent_text,
                 )
             if followup is not None:
                 found.append(followup)

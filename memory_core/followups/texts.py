@@ -15,7 +15,16 @@ MUTED = "好，以后不主动问你的安排了（/followups unmute-me 恢复�
 UNMUTED = "好，又可以问你的安排了。"
 TURNED_ON = "好，这个聊天里到了日子我会主动问问大家的安排（白天、一天最多一次）。"
 TURNED_OFF = "好，这个聊天里不再主动问了；被叫到时还可能顺口问一句。"
-STATE_WORDS = {"due": "该问了", "asked": "问过了", "upcoming": "还没到"}
+STATE_WORDS = {
+    "upcoming": "还没到",
+    "due": "该问了",
+    "asked": "问过了",
+    "answered": "已回答",
+    "expired": "过期了",
+    "dropped": "不问了",
+    "refused": "日期对不上",
+}
+"""Each follow-up state in words (`/followups`, `yuji followups`, the console)."""
 
 
 def listing(found: Sequence[FollowUp], *, on: bool) -> str:

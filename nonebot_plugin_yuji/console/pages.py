@@ -14,6 +14,7 @@ from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 from nonebot import get_bots
 
 from memory_core import (
+    FOLLOWUP_STATE_WORDS,
     NIGHTLY_STEPS,
     TUNABLES,
     Actor,
@@ -168,6 +169,24 @@ async def person(request: Request, scope: str, user_id: str) -> Response:
     detail = await current.console.member(scope, user_id)
     travels = await current.console.travels(scope, user_id)
     return await page(request, current, "person.html", scope=scope, detail=detail, travels=travels)
+
+
+@router.get("/chats/{scope}/followups", response_class=HTMLResponse)
+async def followups(request: Request, scope: str) -> Response:
+    """The chat's follow-ups in every state, with what was sent unprompted, read-only."""
+    scope = scope_param(scope)
+    current = core()
+    found = await current.followups.listing(scope)
+    asks = await current.followups.asks_unprompted(scope)
+    return await page(
+        request,
+        current,
+        "followups.html",
+        scope=scope,
+        found=found,
+        asks=asks,
+        state_words=FOLLOWUP_STATE_WORDS,
+    )
 
 
 @router.get("/chats/{scope}/turns", response_class=HTMLResponse)
