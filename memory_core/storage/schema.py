@@ -179,6 +179,14 @@ Index(
     sqlite_where=memories.c.valid_to.is_not(None),
     postgresql_where=memories.c.valid_to.is_not(None),
 )
+# A member's memories by their user id, whatever the chat (carrying, migration 0032).
+Index(
+    "ix_memories_subject_person",
+    memories.c.subject_person,
+    memories.c.scope,
+    sqlite_where=memories.c.subject_person.is_not(None),
+    postgresql_where=memories.c.subject_person.is_not(None),
+)
 
 memory_versions = Table(
     "memory_versions",
