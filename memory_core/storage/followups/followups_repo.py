@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import and_, delete, func, select
+from sqlalchemy import and_, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.clock import as_utc
@@ -293,6 +293,19 @@ class FollowupsRepo(Repository):
                 await c.execute(
                     delete(followup_mutes).where(_mu.scope == scope, _mu.user_id == user_id)
                 )
+
+    async def forget(
+        self, scope: str, user_id: str, *, conn: AsyncConnection | None = None
+    ) -> None:
+        """A person forgotten in a chat (`/forget-me`): the texts sent them about their
+        plans are blanked; the rows stay, so what was done is not done again (their
+        plans' memories are retracted by the same request, which ends the follow-ups)."""
+        async with self.writing(conn, (scope,)) as c:
+            await c.execute(
+                update(followups)
+                .where(_f.scope == scope, _f.user_id == user_id)
+                .values(sent_text=None)
+            )
 
 
 def _utc(value: datetime | None) -> datetime | None:

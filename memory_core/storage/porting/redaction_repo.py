@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.storage.archive import message_index
 from memory_core.storage.failures import translating
+from memory_core.storage.followups.followups_repo import FollowupsRepo
 from memory_core.storage.nightly.nightly_repo import append_card, newest_version
 from memory_core.storage.people.people_repo import PeopleRepo
 from memory_core.storage.people.person_cards_repo import PersonCardsRepo
@@ -180,11 +181,13 @@ class RedactionRepo(Repository):
         x, r = experiences.c, redactions.c
         async with self.writing(conn) as conn:
             # The names they went by here (others' @ of them stay, as those messages do)
-            # and their card in this chat (made of what was said about them) go with the
+            # and their card in this chat (made of what was said about them), and the words
+            # the persona sent them about their plans, go with the
             # first chunk, and again with the last call, which finds no message left: so
             # they go too for someone who never spoke here, only others talked about.
             await PeopleRepo(self.db).forget_names(scope, scope_platform(scope), user_id, conn=conn)
             await PersonCardsRepo(self.db).forget(scope, user_id, conn=conn)
+            await FollowupsRepo(self.db).forget(scope, user_id, conn=conn)
             ids = [
                 int(row[0])
                 for row in await conn.execute(

@@ -9,10 +9,12 @@ from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from sqlalchemy import select
 
 from memory_core import EvidenceRef, FakeClock, NewExperience, Yuji
 from memory_core.errors import NotFound
 from memory_core.memories.outcomes import NewMemory
+from memory_core.storage.schema import followups
 
 SH = ZoneInfo("Asia/Shanghai")
 P7, G1, G2 = "private:7", "group:1", "group:2"
@@ -230,3 +232,19 @@ async def test_a_date_the_words_do_not_name_makes_none_and_status_counts_it(
     assert states == {wrong: "refused", right: "due"}
     status = await core.chat_commands.status(P7)
     assert "日期对不上、不跟进的计划：1 条" in status
+
+
+async def test_forgetting_a_person_ends_their_followups_and_blanks_what_was_sent(
+    core: Yuji, clock: FakeClock
+) -> None:
+    said = await say(core, P7, "7", "阿哲", "我下周二考四级", MONDAY)
+    exam = await plan(core, P7, "阿哲", "阿哲12月15日考四级", EXAM, said)
+    at_day(clock, 16)
+    await core.followups.mark_asked(P7, exam, sent_text="阿哲，四级考得怎么样？")
+    await core.followups.repo.set_muted(P7, "7", True, at=clock.now())
+    await core.porting.forget_person(P7, "7", requested_by="7")
+    assert await core.followups.listing(P7) == []  # the plan's memory is retracted
+    async with core.db.read() as conn:
+        rows = (await conn.execute(select(followups.c.sent_text, followups.c.state))).all()
+    assert [tuple(r) for r in rows] == [(None, "asked")]
+    assert await core.followups.repo.muted(P7) == {"7"}  # their wish not to be asked stays
