@@ -56,7 +56,7 @@ class FollowUps:
         cutoff = time.fromisoformat(self.live.current.nightly_time)
         found: list[FollowUp] = []
         for row in await self.repo.plans(scope):
-            followup = followup_of(_candidate(row), _recorded(row), at, self.zone, days, cutoff)
+            followup = followup_of(candidate(row), _recorded(row), at, self.zone, days, cutoff)
             if followup is not None and row.record is not None:
                 record = row.record
                 followup = replace(
@@ -154,7 +154,8 @@ class FollowUps:
         return found
 
 
-def _candidate(row: PlanRow) -> Candidate:
+def candidate(row: PlanRow) -> Candidate:
+    """A stored plan as the rules read it (due.py)."""
     said = tuple(Said(at, text) for at, text in row.said)
     return Candidate(row.memory, row.told_first, row.told_last, row.superseded, said, row.first)
 

@@ -15,6 +15,7 @@ STEP_LABELS = {
     "people": "人物",
     "states": "状态",
     "events": "事件",
+    "followups": "跟进",
     "gc": "回收",
 }
 STATE_MARKS = {"done": "✓", "failed": "✗", "running": "…", "pending": "·"}

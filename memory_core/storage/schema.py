@@ -62,9 +62,10 @@ RELATION_KINDS = get_args(RelationKind)
 BATCH_STATES = ("queued", "delivered", "processing", "done", "failed")
 BATCH_OUTCOMES = ("extracted", "nothing")
 CARD_KINDS = get_args(CardKind)
-NIGHTLY_STEPS = ("settle", "diary", "cards", "people", "states", "events", "gc")
+NIGHTLY_STEPS = ("settle", "diary", "cards", "people", "states", "events", "followups", "gc")
 """`states` is step 3.5: time-bound states the diary explicitly changes; `people`
-(migration 0028) writes the cards of the members whose memories changed that day."""
+(migration 0028) writes the cards of the members whose memories changed that day;
+`followups` (migration 0033) may drop the day's new follow-ups not worth asking about."""
 NIGHTLY_STATES = ("pending", "running", "done", "failed")
 
 

@@ -112,6 +112,7 @@ STEP_LABELS = {
     "people": "人物",
     "states": "状态",
     "events": "事件",
+    "followups": "跟进",
     "gc": "回收",
 }
 ORIGIN_LABELS = {"default": "默认", ".env": ".env", "environment": "环境变量", "console": "控制台"}

@@ -101,6 +101,7 @@ def model(body: dict[str, Any]) -> Reply:
             ]
         },
         "settle": {"rewrites": []},
+        "followups": {"drop": []},
     }[kind]
     return Reply.text(json.dumps(payload, ensure_ascii=False))
 
@@ -176,7 +177,7 @@ async def test_yuji_nightly_turns_a_day_of_archived_chat_into_diary_cards_and_ev
     asked = len(openai_server.requests)
     code, out = await cli(data_dir, openai_server, "nightly", "--day", day.isoformat())
     assert code == 0, out
-    assert out.count(" 早已完成：") == 7
+    assert out.count(" 早已完成：") == 8
     assert len(openai_server.requests) == asked
     code, out = await cli(data_dir, openai_server, "nightly", "--status", "--scope", SCOPE)
     assert code == 0, out

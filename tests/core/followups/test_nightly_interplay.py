@@ -114,3 +114,55 @@ async def test_settle_keeps_it_states_moves_it_and_an_early_end_answers_it(
     # Extended to the 27th: due from the 28th, not from the 26th.
     assert (await states_now(core, clock, sh(2026, 11, 26, 10, 0)))[shenzhen] == "upcoming"
     assert (await states_now(core, clock, sh(2026, 11, 28, 10, 0)))[shenzhen] == "due"
+
+
+async def event(core: Yuji, who: str, said: str, content: str, on: datetime) -> int:
+    at = sh(2026, 11, 20, 12, 0)
+    exp = await core.archive.append(
+        NewExperience(SCOPE, f"n{next(_fp)}", who, said, sender_name=f"群友{who}", sent_at=at)
+    )
+    written = await core.memories.write(
+        SCOPE,
+        type="event",
+        subject=f"群友{who}",
+        content=content,
+        evidence=[EvidenceRef(experience_id=exp)],
+        valid_from=on,
+        subject_id=who,
+    )
+    return written.memory.id
+
+
+async def test_the_followups_step_drops_what_is_not_worth_asking_citing_why(
+    core: Yuji, clock: FakeClock, llm: ScriptedLLM
+) -> None:
+    hotpot = await event(core, "7", "明天吃火锅去", "群友7 11月21日吃火锅", sh(2026, 11, 21, 0, 0))
+    exam = await event(core, "8", "我下周二考四级", "群友8 11月24日考四级", sh(2026, 11, 24, 0, 0))
+    await fragment(core, SCOPE, sh(2026, 11, 20, 21, 0), "群友7约了吃火锅；群友8要考四级。")
+    asked: list[str] = []
+
+    def answer(request: LLMRequest) -> ChatResponse:
+        kind = prompt_kind(request.messages[0].content or "")
+        if kind != "followups":
+            return reply(quiet_day(kind))
+        asked.append(request.messages[1].content or "")
+        if len(asked) == 1:  # an id not in the list is refused, and asked again
+            return reply({"drop": [{"id": exam + 100, "why": "编的"}]})
+        return reply({"drop": [{"id": hotpot, "why": "吃火锅是日常小事"}]})
+
+    llm.default = answer
+    reports = await core.nightly.run(day="2026-11-20", scope=SCOPE)
+    step = next(r for r in reports if r.scope == SCOPE and r.step == "followups")
+    assert (step.outcome, step.attempts) == ("done", 2)
+    assert f"[跟进 {hotpot}]（群友7｜2026-11-21）" in asked[0]
+    assert f"[跟进 {exam}]（群友8｜2026-11-24）" in asked[0]
+    states = await states_now(core, clock, sh(2026, 11, 22, 10, 0))
+    assert states == {hotpot: "dropped", exam: "upcoming"}
+    [row] = [r for r in await core.followups.repo.plans(SCOPE) if r.memory.id == hotpot]
+    assert row.record is not None
+    assert row.record.reason == "nightly 2026-11-20: 吃火锅是日常小事"
+    # The next night has nothing new to show the model.
+    clock.set(sh(2026, 11, 22, 4, 0))
+    before = len(asked)
+    await core.nightly.run(day="2026-11-21", scope=SCOPE)
+    assert len(asked) == before

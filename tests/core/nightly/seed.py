@@ -114,6 +114,7 @@ KIND_MARKS = {
     "people": "人物卡片",
     "states": "根据今日小传调整",
     "events": "提取值得长期记住的独立事件",
+    "followups": "事后值不值得问一句",
 }
 
 
@@ -133,6 +134,7 @@ def quiet_day(kind: str) -> dict[str, Any]:
         "people": {"card": "平常的一天。"},
         "states": {"changes": []},
         "events": {"events": []},
+        "followups": {"drop": []},
     }[kind]
 
 

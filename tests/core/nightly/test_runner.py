@@ -20,7 +20,7 @@ from memory_core.storage.nightly.nightly_health_repo import ScopeHealth
 from .seed import SCOPE, day_script, fragment, prompt_kind, quiet_day, quiet_responder, reply, sh
 
 DAY = "2026-11-20"
-STEPS = ["settle", "diary", "cards", "people", "states", "events", "gc"]
+STEPS = ["settle", "diary", "cards", "people", "states", "events", "followups", "gc"]
 
 
 class Crash(BaseException):
@@ -48,6 +48,7 @@ async def test_a_full_night_runs_the_steps_in_order(core: Yuji, llm: ScriptedLLM
         ("people", "skipped"),
         ("states", "done"),
         ("events", "done"),
+        ("followups", "skipped"),
         ("gc", "skipped"),
     ]
     assert {r.day for r in reports if r.scope == SCOPE} == {DAY}

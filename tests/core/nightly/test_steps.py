@@ -77,13 +77,14 @@ async def test_settle_never_settles_the_same_state_twice(
     trip = await state(core, "这周在杭州出差", sh(2026, 11, 20, 18, 0), sh(2026, 11, 16, 9, 0))
     llm.push(reply({"rewrites": [{"id": trip.id, "past_tense": "那周在杭州出差"}]}))
     llm.push(reply({"card": "南杉那周在杭州出差"}))  # the rewrite changed 南杉's memories
+    llm.push(reply({"drop": []}))  # her trip, told that day, is a new follow-up: kept
     await core.nightly.run(day=DAY, scope=SCOPE)
     clock.advance(timedelta(days=1))
 
     steps = by_step(await core.nightly.run(scope=SCOPE))
 
     assert steps["settle"].outcome == "skipped"
-    assert len(llm.requests) == 2
+    assert len(llm.requests) == 3
     async with core.db.read() as conn:
         rows = (await conn.execute(select(nightly_settled.c.memory_id))).all()
     assert [r[0] for r in rows] == [trip.id]
