@@ -247,3 +247,26 @@ def test_never_twice_a_day_in_a_chat_nor_twice_a_week_to_a_person(
 def _due(i: int, scope: str, person: str) -> FollowUp:
     memory = replace(plan_memory(EXAM, memory_id=i), scope=scope, subject_person=person)
     return FollowUp(memory, person, window_of(EXAM, SH, 3), "due")
+
+
+async def test_a_restored_pack_of_due_plans_asks_one_a_day_not_a_burst(
+    core: Yuji, clock: FakeClock
+) -> None:
+    clock.set(MONDAY)
+    source = "group:9"
+    for who in ("7", "8", "9"):
+        await plan(core, source, who, f"我下周二要去面试{who}")
+    pack = await core.porting.export(source)
+    await core.porting.import_pack(pack, G2)
+    await core.followups.repo.set_chat(G2, True, "admin", at=clock.now())
+    restored = await core.followups.listing(G2)
+    assert len(restored) == 3  # imported memories count like any others
+    platform, job = Platform(), unprompted(core, model())
+    per_day: list[int] = []
+    for day in range(3):
+        clock.set(local(WEDNESDAY + timedelta(days=day), 10))
+        per_day.append(len(await job.run_once(platform.send)))
+        clock.set(local(WEDNESDAY + timedelta(days=day), 15))
+        per_day[-1] += len(await job.run_once(platform.send))
+    assert per_day == [1, 1, 1]
+    assert {scope for scope, _ in platform.sent} == {G2}
