@@ -39,7 +39,7 @@ __plugin_meta__ = PluginMetadata(
     usage=(
         "群里 @机器人、回复它或叫它的昵称（私聊直接说）即可对话；管理命令："
         "/mute /unmute /remember /forget /cards /recall /why /backfill /status /backup "
-        "/forget-me。设置见 .env 的 YUJI_* 项，详见 docs/plugin.md"
+        "/forget-me /followups。设置见 .env 的 YUJI_* 项，详见 docs/plugin.md"
     ),
     type="application",
     homepage=HOMEPAGE,
