@@ -50,7 +50,7 @@ class CarrySource(Protocol):
 
 def about_names(ex: Explained) -> frozenset[str]:
     """The names the wake is about (itself, or by the turns before: a pronoun)."""
-    return ex.question.named | ex.wake.lookup.named
+    return ex.question.named | ex.wake.about
 
 
 class CarriedStage:

@@ -167,3 +167,20 @@ class ChatterGate:
             bias=float(data["bias"]),
             line=float(data["line"]),
         )
+
+
+LEAN_LEVEL = 0.112
+"""How far above the chat's own level the turns a wake leans on must come to some
+memory (summed over the two levels below) to be about something remembered."""
+
+
+def below_the_chat(cosines: npt.NDArray[np.float32], background: float) -> bool:
+    """The conversation a reaction leans on ("哈哈哈", "是啊") is small talk: its
+    nearest memory stands no further above the level unrelated memories reach than
+    small talk does, measured twice: against the fixed background of ordinary
+    memories, and against this chat's own (the median cosine over its memories, which
+    a few thousand unrelated memories leave where it was)."""
+    if not len(cosines):
+        return True
+    top = float(np.max(cosines))
+    return (top - background) + (top - float(np.median(cosines))) < LEAN_LEVEL

@@ -51,6 +51,9 @@ class Explained:
     baseline: Baseline = field(default_factory=Baseline)
     unrelated: npt.NDArray[np.float64] | None = None
     """The features of a memory with nothing in common (what /why measures against)."""
+    small_talk: bool = False
+    """A wake leaning on the turns before it, which are near nothing the chat
+    remembers (chatter.below_the_chat): it asks about nothing."""
 
 
 def choose(
@@ -144,7 +147,7 @@ def about_someone_else(ex: Explained) -> frozenset[int]:
         )
     # A pronoun pointing back ("她老家哪的") is about whom the turns before named: that
     # only narrows the sure band (context never raises P).
-    named = ex.wake.lookup.named
+    named = ex.wake.about
     return frozenset(
         mem.id
         for mem in ex.memories

@@ -54,7 +54,7 @@ from memory_core.storage.engine import Database
 from memory_core.tokenize import bigram_tokens, normalise, token_set
 from memory_core.types import Asker, Memory, Quoted, Recalled, RecallResult, RelationKind
 
-from . import dated, decision, features, fusion, language, quotes, when
+from . import chatter, dated, decision, features, fusion, language, quotes, when
 from .carried import CarriedStage
 from .chat_cache import ChatCache
 from .decision import Explained, choose
@@ -329,6 +329,8 @@ class Recall:
 
     def is_chatter(self, ex: Explained, model: RelevanceModel) -> bool:
         """The wake asks about nothing a memory could answer (the model's gate)."""
+        if ex.small_talk:
+            return True
         return model.chatter is not None and model.chatter.is_chatter(ex.wake.signals)
 
     def _silent(self, wake: Wake) -> bool:
@@ -430,19 +432,21 @@ class Recall:
                 + ("; about the past" if retro else "")
                 + f"; {wake.shape}, depth {wake.depth:.2f}"
                 + (f"; context: {len(wake.context)} turns" if wake.context else "")
-                + (f"; refers to {'/'.join(sorted(look.named))}" if look is not q else "")
+                + (f"; refers to {'/'.join(sorted(wake.about))}" if wake.about else "")
+                + ("; leans on the turns before" if wake.leans else "")
             )
             extra = wake.context_terms
             # An English word is looked up in each of its regular inflections.
             forms = {t: language.word_forms(t) for t in q.terms | look.terms | extra}
             held = await self._cache.frequencies(
-                conn, scope, {f for fs in forms.values() for f in fs}
+                conn, scope, {f for fs in forms.values() for f in fs} | name_tokens(look, names)
             )
             size = reading.chat_size  # a term is in at most every memory of the chat
             df = {t: min(size, sum(held.get(f, 0) for f in fs)) for t, fs in forms.items()}
             df = {t: c for t, c in df.items() if c > 0}
             ids = await self._cache.visible_ids(conn, scope, now, retro)
             scores = order_scores = None
+            small_talk = False
             replaced = not retro and await self._cache.has_replaced(conn, scope)
             with_past = retro or replaced
             # Words first: the question's vector is being computed meanwhile (prefetch).
@@ -461,6 +465,12 @@ class Recall:
                 order_scores = scores
                 if look is not q and scores is not None:
                     order_scores = await searcher.scores(scope, look.embed_text, allowed)
+                if wake.leans and order_scores is not None and order_scores.background is not None:
+                    small_talk = chatter.below_the_chat(
+                        order_scores.scores, order_scores.background
+                    )
+                    if small_talk:
+                        trace.append("the turns it leans on are near nothing remembered")
             words = [m.id for m, over in matched if retro or not over]
             ended = [m.id for m, over in matched if over]
             dense_rank, cosine, past = top_view(scores, ids, self.params.dense_limit)
@@ -539,7 +549,7 @@ class Recall:
         heard = frozenset(df) & q.terms
         # A pronoun pointing back is about whom the turns before named: a feature of
         # who the wake is about, like a name it says (its words stay the wake's own).
-        about = replace(q, named=look.named) if not q.named and look.named else q
+        about = replace(q, named=wake.about) if not q.named and wake.about else q
         rows = features.rows(about, seen, baseline, heard)
         by_words = {mid: r for r, mid in enumerate(words)}
         by_context = {mid: r for r, mid in enumerate(context_words)}
@@ -562,6 +572,7 @@ class Recall:
             names=names,
             baseline=baseline,
             unrelated=features.unrelated(about, baseline, heard),
+            small_talk=small_talk,
         )
 
     async def search(self, scope: str, text: str, limit: int, now: datetime) -> list[Memory]:
@@ -605,14 +616,20 @@ class Recall:
     ) -> list[tuple[Memory, bool]]:
         """Visible memories sharing a term of `asked` (in any of its inflections `held`
         by this chat) or naming a member the wake `q` names (any spelling; None: no
-        names), best bm25 first, each with whether its validity has ended
+        names), the rarest within the posting budget, best bm25 first, each with whether its validity has ended
         (`with_past`: those are included)."""
-        chosen = _selective(asked, df, self.params.posting_budget)
-        terms = {f for t in chosen for f in language.word_forms(t) if held.get(f, 0) > 0}
+        # A member's name is searched like a term: within the budget, rarest first. The
+        # asker's name stands in every "我…" they say, and in a large chat it is in
+        # thousands of memories: unbudgeted, it read them all on each wake; their
+        # memories that answer share a term with the wake or lie near it in meaning.
         named = name_tokens(q, names) if q is not None else set[str]()
+        chosen = _selective(
+            asked | named, {**df, **{t: held.get(t, 0) for t in named}}, self.params.posting_budget
+        )
+        terms = {f for t in chosen - named for f in language.word_forms(t) if held.get(f, 0) > 0}
         rows = await self._repo.word_candidates(
             scope,
-            terms | named,
+            terms | (chosen & named),
             now,
             with_past=with_past,
             limit=self.params.words_limit,

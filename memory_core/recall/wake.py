@@ -10,14 +10,19 @@ about anything at all (chatter.py), its shape, and the conversation it came in.
   dropped here, whoever passed it. The wake counts 1; a member's turn counts
   `MEMBER_WEIGHT` and each older one `DECAY` times less; the bot's own turn half of a
   member's (it says what the persona thought of, not what the chat said).
-- **What context moves.** Context finds: the turns count by their words (one search,
-  its candidates ordered by the weightiest turn sharing a term), and only when the
-  wake's own orders hold fewer than the recall limit; they come after everything the
-  wake's own orders hold (fusion.py): they fill the places the wake leaves empty. A turn is not embedded at wake time: on conversation-shaped recall
-  the turns' vectors at any weight found what was just talked about rather than what
-  to recall next, and three new turns cost about 100 ms at p95 in a 10,000-memory
-  chat; a message's passage vector from the archive does not stand in for a
-  question's (e5 reads the two sides differently).
+- **What context moves.** How much the wake says of its own decides. A wake with
+  content of its own is searched by itself; the turns count by their words (one
+  search, its candidates ordered by the weightiest turn sharing a term), only when
+  the wake's own orders hold fewer than the recall limit, after everything the wake's
+  own orders hold (fusion.py). A reaction, a short follow-up or a lone pronoun
+  ("是啊，真的好累", "后来呢", "那它呢") *leans* on the turns before (`leans_back`): its
+  searches, words and vector, read the turns and the wake joined (one embedding more,
+  only for such wakes), P's order is trusted least (`DEPTH_LEAN`), and when the
+  turns it leans on are near nothing the chat remembers (chatter.below_the_chat) it
+  is small talk and gets nothing. Each turn is not embedded on its own: on
+  conversation-shaped recall the turns' vectors at any weight found what was just
+  talked about rather than what to recall next, and three new embeddings cost about
+  100 ms at p95 in a 10,000-memory chat.
 - **Who a pronoun means.** A wake that names nobody but points back (他/她/它, he,
   she, it, they...) is searched as if it named whom the newest turn naming someone
   named (`lookup`): "那她后来呢" after a turn about 阿花 searches 阿花.
@@ -31,7 +36,7 @@ about anything at all (chatter.py), its shape, and the conversation it came in.
   `shape` says whether the wake is one (a question word, a question mark, a yes/no
   shape, a cue to remember) or a statement, and `depth` how far P's order is trusted
   over the plain hybrid's (fusion.py): 0.6 for a question asked alone, 0.5 for a
-  statement or a wake that leans on the turns before it. P alone (depth 1) was above
+  statement or a wake with turns before it, 0.2 for one that leans on them. P alone (depth 1) was above
   the hybrid on questions like its corpus's and below it on conversation.
 """
 
@@ -59,7 +64,15 @@ BOT_SHARE = 0.5
 DEPTH_QUESTION = 0.6
 DEPTH_STATEMENT = 0.5
 DEPTH_CONTEXT = 0.5
-"""How far P's order is trusted (1: P alone; 0: the hybrid's order alone)."""
+DEPTH_LEAN = 0.2
+"""How far P's order is trusted (1: P alone; 0: the hybrid's order alone). A wake
+that leans on the turns before it is searched by them, but P reads the wake alone:
+it says little there, and the hybrid over the turns says more."""
+LEAN_CHARS = 10
+LEAN_TERMS = 3
+"""A wake this short (letters and digits) with at most this many content terms of its
+own, naming no one, is a reaction or a follow-up ("是啊，真的好累", "后来呢", "how did it
+go?"): its topic is what the turns before it talked about."""
 
 Shape = Literal["question", "statement"]
 
@@ -103,6 +116,12 @@ class Wake:
     """The wake's chatter signals (chatter.SIGNALS)."""
     shape: Shape
     depth: float
+    about: frozenset[str] = frozenset()
+    """Whom a pronoun of the wake points back to (the newest turn naming someone):
+    the wake is about them as if it named them."""
+    leans: bool = False
+    """The wake says too little of its own: `lookup` is the turns before it and the
+    wake joined, in words and in vectors."""
 
     @property
     def context_terms(self) -> frozenset[str]:
@@ -124,6 +143,7 @@ def read(
     q = analyse(text, names, bots, asker)
     mine = [t for t in context if t.scope is None or t.scope == scope][-CONTEXT_TURNS:]
     said: list[Said] = []
+    spoken: list[str] = []  # the turns with content, newest first
     referents: frozenset[str] = frozenset()
     for distance, turn in enumerate(reversed(mine), start=1):
         ctx = analyse(turn.text, names, bots)
@@ -133,21 +153,45 @@ def read(
             continue
         weight = MEMBER_WEIGHT * DECAY ** (distance - 1) * (BOT_SHARE if turn.is_bot else 1.0)
         said.append(Said(ctx.terms, weight))
+        spoken.append(turn.text)
     shape = shape_of(q)
     depth = DEPTH_QUESTION if shape == "question" else DEPTH_STATEMENT
     if said:
         depth = min(depth, DEPTH_CONTEXT)
+    about = referents if referents and not q.named and REFERS_BACK.search(q.text) else frozenset()
     lookup = q
-    if referents and not q.named and REFERS_BACK.search(q.text):
-        lookup = analyse(" ".join((text, *sorted(referents))), names, bots, asker)
+    if about:
+        lookup = analyse(" ".join((text, *sorted(about))), names, bots, asker)
+    leans = bool(spoken) and leans_back(q)
+    signals = chatter.signals(text, bool(q.named), bots)
+    if leans:
+        # Searched by what was being talked about; a reaction to small talk is small
+        # talk still (the joined turns say as little), a reaction to news is not.
+        joined = " ".join((*reversed(spoken), text))
+        lookup = analyse(joined, names, bots, asker)
+        signals = chatter.signals(joined, bool(lookup.named), bots)
+        depth = min(depth, DEPTH_LEAN)
     return Wake(
         question=q,
         lookup=lookup,
         context=tuple(said),
-        signals=chatter.signals(text, bool(q.named), bots),
+        signals=signals,
         shape=shape,
         depth=depth,
+        about=about,
+        leans=leans,
     )
+
+
+def leans_back(q: Question) -> bool:
+    """The wake says too little of its own to be searched alone: it names no one, and
+    it is short with few content terms, or it only points back."""
+    if q.named:
+        return False
+    if REFERS_BACK.search(q.text) is not None:
+        return True
+    letters = sum(1 for ch in q.text if ch.isalnum())
+    return not q.terms or (letters <= LEAN_CHARS and len(q.terms) <= LEAN_TERMS)
 
 
 def shape_of(q: Question) -> Shape:

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_core.recall import relevance
-from memory_core.recall.chatter import SIGNALS, residue, signals
+from memory_core.recall.chatter import SIGNALS, below_the_chat, residue, signals
 from memory_core.tokenize import normalise
 
 BOT = ("大肥鱼",)
@@ -81,3 +81,31 @@ def test_the_shipped_gate_silences_chatter_and_lets_questions_through() -> None:
     passed = [t for t in QUESTIONS if not gate.is_chatter(signals(t, False, BOT))]
     assert len(silenced) >= len(CHATTER) - 1, silenced
     assert passed == QUESTIONS
+
+
+# --- a reaction's turns: about something remembered, or small talk ----------------------
+
+
+def test_turns_near_one_memory_are_about_it_and_turns_near_none_are_small_talk() -> None:
+    level = np.full(200, 0.78, dtype=np.float32)  # the chat's ordinary memories
+    assert below_the_chat(level, background=0.78)
+    near = level.copy()
+    near[17] = 0.86  # one memory stands out from the chat and from the background
+    assert not below_the_chat(near, background=0.78)
+    assert below_the_chat(np.array([], dtype=np.float32), background=0.78)
+
+
+@given(
+    st.lists(st.floats(0.5, 0.9375, width=32), min_size=1, max_size=60),
+    st.floats(0.5, 0.95),
+    st.floats(0.0, 0.3),
+)
+def test_a_nearer_memory_never_turns_a_conversation_into_small_talk(
+    cosines: list[float], background: float, lift: float
+) -> None:
+    before = np.array(cosines, dtype=np.float32)
+    after = before.copy()
+    top = int(np.argmax(after))
+    after[top] = min(1.0, float(after[top]) + lift)
+    if not below_the_chat(before, background):
+        assert not below_the_chat(after, background)

@@ -129,7 +129,23 @@ def test_a_pronoun_is_searched_as_whom_the_newest_turn_named(
     assert alone.lookup == alone.question
 
 
-@pytest.mark.parametrize("wake", ["其他人呢", "小明他最近怎么样", "今天好热"])
-def test_a_wake_that_names_someone_or_points_nowhere_is_searched_as_said(wake: str) -> None:
+@pytest.mark.parametrize("wake", ["小明他最近怎么样", "对了，我上次在网上买的那个机械键盘到了没有"])
+def test_a_wake_that_names_someone_or_says_enough_is_searched_as_said(wake: str) -> None:
     read_wake = read(G1, wake, NAMES, (), [Turn("阿花上周搬家了", scope=G1)])
     assert read_wake.lookup == read_wake.question
+    assert not read_wake.leans
+
+
+@pytest.mark.parametrize("wake", ["其他人呢", "后来呢", "是啊，真的好累", "wow, really?"])
+def test_a_reaction_or_short_follow_up_leans_on_the_turns_before(wake: str) -> None:
+    turns = [Turn("阿花上周搬家了", scope=G1), Turn("新家离公司很近", scope=G1)]
+    read_wake = read(G1, wake, NAMES, (), turns)
+    assert read_wake.leans
+    assert read_wake.lookup.text.startswith("阿花上周搬家了 新家离公司很近")  # oldest first
+    assert "阿花" in read_wake.lookup.named
+    # The features and the sure band read the wake alone: no pronoun, nobody asked about.
+    assert read_wake.question == read(G1, wake, NAMES).question
+    assert read_wake.about == frozenset()
+    assert read_wake.depth < read(G1, wake, NAMES).depth
+    alone = read(G1, wake, NAMES)
+    assert not alone.leans and alone.lookup == alone.question
