@@ -4,8 +4,10 @@
 
 The development set is kept outside the repository and has no chatter tier: this adds
 `benchmarks/data/dev-chatter.json` (phatic wakes we wrote ourselves, addressed to the
-dev set's chats by their scope ids) to a copy, so `yuji eval OUT.json` reports the
-chatter tier beside the set's own. Nothing of the dev set is read into the repository.
+dev set's chats by their scope ids) and `benchmarks/data/dev-smalltalk.json` (small talk
+that is neither greeting nor laughter, issue 47 item 3) to a copy, both as the chatter
+tier, so `yuji eval OUT.json` reports the chatter tier beside the set's own. Nothing of
+the dev set is read into the repository.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent / "data"
-EXTRA = ("dev-chatter.json",)
+EXTRA = ("dev-chatter.json", "dev-smalltalk.json")
 
 
 def main() -> None:
