@@ -50,6 +50,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from memory_core.tokenize import is_cjk
 from memory_core.types import Asker
 
 from . import chatter, language
@@ -69,10 +70,11 @@ DEPTH_LEAN = 0.2
 that leans on the turns before it is searched by them, but P reads the wake alone:
 it says little there, and the hybrid over the turns says more."""
 LEAN_CHARS = 10
-LEAN_TERMS = 3
-"""A wake this short (letters and digits) with at most this many content terms of its
-own, naming no one, is a reaction or a follow-up ("是啊，真的好累", "后来呢", "how did it
-go?"): its topic is what the turns before it talked about."""
+"""A wake this short (`length`), naming no one and asking for no kind of answer, is a
+reaction or a follow-up ("是啊，真的好累", "后来呢", "my legs hate me"): its topic is
+what the turns before it talked about. A short question for a kind of answer ("猫叫什
+么") says its topic itself."""
+LATIN_WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
 
 Shape = Literal["question", "statement"]
 
@@ -162,7 +164,8 @@ def read(
     lookup = q
     if about:
         lookup = analyse(" ".join((text, *sorted(about))), names, bots, asker)
-    leans = bool(spoken) and leans_back(q)
+    # A pronoun pointing back at someone is searched as them (above), not as the turns.
+    leans = bool(spoken) and not about and leans_back(q)
     signals = chatter.signals(text, bool(q.named), bots)
     if leans:
         # Searched by what was being talked about; a reaction to small talk is small
@@ -190,8 +193,18 @@ def leans_back(q: Question) -> bool:
         return False
     if REFERS_BACK.search(q.text) is not None:
         return True
-    letters = sum(1 for ch in q.text if ch.isalnum())
-    return not q.terms or (letters <= LEAN_CHARS and len(q.terms) <= LEAN_TERMS)
+    if not q.terms:
+        return True
+    if length(q.text) > LEAN_CHARS:
+        return False
+    return q.asks is None
+
+
+def length(text: str) -> int:
+    """How much a text says: its CJK characters and digits, and two for each latin word
+    (an English word carries about what two characters do)."""
+    cjk = sum(1 for ch in text if is_cjk(ch) or ch.isdigit())
+    return cjk + 2 * len(LATIN_WORD.findall(text))
 
 
 def shape_of(q: Question) -> Shape:
