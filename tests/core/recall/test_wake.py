@@ -148,4 +148,5 @@ def test_a_reaction_or_short_follow_up_leans_on_the_turns_before(wake: str) -> N
     assert read_wake.about == frozenset()
     assert read_wake.depth < read(G1, wake, NAMES).depth
     alone = read(G1, wake, NAMES)
-    assert not alone.leans and alone.lookup == alone.question
+    assert not alone.leans
+    assert alone.lookup == alone.question
