@@ -30,6 +30,7 @@ WAKE: tuple[tuple[str, str], ...] = (
     (r"^about the past$", "问的是从前"),
     (r"^context: (\d+) turns$", r"带上下文 \1 句"),
     (r"^refers to (.*)$", r"指的是 \1"),
+    (r"^leans on the turns before$", "话太少，靠前面几句找"),
 )
 """The parts of the trace's first line (the wake as read), split at "; "."""
 
@@ -56,6 +57,15 @@ LINES: tuple[tuple[str, str], ...] = (
     (r"^reranker (.*): (\d+) candidates in (\d+) ms$", r"重排模型 \1：\2 条候选，用时 \3 ms"),
     (r"^the wake asks about nothing: chatter, nothing injected$", "这句什么也没问：寒暄，不注入"),
     (r"^recent messages quoted: (.*)$", r"引用的最近消息：\1"),
+    (r"^carried: the wake is about no one$", "别的群带来的：这句不是问某个人，不带"),
+    (r"^carried: no place \(every one is sure\)$", "别的群带来的：五条都确定，没有位置"),
+    (r"^carried: unread, nothing carried$", "别的群带来的：没读到，不带"),
+    (r"^carried: \[\]$", "别的群带来的：没有"),
+    (r"^carried: \[(.*)\]$", r"别的群带来的：#\1"),
+    (
+        r"^the turns it leans on are near nothing remembered$",
+        "前面几句和记得的事都不沾边：闲聊，不注入",
+    ),
     (r"^judge: bands (.*) -> (.*)$", r"模型判档：\1 → \2"),
     (r"^dense \(shadow\) would inject: (.*)$", r"意思（影子模式）本会注入：\1"),
     (r"^(\d+) chosen in (.*) ms$", r"选中 \1 条，用时 \2 ms"),

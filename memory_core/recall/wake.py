@@ -165,7 +165,11 @@ def read(
     if about:
         lookup = analyse(" ".join((text, *sorted(about))), names, bots, asker)
     # A pronoun pointing back at someone is searched as them (above), not as the turns.
-    leans = bool(spoken) and not about and leans_back(q)
+    # A greeting, laughter or thanks and nothing else stays what it is, whatever was
+    # said before it: it asks about nothing.
+    leans = (
+        bool(spoken) and not about and leans_back(q) and bool(chatter.residue(q.text, bots).strip())
+    )
     signals = chatter.signals(text, bool(q.named), bots)
     if leans:
         # Searched by what was being talked about; a reaction to small talk is small

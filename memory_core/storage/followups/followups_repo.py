@@ -96,7 +96,7 @@ class FollowupsRepo(Repository):
                 rows.extend(await self._with_evidence(c, found[start : start + _CHUNK]))
         return rows
 
-    async def _with_evidence(self, c: AsyncConnection, chunk: Sequence[Memory]) -> list[PlanRow]:
+    async def _with_evidence(self, conn: AsyncConnection, chunk: Sequence[Memory]) -> list[PlanRow]:
         ids = [m.id for m in chunk]
         told = (
             select(
@@ -109,7 +109,7 @@ class FollowupsRepo(Repository):
             .where(_e.memory_id.in_(ids), _x.scope == _m.scope)
             .group_by(_e.memory_id)
         )
-        times = {row.memory_id: (row.first, row.last) for row in await c.execute(told)}
+        times = {row.memory_id: (row.first, row.last) for row in await conn.execute(told)}
         words = (
             select(_e.memory_id, _x.sent_at, func.substr(_x.text, 1, SAID_CHARS).label("text"))
             .join_from(memory_evidence, experiences, _x.id == _e.experience_id)
@@ -117,18 +117,18 @@ class FollowupsRepo(Repository):
             .order_by(_e.memory_id, _x.sent_at, _x.id)
         )
         said: dict[int, list[tuple[datetime, str]]] = {}
-        for row in await c.execute(words):
+        for row in await conn.execute(words):
             said.setdefault(row.memory_id, []).append((as_utc(row.sent_at), row.text))
         closed = select(_r.dst_id).where(_r.kind == "supersedes", _r.dst_id.in_(ids))
-        superseded = {row.dst_id for row in await c.execute(closed)}
-        records = await self._records(c, ids)
+        superseded = {row.dst_id for row in await conn.execute(closed)}
+        records = await self._records(conn, ids)
         firsts: dict[int, Memory] = {}
         earliest = (
             select(memory_versions)
             .where(_v.memory_id.in_(ids))
             .order_by(_v.memory_id, _v.version.desc())
         )
-        for row in await c.execute(earliest):  # the lowest version of each comes last
+        for row in await conn.execute(earliest):  # the lowest version of each comes last
             firsts[row.memory_id] = _version(row)
         return [
             PlanRow(
@@ -143,8 +143,10 @@ class FollowupsRepo(Repository):
             for m in chunk
         ]
 
-    async def _records(self, c: AsyncConnection, ids: Sequence[int]) -> dict[int, FollowupRecord]:
-        found = await c.execute(select(followups).where(_f.memory_id.in_(ids)))
+    async def _records(
+        self, conn: AsyncConnection, ids: Sequence[int]
+    ) -> dict[int, FollowupRecord]:
+        found = await conn.execute(select(followups).where(_f.memory_id.in_(ids)))
         return {row.memory_id: _record(row) for row in found}
 
     async def record(
