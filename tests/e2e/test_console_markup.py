@@ -100,7 +100,9 @@ SVG = (
     b"<script>window.__pwned=6</script>"
     b'<rect width="40" height="40" fill="#f08c2e"/></svg>'
 )
-"""An image a member can send: SVG is `image/*`, which the archive downloads."""
+"""An image a member can send: SVG is `image/*`, which the archive downloads. The
+xmlns is SVG's namespace name, which a browser needs to run the planted script; it is
+an identifier, never fetched: nothing here talks to anything but 127.0.0.1."""
 
 INERT = """() => {
   const planted = [...document.querySelectorAll(

@@ -286,12 +286,20 @@ async def _speakers(
 
 
 async def _names(conn: AsyncConnection, scope: str, user_ids: Collection[str]) -> dict[str, str]:
+    """user id -> the name they went by last in this chat."""
+    return await _last_names(conn, scope, user_ids, _n.name)
+
+
+async def _last_names(
+    conn: AsyncConnection, scope: str, user_ids: Collection[str], column: Any
+) -> dict[str, str]:
+    """user id -> `column` of the name they went by last in this chat."""
     wanted = sorted(set(user_ids))
     found: dict[str, str] = {}
     platform = scope_platform(scope)
     for start in range(0, len(wanted), _CHUNK):
         rows = await conn.execute(
-            select(_p.user_id, _n.name)
+            select(_p.user_id, column)
             .join(person_names, _n.person_id == _p.id)
             .where(
                 _p.platform == platform,
@@ -346,23 +354,7 @@ async def _current_forms(
     conn: AsyncConnection, scope: str, user_ids: Collection[str]
 ) -> dict[str, str]:
     """user id -> the normalised name they went by last in this chat."""
-    wanted = sorted(set(user_ids))
-    found: dict[str, str] = {}
-    platform = scope_platform(scope)
-    for start in range(0, len(wanted), _CHUNK):
-        rows = await conn.execute(
-            select(_p.user_id, _n.normalised)
-            .join(person_names, _n.person_id == _p.id)
-            .where(
-                _p.platform == platform,
-                _p.user_id.in_(wanted[start : start + _CHUNK]),
-                _n.scope == scope,
-            )
-            .order_by(_p.user_id, _n.last_seen.desc(), _n.id)
-        )
-        for user_id, form in rows:
-            found.setdefault(str(user_id), str(form))
-    return found
+    return await _last_names(conn, scope, user_ids, _n.normalised)
 
 
 def _card(row: Any) -> PersonCard:
