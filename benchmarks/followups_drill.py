@@ -8,16 +8,27 @@ members chat, and some tell of their own plans 1 to 8 days ahead ("我3月12号�
 each plan is written as consolidation would (an event on that day, their message as
 evidence). Some plans are then cancelled (retracted), moved (superseded by a new date)
 or forgotten (`/forget`); the group with follow-ups on is muted for three days. Members
-wake the persona now and then: a due follow-up of theirs is offered in passing
-(`core.followups.offer`) and, two times in three, the reply cites it (asked). Every
-`YUJI_FOLLOWUP_CHECK_S` (10 min) the unprompted job runs (`Unprompted.run_once`, a
-scripted model, the real guard).
+wake the persona now and then in the groups, and with every message in the private
+chat (a private chat always addresses the persona): a due follow-up of theirs is
+offered in passing (`core.followups.offer`) and, two times in three, the reply cites
+it (asked). Every `YUJI_FOLLOWUP_CHECK_S` (10 min) the unprompted job runs
+(`Unprompted.run_once`, a scripted model, the real guard).
 
-Reported: plans told, follow-ups that became due, asked unprompted (per chat), asked
-in passing, expired unasked; and the violations, recounted from the drill's own log
-(not from the code under test): sends at night, in a muted chat, after the plan ended
-(cancelled, moved, forgotten), twice for one plan, two in one chat on one local day,
-two to one person within a week, any in the group without follow-ups. All must be 0.
+Reported: plans told, follow-ups that became due, and what became of each: asked
+unprompted (per chat), asked in passing, offered but never cited by the reply (the
+model's choice), still due at the end, and expired unasked: crowded out (each time it
+could have been asked, another follow-up of the chat or person was), in the group
+without follow-ups and never woken for, or held by the caps, a mute or the quiet time
+and never woken for.
+
+The violations are recounted from the drill's own log and its own knowledge of plans,
+mutes, hours and caps (not from the code under test), and must all be 0: sends at
+night, in a muted chat, after the plan ended (cancelled, moved, forgotten), asked twice
+for one plan (either way), two in one chat on one local day, two to one person within
+a week, any in the group without follow-ups; and the two ways a due follow-up can be
+lost: a look of the job at which the rules allowed sending one in a chat and nothing
+was sent there (`passed_over`), and a wake by its person while it was due that was
+offered nothing (`woken_offered_nothing`).
 """
 
 from __future__ import annotations
@@ -37,6 +48,7 @@ from zoneinfo import ZoneInfo
 from memory_core import EvidenceRef, FakeClock, NewExperience, Settings, Yuji
 from memory_core.chat.guard import OutOfCharacterGuard
 from memory_core.followups import Unprompted
+from memory_core.followups.due import MAX_OFFERS
 from memory_core.llm.fake import ScriptedLLM, text_response
 from memory_core.vectors import FakeEmbedder
 
@@ -63,6 +75,21 @@ class Plan:
     day: date
     ended_at: datetime | None = None
     """Cancelled, moved or forgotten: no follow-up after this."""
+    offered_days: set[date] = field(default_factory=set[date])
+    asked: list[tuple[datetime, str]] = field(default_factory=list[tuple[datetime, str]])
+    """(when, "unprompted" | "in passing")."""
+    crowded: int = 0
+    """Looks of the job, or wakes by its person, at which it could have been asked but
+    another follow-up of the chat (or of the person) was."""
+
+    def due_on(self, today: date, window_days: int) -> bool:
+        """The drill's own reading of the window: the days after the plan's day."""
+        return 1 <= (today - self.day).days <= window_days
+
+    def open_at(self, at: datetime, window_days: int) -> bool:
+        """Due at `at`, not ended and not asked yet."""
+        ended = self.ended_at is not None and self.ended_at <= at
+        return self.due_on(at.astimezone(SH).date(), window_days) and not ended and not self.asked
 
 
 @dataclass
@@ -70,13 +97,22 @@ class Drill:
     core: Yuji
     clock: FakeClock
     rng: random.Random
+    settings: Settings
     plans: dict[int, Plan] = field(default_factory=dict[int, Plan])
     sends: list[tuple[datetime, str, str]] = field(default_factory=list[tuple[datetime, str, str]])
-    in_passing: int = 0
+    spoken: list[tuple[datetime, str]] = field(default_factory=list[tuple[datetime, str]])
+    """(when, chat) of every member's message."""
+    passed_over: int = 0
+    woken_offered_nothing: int = 0
     fingerprints: int = 0
+
+    @property
+    def window_days(self) -> int:
+        return self.settings.followup_window_days
 
     async def say(self, scope: str, person: str, text: str) -> int:
         self.fingerprints += 1
+        self.spoken.append((self.clock.now(), scope))
         return await self.core.archive.append(
             NewExperience(
                 scope,
@@ -136,10 +172,65 @@ class Drill:
         plan.ended_at = now
 
     async def wake(self, scope: str, person: str) -> None:
-        offered = await self.core.followups.offer(scope, person, self.clock.now())
-        if offered is not None and self.rng.random() < 2 / 3:
+        now = self.clock.now()
+        today = now.astimezone(SH).date()
+        mine = [
+            p
+            for p in self.plans.values()
+            if p.scope == scope and p.person == person and p.open_at(now, self.window_days)
+            if len(p.offered_days) < MAX_OFFERS or today in p.offered_days
+        ]
+        offered = await self.core.followups.offer(scope, person, now)
+        if offered is None:
+            self.woken_offered_nothing += bool(mine)
+            return
+        plan = self.plans[offered.memory.id]
+        for other in mine:
+            other.crowded += other is not plan
+        plan.offered_days.add(today)
+        if self.rng.random() < 2 / 3:
             await self.core.followups.mark_asked(scope, offered.memory.id)
-            self.in_passing += 1
+            plan.asked.append((now, "in passing"))
+
+    def sendable(self, scope: str, at: datetime) -> list[Plan]:
+        """The plans the rules allow sending in `scope` at `at`, by the drill's own log."""
+        local_at = at.astimezone(SH)
+        start, _, end = self.settings.followup_hours.partition("-")
+        if scope == OFF or not start <= f"{local_at:%H:%M}" < end:
+            return []
+        if scope == ON and (local_at.date() - START).days in MUTED_DAYS:
+            return []
+        quiet = timedelta(seconds=self.settings.followup_quiet_s)
+        if any(s == scope and at - quiet < t <= at for t, s in self.spoken):
+            return []
+        unprompted = [
+            (when, p) for p in self.plans.values() for when, how in p.asked if how == "unprompted"
+        ]
+        today = local_at.date()
+        if any(p.scope == scope and when.astimezone(SH).date() == today for when, p in unprompted):
+            return []
+        week = {p.person for when, p in unprompted if at - when < timedelta(days=7)}
+        return [
+            p
+            for p in self.plans.values()
+            if p.scope == scope and p.person not in week and p.open_at(at, self.window_days)
+        ]
+
+    async def look(self, job: Unprompted) -> None:
+        """One look of the job; what it could have sent is recounted first."""
+        now = self.clock.now()
+        could = {scope: self.sendable(scope, now) for scope in (PRIVATE, ON)}
+        before = len(self.sends)
+        asked = {(a.scope, a.text): a.memory_id for a in await job.run_once(self.send)}
+        for index, (at, scope, text) in enumerate(self.sends[before:], before):
+            memory_id = asked[(scope, text)]  # what the platform got is what the job says
+            self.sends[index] = (at, scope, f"{text}#{memory_id}")
+            self.plans[memory_id].asked.append((at, "unprompted"))
+        sent_in = {scope for _, scope, _ in self.sends[before:]}
+        for scope, plans in could.items():
+            for plan in plans:
+                plan.crowded += scope in sent_in and not plan.asked
+            self.passed_over += bool(plans) and scope not in sent_in
 
     async def send(self, scope: str, text: str) -> bool:
         self.sends.append((self.clock.now(), scope, text))
@@ -160,34 +251,29 @@ async def day_of(drill: Drill, job: Unprompted, today: date, index: int) -> None
         await core.chat_commands.mute(ON, f"{len(MUTED_DAYS)}天")
     minute = 0
     for at, kind, scope, person in [*events, (24 * 60, "end", "", "")]:
-        while minute < at:  # the job runs every tick up to the event
+        while minute < at:  # the job looks every tick up to the event
             drill.clock.set(local(today, minute))
-            await job.run_once(drill.send)
+            await drill.look(job)
             minute += TICK.seconds // 60
         drill.clock.set(local(today, at))
         if kind == "chat":
             await drill.say(scope, person, "哈哈哈")
         elif kind == "plan":
             await drill.tell_plan(scope, person, today)
-        elif kind == "wake" and scope != PRIVATE:
-            await drill.wake(scope, person)
         elif kind == "change":
             await drill.change_one(today)
+        if kind == "wake" or (scope == PRIVATE and kind in ("chat", "plan")):
+            await drill.wake(scope, person)
 
 
-def violations(drill: Drill, settings: Settings) -> dict[str, int]:
+def violations(drill: Drill) -> dict[str, int]:
     """Recounted from the drill's log and its own knowledge of plans and mutes."""
-    start, _, end = settings.followup_hours.partition("-")
-    by_text: dict[str, Plan] = {}
-    for plan in drill.plans.values():
-        by_text[f"{plan.scope}:{plan.memory_id}"] = plan
+    start, _, end = drill.settings.followup_hours.partition("-")
     found: Counter[str] = Counter()
-    seen_plans: Counter[int] = Counter()
     per_chat_day: Counter[tuple[str, date]] = Counter()
     last_to: dict[str, datetime] = {}
     for at, scope, text in drill.sends:
-        memory_id = int(text.rsplit("#", 1)[1])
-        plan = drill.plans[memory_id]
+        plan = drill.plans[int(text.rsplit("#", 1)[1])]
         local_at = at.astimezone(SH)
         if not start <= f"{local_at:%H:%M}" < end:
             found["at_night"] += 1
@@ -197,23 +283,59 @@ def violations(drill: Drill, settings: Settings) -> dict[str, int]:
             found["after_the_plan_ended"] += 1
         if scope == OFF:
             found["in_the_group_without"] += 1
-        seen_plans[memory_id] += 1
         per_chat_day[(scope, local_at.date())] += 1
         if plan.person in last_to and at - last_to[plan.person] < timedelta(days=7):
             found["twice_a_week_to_one_person"] += 1
         last_to[plan.person] = at
-    found["twice_for_one_plan"] = sum(n - 1 for n in seen_plans.values() if n > 1)
+    found["asked_twice_for_one_plan"] = sum(
+        len(p.asked) - 1 for p in drill.plans.values() if len(p.asked) > 1
+    )
     found["twice_a_day_in_one_chat"] = sum(n - 1 for n in per_chat_day.values() if n > 1)
+    found["passed_over"] = drill.passed_over
+    found["woken_offered_nothing"] = drill.woken_offered_nothing
     keys = (
         "at_night",
         "in_muted_chat",
         "after_the_plan_ended",
-        "twice_for_one_plan",
+        "asked_twice_for_one_plan",
         "twice_a_day_in_one_chat",
         "twice_a_week_to_one_person",
         "in_the_group_without",
+        "passed_over",
+        "woken_offered_nothing",
     )
     return {k: found[k] for k in keys}
+
+
+def outcomes(drill: Drill, last_day: date) -> dict[str, Any]:
+    """What became of every follow-up that became due, by the drill's own log."""
+    became_due = [
+        p
+        for p in drill.plans.values()
+        if p.day + timedelta(days=1) <= last_day
+        and (p.ended_at is None or p.ended_at > local(p.day + timedelta(days=1), 0))
+    ]
+    result: Counter[str] = Counter()
+    by_chat: Counter[str] = Counter()
+    for plan in became_due:
+        if plan.asked:
+            result[f"asked {plan.asked[0][1]}"] += 1
+            by_chat[f"{plan.scope} {plan.asked[0][1]}"] += 1
+        elif plan.due_on(last_day, drill.window_days):
+            result["still due at the end"] += 1
+        elif plan.offered_days:
+            result["offered, never cited by the reply"] += 1
+        elif plan.crowded:
+            result["expired, another was asked each time it could have been"] += 1
+        elif plan.scope == OFF:
+            result["expired in the group without, its person never woke the persona"] += 1
+        else:
+            result["expired, held by the caps, a mute or quiet, and never woken"] += 1
+    return {
+        "followups_became_due": len(became_due),
+        "outcomes": dict(sorted(result.items())),
+        "asked_by_chat": dict(sorted(by_chat.items())),
+    }
 
 
 async def run(days: int, seed: int, folder: Path) -> dict[str, Any]:
@@ -236,31 +358,22 @@ async def run(days: int, seed: int, folder: Path) -> dict[str, Any]:
         is_muted=core.chat_commands.is_muted,
         recent=core.archive.recent,
     )
-    drill = Drill(core, clock, random.Random(seed))
+    drill = Drill(core, clock, random.Random(seed), settings)
     await core.followups.repo.set_chat(ON, True, "admin", at=clock.now())
     try:
         for index in range(days):
             await day_of(drill, job, START + timedelta(days=index), index)
-        # Tag each send with its plan: the store says which memory each text was for.
-        rows = [r for r in await core.followups.repo.plans() if r.record and r.record.sent_text]
-        by_text = {(r.memory.scope, r.record.sent_text): r.memory.id for r in rows if r.record}
-        drill.sends = [(at, s, f"{t}#{by_text[(s, t)]}") for at, s, t in drill.sends]
         listing = await core.followups.listing(None, clock.now())
     finally:
         await core.close()
-    states = Counter(f.state for f in listing)
-    ever_due = sum(1 for f in listing if f.state in ("due", "asked", "answered", "expired"))
-    unprompted = Counter(scope for _, scope, _ in drill.sends)
+    last_day = START + timedelta(days=days - 1)
     return {
         "days": days,
         "plans_told": len(drill.plans),
         "plans_ended_early": sum(1 for p in drill.plans.values() if p.ended_at is not None),
-        "followups_became_due": ever_due,
-        "asked_unprompted": dict(sorted(unprompted.items())),
-        "asked_in_passing": drill.in_passing,
-        "expired_unasked": states["expired"],
-        "states_at_the_end": dict(sorted(states.items())),
-        "violations": violations(drill, settings),
+        **outcomes(drill, last_day),
+        "states_at_the_end": dict(sorted(Counter(f.state for f in listing).items())),
+        "violations": violations(drill),
     }
 
 
