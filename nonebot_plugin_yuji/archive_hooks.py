@@ -7,6 +7,8 @@
 - Outgoing: `Bot.on_called_api` for `send_group_msg` / `send_private_msg` /
   `send_msg`, archived with `is_bot=True`; the fingerprint is the returned
   `message_id`, so the echo of our own message (if the client reports one) dedups.
+  On Telegram, `send_message` / `send_photo` / `send_sticker`, read from the Bot API's
+  raw answer (the hook runs before the adapter makes its model).
 
 Conversion is in `archive_convert` (pure); this module only reads the event and
 makes one core call. Nothing here raises into NoneBot: a bad message is logged and
@@ -64,8 +66,10 @@ async def _archive_telegram_send(bot: TelegramBot, api: str, result: Any) -> Non
         exp = sent_experience(
             str(bot.self_id), result, now=core.clock.now(), bot_name=core.settings.bot_name
         )
-        if exp is not None:
-            await core.archive.append(exp)
+        if exp is None:
+            logger.warning(f"yuji: own Telegram {api} not archived (no chat or message_id)")
+            return
+        await core.archive.append(exp)
     except Exception as exc:
         logger.opt(exception=exc).error(f"yuji: could not archive our own Telegram {api}")
 

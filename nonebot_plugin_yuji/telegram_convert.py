@@ -11,7 +11,7 @@ replied to a `reply` segment. Pure functions: no bot, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -109,21 +109,28 @@ def experience(
     )
 
 
+def _field(value: Any, name: str) -> Any:
+    """A field of the Bot API's answer: the raw JSON object, as `on_called_api` hooks get
+    it (the adapter's `call_api` makes the `Message` model only after the hooks ran), or
+    that model."""
+    return value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
+
+
 def sent_experience(
     self_id: str, result: Any, *, now: datetime, bot_name: str
 ) -> NewExperience | None:
-    """What `send_message` returned (the adapter's Message model) -> our own message."""
-    chat = getattr(result, "chat", None)
-    message_id = getattr(result, "message_id", None)
-    if chat is None or message_id is None:
+    """What `send_message` returned (the Bot API's Message) -> our own message."""
+    chat = _field(result, "chat")
+    message_id = _field(result, "message_id")
+    chat_id = _field(chat, "id")
+    if chat_id is None or message_id is None:
         return None
-    is_group = getattr(chat, "type", "") in ("group", "supergroup")
-    text = getattr(result, "text", None) or getattr(result, "caption", None) or ""
+    is_group = _field(chat, "type") in ("group", "supergroup")
+    text = _field(result, "text") or _field(result, "caption") or ""
     converted = convert([{"type": "text", "data": {"text": text}}])
-    reply: Any = getattr(result, "reply_to_message", None)
-    reply_id: Any = getattr(reply, "message_id", None)
+    reply_id: Any = _field(_field(result, "reply_to_message"), "message_id")
     return NewExperience(
-        scope=(group_scope if is_group else private_scope)(chat.id, PLATFORM),
+        scope=(group_scope if is_group else private_scope)(chat_id, PLATFORM),
         fingerprint=str(message_id),
         sender_id=self_id,
         sender_name=bot_name,

@@ -12,7 +12,9 @@ batch's dated lines would. The plans' day was yesterday, so they are due today:
 
 The bot runs on the real clock, so its hours are opened to the whole day here; the
 daytime rule, the caps and the quiet time run on a fake clock in
-tests/core/followups/test_unprompted.py."""
+tests/core/followups/test_unprompted.py, and the daytime rule end to end, the bot on
+libfaketime, in tests/e2e/test_followups_clock_e2e.py (Telegram's send:
+tests/e2e/test_followups_telegram_e2e.py)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,9 @@ subprocess (`YUJI_TELEGRAM_BASE_URL=server.base_url`) can both use it.
   holds the (chat id, user id) pairs `getChatMember` calls administrators, and
   `server.sent(chat_id)` lists what the bot sent to a chat; `deleteWebhook` succeeds.
 - `server.hold()` makes requests hang until `server.release()` (a slow Telegram);
-  `server.fail_next(status, description)` scripts Bot API errors;
+  `server.fail_next(status, description)` scripts Bot API errors; `server.fail_when`
+  (request -> (status, description) or None) answers the requests it picks with an
+  error while it is set (one method, one text, whatever the polling does meanwhile);
   `closed_port()` gives a loopback port where nothing listens (Telegram down).
 """
 
@@ -27,7 +29,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -83,6 +85,7 @@ class FakeTelegramServer:
     updates: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     admins: set[tuple[int, int]] = field(default_factory=set[tuple[int, int]])
     _new_update: threading.Condition = field(default_factory=threading.Condition)
+    fail_when: Callable[[BotApiRequest], tuple[int, str] | None] | None = None
 
     def start(self) -> FakeTelegramServer:
         server = self
@@ -207,6 +210,8 @@ class FakeTelegramServer:
             return 401, {"ok": False, "error_code": 401, "description": "Unauthorized"}
         with self._lock:
             scripted = self._errors.popleft() if self._errors else None
+        if scripted is None and self.fail_when is not None:
+            scripted = self.fail_when(BotApiRequest(token, method, params, content_type))
         if scripted is not None:
             status, description = scripted
             return status, {"ok": False, "error_code": status, "description": description}

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from inspect import signature
+from typing import Any
 
 import pytest
 from nonebot.adapters.onebot.v11 import Bot, Event, Message, MessageSegment
+from nonebot.adapters.telegram import Bot as TelegramBot
+from nonebot.adapters.telegram.api import API as TelegramAPI
+from nonebot.adapters.telegram.config import BotConfig
 from nonebug import App
 
 from memory_core import FakeFetcher, FetchedFile, Yuji
@@ -170,3 +175,40 @@ async def test_a_lone_surrogate_keeps_the_message_with_the_broken_half_replaced(
     assert got.segments[1]["data"]["k\ufffdey"] == "v\ufffd"
     # The original code units stay recoverable from the stored segment.
     assert json.loads(got.segments[0]["original"]) == {"text": "半个表情\ud83d在这"}
+
+
+async def test_own_telegram_send_is_archived_from_the_bot_apis_answer(
+    app: App, yuji_core: Yuji
+) -> None:
+    """`on_called_api` gets the Bot API's raw JSON Message (the adapter validates it into
+    its model only after the hooks ran): chat, message id, text and the reply target."""
+    called: dict[str, Any] = dict.fromkeys(signature(TelegramAPI.send_message).parameters)
+    called |= {"chat_id": 7001, "text": "考得怎么样？"}
+    del called["self"]  # every parameter of the adapter's API, unset ones as None
+    answer = {
+        "message_id": 31,
+        "date": TIME,
+        "chat": {"id": 7001, "type": "private", "first_name": "阿哲"},
+        "from": {"id": 123456, "is_bot": True, "first_name": "yuji"},
+        "text": "考得怎么样？",
+        "reply_to_message": {
+            "message_id": 30,
+            "date": TIME,
+            "chat": {"id": 7001, "type": "private", "first_name": "阿哲"},
+            "text": "我考完了",
+        },
+    }
+    async with app.test_api() as ctx:
+        bot = ctx.create_bot(
+            base=TelegramBot, self_id="123456", config=BotConfig(token="123456:fake")
+        )
+        ctx.should_call_api("send_message", called, result=answer)
+        await bot.send_message(chat_id=7001, text="考得怎么样？")
+    got = await yuji_core.archive.by_fingerprint("telegram-private:7001", "31")
+    assert got is not None
+    assert (got.is_bot, got.sender_id, got.text, got.reply_to) == (
+        True,
+        "123456",
+        "考得怎么样？",
+        "30",
+    )
