@@ -372,7 +372,8 @@ class Settings(BaseModel):
     """Ask unprompted in private chats (a group asks only once its admin sends `/followups on`;
     anyone's `/followups on|off` in a private chat overrides this for that chat)."""
     followup_hours: str = "10:00-21:30"
-    """Local hours (in YUJI_TIMEZONE, HH:MM-HH:MM) in which an unprompted follow-up may be sent."""
+    """Local hours (in YUJI_TIMEZONE, HH:MM-HH:MM, the end not included; 00:00-24:00 is the
+    whole day) in which an unprompted follow-up may be sent."""
     followup_check_s: AtLeastOne = 600
     """Seconds between two looks for follow-ups to send unprompted (the leader's job)."""
     followup_quiet_s: NonNegative = 600
@@ -470,8 +471,9 @@ class Settings(BaseModel):
     @classmethod
     def _hours(cls, value: str) -> str:
         start, dash, end = value.partition("-")
-        if not dash or not _CLOCK_TIME.fullmatch(start) or not _CLOCK_TIME.fullmatch(end):
-            raise ValueError("must be HH:MM-HH:MM (24-hour, local)")
+        end_ok = _CLOCK_TIME.fullmatch(end) is not None or end == "24:00"
+        if not dash or not _CLOCK_TIME.fullmatch(start) or not end_ok:
+            raise ValueError("must be HH:MM-HH:MM (24-hour, local; the end may be 24:00)")
         if start >= end:
             raise ValueError("the hours must start before they end, within one day")
         return value

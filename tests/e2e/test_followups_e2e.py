@@ -148,7 +148,7 @@ async def test_asked_once_where_allowed_in_passing_elsewhere_never_muted_or_forg
         "YUJI_CONSOLIDATION_TICK_S": "1",
         "YUJI_ELIGIBLE_MAX_WAIT_S": "1",
         "YUJI_FOLLOWUP_CHECK_S": "1",
-        "YUJI_FOLLOWUP_HOURS": "00:00-23:59",
+        "YUJI_FOLLOWUP_HOURS": "00:00-24:00",
         "YUJI_FOLLOWUP_QUIET_S": "0",
     }
     async with running_bot(tmp_path, env=env) as bot, bot.peer() as peer:

@@ -80,7 +80,7 @@ async def test_a_due_follow_up_goes_out_through_send_message_and_survives_an_api
             "YUJI_CONSOLIDATION_TICK_S": "1",
             "YUJI_ELIGIBLE_MAX_WAIT_S": "1",
             "YUJI_FOLLOWUP_CHECK_S": "1",
-            "YUJI_FOLLOWUP_HOURS": "00:00-23:59",
+            "YUJI_FOLLOWUP_HOURS": "00:00-24:00",
             "YUJI_FOLLOWUP_QUIET_S": "0",
         },
     )

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_core import EvidenceRef, FakeClock, NewExperience, Yuji
+from memory_core import EvidenceRef, FakeClock, NewExperience, Settings, Yuji
 from memory_core.chat.guard import OutOfCharacterGuard
-from memory_core.errors import LLMUnavailable
+from memory_core.errors import ConfigError, LLMUnavailable
 from memory_core.followups.due import FollowUp, window_of
 from memory_core.followups.unprompted import Sent, Unprompted, choose, in_hours
 from memory_core.llm.fake import ScriptedLLM, text_response
@@ -218,6 +218,16 @@ def test_the_hours_are_local_start_included_end_not() -> None:
     late = datetime(2026, 12, 16, 14, tzinfo=UTC)  # 22:00 in Shanghai, 14:00 in UTC
     assert not in_hours(late, SH, "10:00-21:30")
     assert in_hours(late, ZoneInfo("UTC"), "10:00-21:30")
+    last_minute = datetime(2026, 12, 16, 15, 59, 30, tzinfo=UTC)  # 23:59:30 in Shanghai
+    assert in_hours(last_minute, SH, "00:00-24:00")
+    assert not in_hours(last_minute, SH, "00:00-23:59")
+
+
+def test_the_hours_setting_says_what_it_takes() -> None:
+    assert Settings(followup_hours="00:00-24:00").followup_hours == "00:00-24:00"
+    for wrong in ("24:00-10:00", "10:00", "9:00-21:00", "21:00-10:00", "10:00-24:30"):
+        with pytest.raises(ConfigError):
+            Settings(followup_hours=wrong)
 
 
 @given(
