@@ -23,6 +23,11 @@ before the questions, embedded as the bot embeds them in the background): a busy
 recent messages are a recall source of their own (memory_core/recall/quotes.py), searched beside
 the memories.
 
+The first-person questions ("我…") are asked by nobody (`我… p95`) and by a member
+(`asker p95`) in turns, question by question, so the difference is what knowing the
+asker costs (the carried stage, carried.py, runs for a wake about someone) and not
+what the machine did meanwhile.
+
 `--keep DIR` keeps each size's filled and embedded store under DIR and reuses it on the
 next run (filling 10k memories takes minutes; timing them, seconds), and `--rounds N`
 times the same questions N times in a row, one line each: on a shared machine, the
@@ -168,6 +173,23 @@ async def timed(
     return Timed(recall_ms, raw_ms, answered / len(qs), quoted / len(qs))
 
 
+async def paired(core: Yuji, qs: list[str], asker: Asker) -> tuple[list[float], list[float]]:
+    """Milliseconds of `recall` per question asked by nobody and by `asker`, in turns
+    (after ten of each to warm up): on a shared machine a busy spell falls on both."""
+    for q in qs[:10]:
+        await core.recall.recall(SCOPE, q)
+        await core.recall.recall(SCOPE, q, asker=asker)
+    nobody: list[float] = []
+    member: list[float] = []
+    for i, q in enumerate(qs):
+        order = ((None, nobody), (asker, member))
+        for who, out in order if i % 2 == 0 else order[::-1]:
+            t = time.perf_counter()
+            await core.recall.recall(SCOPE, q, asker=who)
+            out.append((time.perf_counter() - t) * 1000)
+    return nobody, member
+
+
 async def measure(
     size: int,
     count: int,
@@ -199,8 +221,7 @@ async def measure(
             # The same questions in the first person, asked by a member and by nobody:
             # what knowing the asker costs.
             mine = [f"我{q}" for q in qs]
-            nobody = (await timed(core, mine)).recall_ms
-            member = (await timed(core, mine, asker=Asker("20001", (MEMBERS[0],)))).recall_ms
+            nobody, member = await paired(core, mine, Asker("20001", (MEMBERS[0],)))
             ctx_ms: list[float] = []
             if turns:
                 ctx = contexts(contents, count, turns, random.Random(size + 1))

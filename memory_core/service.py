@@ -226,13 +226,18 @@ class Yuji:
             else None,
             carried=CarriedStage(carrying, vectors),
         )
+
+        def memories_changed(scope: str) -> None:
+            recall.invalidate(scope)
+            carrying.memories_changed(scope)
+
         memories = Memories(
             db,
             clock,
             settings,
             repo=memory_repo,
             search=recall.search,
-            on_change=recall.invalidate,
+            on_change=memories_changed,
         )
         consolidation = ConsolidationService(
             db,
@@ -253,7 +258,7 @@ class Yuji:
             archive=archive,
             memories=memories,
             memory_repo=memory_repo,
-            on_change=recall.invalidate,
+            on_change=memories_changed,
         )
         nightly = NightlyService(
             db,

@@ -32,7 +32,7 @@ from .archive_convert import convert, display_name, event_instant
 from .config import matcher_settings
 from .direct import DirectRule
 from .ingest import committed
-from .platforms import plain
+from .platforms import mentioned_ids, plain
 
 
 async def may_wake(_bot: BaseBot, event: BaseEvent, _state: T_State) -> bool:
@@ -137,7 +137,8 @@ def telegram_incoming(
         sent_at=event_instant(event.date) or runtime.core().clock.now(),
         self_id=self_id,
         is_private=isinstance(event, tg.PrivateMessageEvent),
-        mentioned_ids=(self_id,) if handle and handle in mentions else (),
+        mentioned_ids=((self_id,) if handle and handle in mentions else ())
+        + mentioned_ids(bot, event),
         reply_to=str(replied.message_id) if replied is not None else None,
         reply_to_bot=None if replied_from is None else str(replied_from.id) == self_id,
     )

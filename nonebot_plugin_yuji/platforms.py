@@ -68,12 +68,21 @@ def experience_of(bot: Bot, event: Event, *, now: datetime) -> NewExperience | N
 
 
 def mentioned_ids(bot: Bot, event: Event) -> tuple[str, ...]:
-    """The ids a message @-mentions, the bot's own and @all left out (QQ's `at`
-    segments; a Telegram @name is text, and read as a name)."""
-    if not isinstance(event, v11.MessageEvent):
+    """The ids a message @-mentions, the bot's own and @all left out: QQ's `at`
+    segments, Telegram's `text_mention` entities (a member without a username, named
+    with their user). A Telegram @username is text, and read as a name: the index keeps
+    no usernames to find whose it is."""
+    if isinstance(event, v11.MessageEvent):
+        found = (str(s.data.get("qq", "")) for s in event.original_message if s.type == "at")
+    elif isinstance(event, tg.MessageEvent):
+        found = (
+            str(getattr(s.data.get("user"), "id", ""))
+            for s in event.original_message
+            if s.type == "text_mention"
+        )
+    else:
         return ()
     ours = {str(bot.self_id), "all"}
-    found = (str(s.data.get("qq", "")) for s in event.original_message if s.type == "at")
     return tuple(dict.fromkeys(q for q in found if q and q not in ours))
 
 

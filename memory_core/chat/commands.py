@@ -174,7 +174,14 @@ class ChatCommands:
         )
         return texts.forget_text(retracted)
 
-    async def recall_preview(self, scope: str, question: str, asker: Asker | None = None) -> str:
+    async def recall_preview(
+        self,
+        scope: str,
+        question: str,
+        asker: Asker | None = None,
+        mentioned: Sequence[str] = (),
+    ) -> str:
+        """`/recall`: what a wake would be given (`mentioned`: the members it @s)."""
         question = question.strip()
         if not question:
             raise UsageError("用法：/recall <问题>，看看这句话会让我想起什么")
@@ -185,6 +192,7 @@ class ChatCommands:
             now=self.clock.now(),
             limit=self.settings.recall_limit,
             asker=asker,
+            mentioned=mentioned,
         )
         return texts.recall_text(items)
 

@@ -87,6 +87,8 @@ class FakeRecall:
         """The context each call was given."""
         self.askers: list[Asker | None] = []
         """Who each call said asked."""
+        self.mentioned: list[tuple[str, ...]] = []
+        """Whom each call said the wake @-mentions."""
 
     async def recall(
         self,
@@ -98,10 +100,12 @@ class FakeRecall:
         before_id: int | None = None,
         context: Sequence[Turn] = (),
         asker: Asker | None = None,
+        mentioned: Sequence[str] = (),
     ) -> RecallResult:
         self.calls.append((scope, text, limit))
         self.contexts.append(tuple(context))
         self.askers.append(asker)
+        self.mentioned.append(tuple(mentioned))
         return RecallResult(
             items=tuple(self.by_query.get(text, self.items)[:limit]), quotes=tuple(self.quotes)
         )

@@ -44,6 +44,7 @@ class RecallPort(Protocol):
         before_id: int | None = None,
         context: Sequence[Turn] = (),
         asker: Asker | None = None,
+        mentioned: Sequence[str] = (),
     ) -> RecallResult: ...
 
 

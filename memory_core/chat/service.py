@@ -100,6 +100,11 @@ class Incoming:
         """Who sent it, as recall reads a first person."""
         return Asker(self.sender_id, (self.sender_name,) if self.sender_name else ())
 
+    @property
+    def members_mentioned(self) -> tuple[str, ...]:
+        """The ids it @-mentions but the persona's own: members the wake names."""
+        return tuple(m for m in self.mentioned_ids if m and m != self.self_id)
+
 
 @dataclass(frozen=True, slots=True)
 class ReplyOutcome:
@@ -294,6 +299,7 @@ class ChatService:
                     before_id=before_id,
                     context=await self._turns_before(incoming, before_id),
                     asker=incoming.asker,
+                    mentioned=incoming.members_mentioned,
                 )
                 view = await gather_context(
                     incoming.scope,
@@ -308,7 +314,7 @@ class ChatService:
                     describe=self.describe,
                     people=self.people,
                     asker=incoming.sender_id,
-                    mentioned=[m for m in incoming.mentioned_ids if m != incoming.self_id],
+                    mentioned=list(incoming.members_mentioned),
                     text=incoming.text,
                     # No block, no offer: an offer counts towards the three days.
                     followups=self.followups if self.settings.prompt_followups_tokens else None,
@@ -554,10 +560,13 @@ async def recall_for_reply(
     now: datetime,
     limit: int,
     asker: Asker | None = None,
+    mentioned: Sequence[str] = (),
 ) -> tuple[Recalled, ...]:
     """What a reply to `text` is given (and `/recall` previews): at most `MAX_INJECTED`
     (and `limit`) memories, all of this chat."""
-    items, _ = await recall_turn(recall, scope, text, now=now, limit=limit, asker=asker)
+    items, _ = await recall_turn(
+        recall, scope, text, now=now, limit=limit, asker=asker, mentioned=mentioned
+    )
     return items
 
 
@@ -571,13 +580,22 @@ async def recall_turn(
     before_id: int | None = None,
     context: Sequence[Turn] = (),
     asker: Asker | None = None,
+    mentioned: Sequence[str] = (),
 ) -> tuple[tuple[Recalled, ...], tuple[Quoted, ...]]:
     """`recall_for_reply`'s memories, and the recent messages not consolidated yet
     that recall quotes (older than the messages before `before_id` the prompt shows);
-    `context`: the turns just before the wake, oldest first."""
+    `context`: the turns just before the wake, oldest first; `mentioned`: the members
+    it @-mentions (user ids)."""
     limit = min(MAX_INJECTED, limit)
     result = await recall.recall(
-        scope, text, now=now, limit=limit, before_id=before_id, context=context, asker=asker
+        scope,
+        text,
+        now=now,
+        limit=limit,
+        before_id=before_id,
+        context=context,
+        asker=asker,
+        mentioned=mentioned,
     )
     # Belt and braces over recall's own visibility rule: never another chat's memory
     # or message, never the bot's own words quoted.

@@ -50,12 +50,17 @@ class FollowUps:
     async def listing(
         self, scope: str | None = None, now: datetime | None = None
     ) -> list[FollowUp]:
-        """Every follow-up of `scope` (or of every chat) in any state, the oldest plan first."""
+        """Every follow-up of `scope` (or of every chat) in any state, the oldest plan
+        first: the chat's own memories through the one scope rule (`FollowupsRepo.plans`),
+        each checked once more to be of the chat asked about (nothing carried into a
+        chat is its follow-up)."""
         at = now or self.clock.now()
         days = self.live.current.followup_window_days
         cutoff = time.fromisoformat(self.live.current.nightly_time)
         found: list[FollowUp] = []
         for row in await self.repo.plans(scope):
+            if scope is not None and row.memory.scope != scope:
+                continue
             followup = followup_of(candidate(row), _recorded(row), at, self.zone, days, cutoff)
             if followup is not None and row.record is not None:
                 record = row.record

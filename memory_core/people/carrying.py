@@ -15,7 +15,8 @@ the next wake, since nothing carried is stored in the target chat.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -31,6 +32,9 @@ from .carry import CarryState
 from .names import normalised_name
 
 log = logging.getLogger("yuji.carry")
+
+NOTHING_TTL_S = 30.0
+"""How long a wake's "nothing might travel" answer is kept (`Nothing`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +71,8 @@ class Carrying:
         self.clock = clock
         self.repo = CarryRepo(db)
         self.people = PeopleRepo(db)
+        self._nothing = Nothing(NOTHING_TTL_S)
+        """Wakes found to have nothing that might travel (`CarryRepo.may_carry`)."""
 
     # --- the scope function ------------------------------------------------------------
 
@@ -85,16 +91,24 @@ class Carrying:
         the reading early, and the rule still decides every memory."""
         now = now or self.clock.now()
         wanted = {p for p in about if p}
+        spoken = frozenset(names) if is_group_scope(target) else frozenset[str]()
+        if not is_group_scope(target):
+            # Only its owner is in a private chat with the bot: no name to look up.
+            wanted &= {target.partition(":")[2]}
+        if not wanted and not spoken:
+            return ()
+        key = (target, frozenset(wanted), spoken)
+        if self._nothing.holds(key):
+            return ()
         out: list[Memory] = []
         try:
             async with self.db.read() as conn:
-                if await self.repo.blocked(target, conn=conn) is not None:
+                platform = scope_platform(target)
+                forms = {normalised_name(n) for n in spoken}
+                if not await self.repo.may_carry(target, platform, wanted, forms, conn=conn):
+                    self._nothing.keep(key)
                     return ()
-                if not is_group_scope(target):
-                    # Only its owner is in a private chat with the bot: no name to look up.
-                    wanted &= {target.partition(":")[2]}
-                else:
-                    wanted |= await self._named(target, names, conn)
+                wanted |= await self._named(target, spoken, conn)
                 for person in sorted(wanted):
                     state, found = await self._read(target, person, now, conn)
                     out.extend(carry.carried(found, target, frozenset(wanted), state, now))
@@ -143,6 +157,11 @@ class Carrying:
         persons = {m.subject_person for m in found if m.subject_person}
         allowed = {m.id: m for m in await self.carried(target, persons)}
         return {m.id: allowed[m.id] for m in found if m.id in allowed}
+
+    def memories_changed(self, _scope: str = "") -> None:
+        """A chat's memories changed in this process (`core.memories`, an import): what
+        might travel is read again at the next wake."""
+        self._nothing.clear()
 
     # --- a person's choices, a chat's block --------------------------------------------
 
@@ -200,19 +219,22 @@ class Carrying:
         into_private: bool | None = None,
         into_groups: bool | None = None,
     ) -> CarryChoice:
-        return await self.repo.choose(
+        chosen = await self.repo.choose(
             platform,
             user_id,
             self.clock.now(),
             into_private=into_private,
             into_groups=into_groups,
         )
+        self._nothing.clear()  # turned on: at the next wake, not after the TTL
+        return chosen
 
     async def block(self, scope: str, by: str) -> None:
         await self.repo.block(scope, by, self.clock.now())
 
     async def unblock(self, scope: str) -> None:
         await self.repo.unblock(scope)
+        self._nothing.clear()
 
     async def blocked(self, scope: str) -> bool:
         return await self.repo.blocked(scope) is not None
@@ -232,3 +254,40 @@ def _sources(memberships: Iterable[Membership], target: str) -> list[str]:
             if m.scope != target and is_group_scope(m.scope) and scope_platform(m.scope) == platform
         }
     )
+
+
+class Nothing:
+    """The wakes (target, user ids, names) found to have nothing that might travel,
+    each for `ttl_s` seconds: a chat's wakes about the same people cost no statement
+    while that holds. Only "nothing" is kept, never what travels: a choice turned off
+    or a block takes effect at the next wake whoever made it; one turned on (or a
+    block lifted) by this process clears it at once, by another process within the
+    TTL; a memory newly able to travel comes within the TTL."""
+
+    MAX_KEPT = 4096
+
+    def __init__(self, ttl_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl_s = ttl_s
+        self.clock = clock
+        """Seconds, monotonic."""
+        self._until: dict[Hashable, float] = {}
+
+    def holds(self, key: Hashable) -> bool:
+        until = self._until.get(key)
+        if until is None:
+            return False
+        if until > self.clock():
+            return True
+        del self._until[key]
+        return False
+
+    def keep(self, key: Hashable) -> None:
+        now = self.clock()
+        if len(self._until) >= self.MAX_KEPT:
+            self._until = {k: u for k, u in self._until.items() if u > now}
+            if len(self._until) >= self.MAX_KEPT:
+                self._until.clear()
+        self._until[key] = now + self.ttl_s
+
+    def clear(self) -> None:
+        self._until.clear()

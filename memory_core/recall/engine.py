@@ -49,12 +49,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.clock import Clock, as_utc
 from memory_core.settings import LiveSettings, Settings
-from memory_core.storage import MemoryRepo
+from memory_core.storage import MemoryRepo, PeopleRepo
 from memory_core.storage.engine import Database
 from memory_core.tokenize import bigram_tokens, normalise, token_set
 from memory_core.types import Asker, Memory, Quoted, Recalled, RecallResult, RelationKind
 
-from . import chatter, dated, decision, features, fusion, language, quotes, when
+from . import chatter, dated, decision, features, fusion, language, mentions, quotes, when
 from .carried import CarriedStage
 from .chat_cache import ChatCache
 from .decision import Explained, choose
@@ -132,6 +132,7 @@ class Recall:
         self.dense = dense
         self.params = params or EngineParams()
         self._repo = repo
+        self._people = PeopleRepo(db)
         self._cache = ChatCache(self._repo, self.params.stats_ttl_s)
         self._model = model
         self._lexical_model = lexical_model
@@ -201,20 +202,27 @@ class Recall:
         before_id: int | None = None,
         context: Sequence[Turn] = (),
         asker: Asker | None = None,
+        mentioned: Sequence[str] = (),
     ) -> RecallResult:
         """What to inject for `text` asked in `scope` at `now`; may be empty.
         `before_id`: the archived id of the asking message (the recent window the
         prompt shows ends before it; None: the newest archived message); `context`:
         the turns just before it in this chat, oldest first (wake.py); `asker`: who
         sent it (a first person is them, and a memory about anyone else is never
-        `sure` when the wake is about someone)."""
+        `sure` when the wake is about someone); `mentioned`: the user ids it @-mentions,
+        not the persona's own (it names them: mentions.py)."""
         now = as_utc(now or self._clock.now())
         limit = self._settings.recall_limit if limit is None else limit
         started = time.perf_counter()
         use_dense = self.dense is not None and self.dense.mode == "on"
         shadow = self.dense is not None and self.dense.mode == "shadow"
         reading = await self.read(
-            scope, text, dense=use_dense or shadow, context=context, asker=asker
+            scope,
+            text,
+            dense=use_dense or shadow,
+            context=context,
+            asker=asker,
+            mentioned=mentioned,
         )
         hearing: asyncio.Task[quotes.Heard] | None = None
         if self.recent is not None and limit > 0 and not self._silent(reading.wake):
@@ -348,9 +356,12 @@ class Recall:
         dense: bool = True,
         context: Sequence[Turn] = (),
         asker: Asker | None = None,
+        mentioned: Sequence[str] = (),
     ) -> Explained:
         """The candidates of one wake with their features (no decision yet)."""
-        reading = await self.read(scope, text, dense=dense, context=context, asker=asker)
+        reading = await self.read(
+            scope, text, dense=dense, context=context, asker=asker, mentioned=mentioned
+        )
         return await self.explain_read(scope, reading, now)
 
     async def read(
@@ -361,16 +372,20 @@ class Recall:
         dense: bool = True,
         context: Sequence[Turn] = (),
         asker: Asker | None = None,
+        mentioned: Sequence[str] = (),
     ) -> Reading:
         """The wake read against its chat's names; its vector is being computed from
         here on (`dense`: when the chat's index can use it)."""
         held = self._cache.fresh_names(scope)
-        if held is None:
+        members: tuple[Asker, ...] = ()
+        if held is None or mentioned:
             async with self._db.read() as conn:
                 held = await self._cache.names(conn, scope)
+                members = await mentions.members(self._people, conn, scope, mentioned)
         n, subjects, aliases = held
         names = Names.of(subjects, aliases, self._settings.nicknames)
-        wake = read_wake(scope, text, names, self._settings.nicknames, context, asker)
+        nicknames = self._settings.nicknames
+        wake = read_wake(scope, text, names, nicknames, context, asker, members)
         kin = language.kin_asked(wake.question.text) if asker is not None else ()
         if kin:
             relatives = await self._relatives(scope, names, names.of_asker(asker), kin)
@@ -379,7 +394,7 @@ class Recall:
                 # about them (the asker is only how they are found), in its features,
                 # its searches and the sure band.
                 told = f"{text} {' '.join(sorted(relatives))}"
-                wake = read_wake(scope, told, names, self._settings.nicknames, context)
+                wake = read_wake(scope, told, names, nicknames, context, mentioned=members)
         searcher = self.dense if dense else None
         if searcher is not None and searcher.mode == "off":
             searcher = None

@@ -11,7 +11,7 @@ nicknames resolved, so a question saying 老三 meets memories written about 张
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -86,19 +86,33 @@ class Question:
     embed_text: str
     """What the embedding model reads: nicknames resolved, bot names dropped."""
     persons: frozenset[str] = frozenset()
-    """User ids of the members it is about (the asker, of a first-person question)."""
+    """User ids of the members it is about (the asker, of a first-person question; the
+    members it @-mentions)."""
 
 
 def analyse(
-    text: str, names: Names, bot_names: Iterable[str] = (), asker: Asker | None = None
+    text: str,
+    names: Names,
+    bot_names: Iterable[str] = (),
+    asker: Asker | None = None,
+    mentioned: Sequence[Asker] = (),
 ) -> Question:
-    """`text` read against the chat's `names`; a first person is `asker` (when known)."""
+    """`text` read against the chat's `names`; a first person is `asker` (when known);
+    `mentioned`: the members the wake @-mentions (their ids and names in the chat),
+    named by it as a spoken name would be."""
     norm = normalise(text)
-    bare = norm.replace("@", " ")
-    for bot in sorted({normalise(b) for b in bot_names if b}, key=len, reverse=True):
-        bare = bare.replace(bot, " ")
-    named: set[str] = set()
-    resolved = bare
+    members = [(m, names.of_asker(m)) for m in mentioned if m.user_id]
+    bare = resolved = norm
+    for member, canonical in members:
+        # An @ (shown as the member's id, or a name of theirs) says whom, no word more.
+        for shown in sorted({member.user_id, *member.names}, key=len, reverse=True):
+            at = f"@{normalise(shown.strip())}"
+            if len(at) > 1 and at in bare:
+                bare = bare.replace(at, _GAP)
+                resolved = resolved.replace(at, f"{_GAP}{canonical or ''}{_GAP}")
+    bots = sorted({normalise(b) for b in bot_names if b}, key=len, reverse=True)
+    bare, resolved = (_without(s.replace("@", " "), bots) for s in (bare, resolved))
+    named: set[str] = {canonical for _, canonical in members if canonical}
     stripped = bare
     for spelling in sorted(names.canonical, key=len, reverse=True):
         if language.mentions(stripped, spelling):
@@ -107,7 +121,7 @@ def analyse(
             stripped = language.replace_name(stripped, spelling, _GAP)
             resolved = language.replace_name(resolved, spelling, _GAP + canonical + _GAP)
     me = names.of_asker(asker)
-    persons: set[str] = set()
+    persons: set[str] = {member.user_id for member, _ in members}
     if me is not None and language.speaks_of_self(stripped):
         named.add(me)
         resolved = language.mark_self(resolved, _GAP + me + _GAP)
@@ -127,6 +141,12 @@ def analyse(
         embed_text=" ".join(resolved.replace(_GAP, "").split()) or norm,
         persons=frozenset(persons),
     )
+
+
+def _without(text: str, bots: Iterable[str]) -> str:
+    for bot in bots:
+        text = text.replace(bot, " ")
+    return text
 
 
 def name_tokens(q: Question, names: Names) -> set[str]:

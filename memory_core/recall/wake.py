@@ -138,11 +138,13 @@ def read(
     bot_names: Iterable[str] = (),
     context: Sequence[Turn] = (),
     asker: Asker | None = None,
+    mentioned: Sequence[Asker] = (),
 ) -> Wake:
     """The analysis of a wake `text` said in `scope` after `context` (oldest first),
-    sent by `asker` (a first person is them; None: nobody known)."""
+    sent by `asker` (a first person is them; None: nobody known), @-mentioning the
+    members `mentioned` (it names them)."""
     bots = tuple(bot_names)
-    q = analyse(text, names, bots, asker)
+    q = analyse(text, names, bots, asker, mentioned)
     mine = [t for t in context if t.scope is None or t.scope == scope][-CONTEXT_TURNS:]
     said: list[Said] = []
     spoken: list[str] = []  # the turns with content, newest first
@@ -163,7 +165,7 @@ def read(
     about = referents if referents and not q.named and REFERS_BACK.search(q.text) else frozenset()
     lookup = q
     if about:
-        lookup = analyse(" ".join((text, *sorted(about))), names, bots, asker)
+        lookup = analyse(" ".join((text, *sorted(about))), names, bots, asker, mentioned)
     # A pronoun pointing back at someone is searched as them (above), not as the turns.
     # A greeting, laughter or thanks and nothing else stays what it is, whatever was
     # said before it: it asks about nothing.
@@ -175,7 +177,7 @@ def read(
         # Searched by what was being talked about; a reaction to small talk is small
         # talk still (the joined turns say as little), a reaction to news is not.
         joined = " ".join((*reversed(spoken), text))
-        lookup = analyse(joined, names, bots, asker)
+        lookup = analyse(joined, names, bots, asker, mentioned)
         signals = chatter.signals(joined, bool(lookup.named), bots)
         depth = min(depth, DEPTH_LEAN)
     return Wake(

@@ -1,8 +1,9 @@
 """Issue 45 end to end, through a real OneBot peer and a fake model that consolidates
 by tool calls: 阿哲 says "我下个月搬去成都" in group A; in his private chat "我搬家是哪天
 来着" finds it, labelled as said elsewhere and never sure; in group B nothing until he
-sends `/carry groups on`, then it comes; after an admin's `/carry block` in B, nothing;
-a secret he said in the private chat never appears in A or B; 小周's hearsay about him
+sends `/carry groups on`, then it comes, also when 老王 @s him there (and not when 老王
+asks without the @ or his name); after an admin's `/carry block` in B, nothing; a
+secret he said in the private chat never appears in A or B; 小周's hearsay about him
 never travels; after `/carry private off` his private chat no longer gets it."""
 
 from __future__ import annotations
@@ -85,7 +86,9 @@ class Chats:
         self.server = server
         self.next_id = 60_000
 
-    async def post(self, group: int, user_id: int, text: str, **kw: Any) -> None:
+    async def post(
+        self, group: int, user_id: int, text: str | list[dict[str, Any]], **kw: Any
+    ) -> None:
         self.next_id += 1
         await self.peer.send_event(
             self.peer.group_message(
@@ -98,7 +101,9 @@ class Chats:
             )
         )
 
-    async def say(self, group: int, user_id: int, text: str, **kw: Any) -> str:
+    async def say(
+        self, group: int, user_id: int, text: str | list[dict[str, Any]], **kw: Any
+    ) -> str:
         """Send in a group and wait for the bot's answer there; its text."""
         start = len(self.peer.calls)
         await self.post(group, user_id, text, **kw)
@@ -182,6 +187,17 @@ async def test_his_own_words_follow_him_only_where_and_when_he_chose(
         assert f"{CARRIED}{MEMORIES[MOVED]}" in prompt, prompt
         assert MEMORIES[SECRET] not in prompt  # a private chat's words never leave it
         assert MEMORIES[GOSSIP] not in prompt
+
+        # 老王 @s him (an @ showing only his id): the wake names him, his words come;
+        # without the @ and without his name it is about no one, and nothing comes.
+        at_zhe = [
+            {"type": "at", "data": {"qq": str(ZHE)}},
+            {"type": "text", "data": {"text": " 他下个月搬去哪"}},
+        ]
+        prompt = await chats.prompt(lambda: chats.say(B, WANG, at_zhe, at_bot=True))
+        assert f"{CARRIED}{MEMORIES[MOVED]}" in prompt, prompt
+        prompt = await chats.prompt(lambda: chats.say(B, WANG, "他下个月搬去哪", at_bot=True))
+        assert MEMORIES[MOVED] not in prompt
 
         # An admin of B refuses anything carried: nothing, at the next wake.
         answer = await chats.say(B, WANG, "/carry block", role="admin")

@@ -148,6 +148,7 @@ def test_to_incoming_reads_mentions_quotes_and_skips_commands() -> None:
     assert incoming is not None
     assert (incoming.scope, incoming.fingerprint, incoming.sender_name) == (SCOPE, "601", "阿明")
     assert incoming.mentioned_ids == (BOT_ID, "300")
+    assert incoming.members_mentioned == ("300",)  # the persona's own @ names no member
     assert incoming.text == "问一下@小明 在吗"
     assert (incoming.reply_to, incoming.reply_to_bot) == ("77", None)
     assert to_incoming(group_message("/mute 2h"), BOT_ID) is None

@@ -1,15 +1,18 @@
 """Telegram updates -> archive rows (telegram_convert.py, pure): scopes of their own,
 photos and stickers as image segments, the quoted message, the bot's @username dropped
-from what the persona reads."""
+from what the persona reads, a text_mention's member as whom the message @s."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
+from nonebot.adapters import Bot
 from nonebot.adapters.telegram.event import Event, MessageEvent
 
 from nonebot_plugin_yuji import telegram_convert
+from nonebot_plugin_yuji.platforms import mentioned_ids
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
@@ -62,3 +65,18 @@ def test_a_private_chat_and_the_bots_mention() -> None:
     exp = telegram_convert.experience(mention, self_id="123456", now=lambda: NOW)
     assert exp is not None
     assert exp.text == "@yuji_bot 你记得吗"
+
+
+def test_a_text_mention_names_its_member_and_an_at_username_no_one() -> None:
+    member = {"id": 5003, "is_bot": False, "first_name": "阿哲"}
+    tagged = event(
+        text="@yuji_bot 阿哲 下个月去哪 @xiaohong",
+        entities=[
+            {"type": "mention", "offset": 0, "length": 9},
+            {"type": "text_mention", "offset": 10, "length": 2, "user": member},
+            {"type": "mention", "offset": 19, "length": 9},
+        ],
+    )
+    bot = cast(Bot, SimpleNamespace(self_id="123456"))
+    assert mentioned_ids(bot, tagged) == ("5003",)
+    assert mentioned_ids(bot, event(text="阿哲下个月去哪")) == ()

@@ -2,10 +2,11 @@
 their evidence was said, and what was done about each (`followups`), a chat's choice
 (`followup_chats`) and who asked not to be asked (`followup_mutes`).
 
-The candidates are read by the chat's own rule, not recall's visibility: a chat's
-active memories (a plan dated tomorrow is not "valid" yet, and a state past its end no
-longer is, yet both are follow-ups). Retracted (forgotten ones are) and cold memories
-never come back; nothing here joins across chats.
+The candidates are read through the one scope rule (memory_sql.in_chat: the chat's
+own memories, active), not recall's visibility (a plan dated tomorrow is not "valid"
+yet, and a state past its end no longer is, yet both are follow-ups). Retracted
+(forgotten ones are) and cold memories never come back; nothing here joins across
+chats, and nothing carried into a chat (`core.carrying.carried`) is ever its plan.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from sqlalchemy import and_, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.clock import as_utc
-from memory_core.storage.memories.memory_sql import to_memory
+from memory_core.storage.memories.memory_sql import in_chat, to_memory
 from memory_core.storage.repository import Repository, upsert
 from memory_core.storage.schema import (
     experiences,
@@ -81,14 +82,12 @@ class FollowupsRepo(Repository):
         every chat, each with its earliest cited message of anyone but the bot, the
         latest one of its member, whether it was superseded and its record."""
         where = [
-            _m.status == "active",
+            in_chat(scope),
             _m.type.in_(PLAN_TYPES),
             _m.subject_kind == "person",
             _m.subject_person.is_not(None),
             _m.word.in_(OWN_WORD),
         ]
-        if scope is not None:
-            where.append(_m.scope == scope)
         async with self.reading(conn) as c:
             found = [to_memory(row) for row in await c.execute(select(memories).where(*where))]
             rows: list[PlanRow] = []

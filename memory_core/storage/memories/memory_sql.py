@@ -2,7 +2,8 @@
 the visibility rule in SQL, and the full-text candidate queries. `MemoryRepo`
 (memory_repo.py) is the only user.
 
-Visibility, the one rule every read of memories for a question goes through: a
+Visibility, the one rule every read of memories for a question goes through, narrows
+the one scope rule (`in_chat`: a chat's own memories, active) to a moment: a
 memory is visible to a question asked in `scope` at `now` when it belongs to that
 chat, has not been retracted and is valid at `now`; a retrospective question also
 sees memories whose validity has ended and cold ones, but never retracted ones,
@@ -80,6 +81,21 @@ def to_memory(row: Any) -> Memory:
     )
 
 
+# --- the one scope rule --------------------------------------------------------------
+
+
+def in_chat(scope: ColumnElement[str] | str | None, *, cold: bool = False) -> ColumnElement[bool]:
+    """The one scope rule every read of a chat's memories starts from: the memories of
+    that chat (None: of every chat, each read as its own chat's), active (and cold ones
+    too when `cold`), whatever their validity. Another chat's memory never passes it:
+    what of it may join a wake comes only through `core.carrying.carried`, and is
+    never stored in the chat it joins. Visibility narrows it to what is valid at a
+    moment; the follow-ups read it as it is (a plan dated tomorrow is not valid yet, a
+    state past its end no longer is)."""
+    status = m.status.in_(("active", "cold")) if cold else m.status == "active"
+    return status if scope is None else and_(m.scope == scope, status)
+
+
 # --- visibility ---------------------------------------------------------------------
 
 
@@ -105,13 +121,8 @@ def _rule(
 ) -> ColumnElement[bool]:
     started = or_(m.valid_from.is_(None), m.valid_from <= now)
     if retrospective:
-        return and_(m.scope == scope, m.status.in_(("active", "cold")), started)
-    return and_(
-        m.scope == scope,
-        m.status == "active",
-        started,
-        or_(m.valid_to.is_(None), m.valid_to > now),
-    )
+        return and_(in_chat(scope, cold=True), started)
+    return and_(in_chat(scope), started, or_(m.valid_to.is_(None), m.valid_to > now))
 
 
 # --- full-text candidates -------------------------------------------------------------

@@ -11,7 +11,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.clock import as_utc
@@ -26,7 +26,7 @@ from memory_core.storage.schema import (
     person_names,
     persons,
 )
-from memory_core.types import Memory
+from memory_core.types import Memory, is_group_scope
 
 SPOKEN_SOURCES = ("card", "nickname")
 """The names a person gave themselves by speaking in a chat (a mention or an alias is
@@ -183,6 +183,67 @@ class CarryRepo(Repository):
         return others, frozenset(n for n, is_mine in found if is_mine)
 
     # --- what might travel -------------------------------------------------------------
+
+    async def may_carry(
+        self,
+        target: str,
+        platform: str,
+        user_ids: Collection[str],
+        names: Collection[str] = (),
+        *,
+        conn: AsyncConnection | None = None,
+    ) -> bool:
+        """Whether anything at all might be carried into `target` for a wake about these
+        members (user ids on `platform`, and whoever answers to one of these normalised
+        names there): the target refuses nothing, one of them chose to be carried
+        there (into a group: `into_groups`; into a private chat: on unless turned off)
+        and has words of their own said in another chat. One statement along primary
+        keys and `ix_memories_subject_person`; False is final, True leaves every
+        person and memory to the rule."""
+        ids = sorted({u for u in user_ids if u})
+        wanted = sorted({n for n in names if n})
+        if not ids and not wanted:
+            return False
+        who = _c.user_id.in_(ids)
+        if wanted:
+            named = (
+                select(_p.user_id)
+                .join(person_names, _n.person_id == _p.id)
+                .where(_n.scope == target, _n.normalised.in_(wanted), _p.platform == platform)
+            )
+            who = who | _c.user_id.in_(named)
+        own_words = (
+            select(_m.id)
+            .where(
+                _m.subject_person == _c.user_id,
+                _m.scope != target,
+                _m.subject_kind == "person",
+                _m.word == "self-only",
+                _m.status == "active",
+            )
+            .exists()
+        )
+        refused = select(_b.scope).where(_b.scope == target).exists()
+        if is_group_scope(target):
+            chosen = select(_c.user_id).where(
+                _c.platform == platform, _c.into_groups.is_(True), who, own_words, ~refused
+            )
+        else:  # no row: into their private chat is on
+            chosen = (
+                select(_c.user_id)
+                .where(_c.platform == platform, _c.into_private.is_(False), who)
+                .exists()
+            )
+            mine = select(_m.id).where(
+                _m.subject_person.in_(ids),
+                _m.scope != target,
+                _m.subject_kind == "person",
+                _m.word == "self-only",
+                _m.status == "active",
+            )
+            chosen = select(literal(1)).where(~chosen, mine.exists(), ~refused)
+        async with self.reading(conn) as conn:
+            return (await conn.execute(chosen.limit(1))).first() is not None
 
     async def candidates(
         self,

@@ -164,6 +164,37 @@ class PeopleRepo(Repository):
             rows = await conn.execute(_WHO, {"scope": scope, "normalised": normalised})
             return [_person(r) for r in rows]
 
+    async def mentioned(
+        self,
+        scope: str,
+        platform: str,
+        user_ids: Collection[str],
+        *,
+        conn: AsyncConnection | None = None,
+    ) -> list[ChatPerson]:
+        """The persons of these user ids on `platform` the index knows, each with their
+        names in this chat, latest first (none: the index never heard them named
+        there); one statement along the persons' key and the names' (person, scope)."""
+        wanted = sorted(set(user_ids))
+        if not wanted:
+            return []
+        async with self.reading(conn) as conn:
+            rows = (
+                await conn.execute(
+                    select(persons, person_names)
+                    .outerjoin(person_names, (_n.person_id == _p.id) & (_n.scope == scope))
+                    .where(_p.platform == platform, _p.user_id.in_(wanted[:_CHUNK]))
+                    .order_by(_p.user_id, _n.last_seen.desc(), _n.id)
+                )
+            ).all()
+        found: dict[int, tuple[Person, list[PersonName]]] = {}
+        for row in rows:
+            mapping = row._mapping  # pyright: ignore[reportPrivateUsage]
+            person = found.setdefault(int(mapping[_p.id]), (_person_of(mapping), []))
+            if mapping[_n.id] is not None:
+                person[1].append(_name(row))
+        return [ChatPerson(person, tuple(names)) for person, names in found.values()]
+
     async def named_elsewhere(
         self, scope: str, normalised: Collection[str], *, conn: AsyncConnection | None = None
     ) -> set[str]:

@@ -129,6 +129,7 @@ class HangingRecall(FakeRecall):
         before_id: int | None = None,
         context: Sequence[Turn] = (),
         asker: Asker | None = None,
+        mentioned: Sequence[str] = (),
     ) -> RecallResult:
         result = await super().recall(scope, text, now=now, limit=limit)
         if len(self.calls) > 1:  # the reply's own recall answers; the tool's search hangs

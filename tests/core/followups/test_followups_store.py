@@ -248,3 +248,21 @@ async def test_forgetting_a_person_ends_their_followups_and_blanks_what_was_sent
         rows = (await conn.execute(select(followups.c.sent_text, followups.c.state))).all()
     assert [tuple(r) for r in rows] == [(None, "asked")]
     assert await core.followups.repo.muted(P7) == {"7"}  # their wish not to be asked stays
+
+
+async def test_a_plan_carried_into_a_chat_is_never_due_there(core: Yuji, clock: FakeClock) -> None:
+    """His exam, said in G2, travels into G1 and his private chat (he opted in), yet is
+    due only where it was said: the due list reads the chat's own memories alone."""
+    own = await say(core, G2, "7", "阿哲", "我下周二考四级", MONDAY)
+    exam = await plan(core, G2, "阿哲", "阿哲下周二考四级", EXAM, own)
+    await say(core, G1, "7", "阿哲", "大家好", MONDAY)
+    await say(core, P7, "7", "阿哲", "在吗", MONDAY)
+    await core.carrying.choose("qq", "7", into_groups=True)
+    now = at_day(clock, 16)
+    for chat in (G1, P7):
+        assert [m.id for m in await core.carrying.carried(chat, ("7",), now)] == [exam]
+        assert await ids(core, chat) == []
+        assert await core.followups.offer(chat, "7", now) is None
+        assert [f.memory.id for f in await core.followups.listing(chat, now)] == []
+    assert await ids(core, G2) == [exam]
+    assert await ids(core) == [exam]
