@@ -52,6 +52,7 @@ REMEMBER = re.compile(
 )
 PHATIC_TERMS = 2
 """Content terms (bigrams) a phatic wake may keep ("早点睡", a member's name)."""
+_PARTICLES = "啦呀呢吧嘛哦喔哟咯噢啰"
 _PLACEHOLDER = re.compile(r"\[[^\]]{0,12}\]")
 _LATIN_WORD = re.compile(r"[a-z0-9'+]+")
 Vector = npt.NDArray[np.float64]
@@ -74,6 +75,32 @@ def _fillers() -> tuple[frozenset[str], tuple[str, ...]]:
     latin = frozenset(w for w in words if w.isascii())
     cjk = tuple(sorted((w for w in words if not w.isascii()), key=lambda w: (-len(w), w)))
     return latin, cjk
+
+
+@cache
+def _greetings() -> frozenset[str]:
+    text = (
+        resources.files("memory_core.recall")
+        .joinpath("data", "greetings.txt")
+        .read_text(encoding="utf-8")
+    )
+    return frozenset(
+        normalise(w)
+        for line in text.splitlines()
+        if line.strip() and not line.startswith("#")
+        for w in line.split()
+    )
+
+
+def greets(text: str, bot_names: tuple[str, ...] = ()) -> bool:
+    """Whether a wake only greets or says goodbye: nothing of it is left once chat
+    fillers and sentence-final particles are gone ("晚安啦"), and one of them is a
+    greeting or farewell (greetings.txt)."""
+    if any(w.strip(_PARTICLES) for w in residue(text, bot_names).split()):
+        return False
+    norm = normalise(text)
+    words = set(_LATIN_WORD.findall(norm))
+    return any(g in words if g.isascii() else g in norm for g in _greetings())
 
 
 def residue(text: str, bot_names: tuple[str, ...] = ()) -> str:

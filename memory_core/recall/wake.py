@@ -36,8 +36,9 @@ about anything at all (chatter.py), its shape, and the conversation it came in.
   `shape` says whether the wake is one (a question word, a question mark, a yes/no
   shape, a cue to remember) or a statement, and `depth` how far P's order is trusted
   over the plain hybrid's (fusion.py): 0.6 for a question asked alone, 0.5 for a
-  statement or a wake with turns before it, 0.2 for one that leans on them. P alone (depth 1) was above
-  the hybrid on questions like its corpus's and below it on conversation.
+  statement or a wake with turns before it (and a short question that leans on
+  them), 0 for a reaction that leans on them. P alone (depth 1) was above the hybrid
+  on questions like its corpus's and below it on conversation.
 """
 
 from __future__ import annotations
@@ -65,15 +66,18 @@ BOT_SHARE = 0.5
 DEPTH_QUESTION = 0.6
 DEPTH_STATEMENT = 0.5
 DEPTH_CONTEXT = 0.5
-DEPTH_LEAN = 0.2
+DEPTH_LEAN = 0.0
 """How far P's order is trusted (1: P alone; 0: the hybrid's order alone). A wake
 that leans on the turns before it is searched by them, but P reads the wake alone:
-it says little there, and the hybrid over the turns says more."""
+it says little there, and the hybrid over the turns says more (at 0.2, P's reading of
+"我酒量不行啊" put a memory about drinking above the wedding the turns were about). A
+short question that leans ("多少钱来着", "导演是谁") keeps `DEPTH_CONTEXT`: P reads
+the kind of answer it asks for, which the hybrid cannot."""
 LEAN_CHARS = 10
-"""A wake this short (`length`), naming no one and asking for no kind of answer, is a
-reaction or a follow-up ("是啊，真的好累", "后来呢", "my legs hate me"): its topic is
-what the turns before it talked about. A short question for a kind of answer ("猫叫什
-么") says its topic itself."""
+"""A wake this short (`length`), naming no one, is a reaction or a follow-up ("是啊，真
+的好累", "后来呢", "多少钱来着", "my legs hate me"): its topic is what the turns before
+it talked about. A short question with a topic of its own ("猫叫什么") keeps it in the
+joined search, where its words are the newest."""
 LATIN_WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
 
 Shape = Literal["question", "statement"]
@@ -167,11 +171,10 @@ def read(
     if about:
         lookup = analyse(" ".join((text, *sorted(about))), names, bots, asker, mentioned)
     # A pronoun pointing back at someone is searched as them (above), not as the turns.
-    # A greeting, laughter or thanks and nothing else stays what it is, whatever was
-    # said before it: it asks about nothing.
-    leans = (
-        bool(spoken) and not about and leans_back(q) and bool(chatter.residue(q.text, bots).strip())
-    )
+    # A greeting or goodbye opens or closes a talk, whatever was said before it; laughter
+    # or a sigh after news reacts to the news (and after small talk stays small talk:
+    # chatter.below_the_chat).
+    leans = bool(spoken) and not about and leans_back(q) and not chatter.greets(q.text, bots)
     signals = chatter.signals(text, bool(q.named), bots)
     if leans:
         # Searched by what was being talked about; a reaction to small talk is small
@@ -179,7 +182,7 @@ def read(
         joined = " ".join((*reversed(spoken), text))
         lookup = analyse(joined, names, bots, asker, mentioned)
         signals = chatter.signals(joined, bool(lookup.named), bots)
-        depth = min(depth, DEPTH_LEAN)
+        depth = min(depth, DEPTH_LEAN if q.asks is None else DEPTH_CONTEXT)
     return Wake(
         question=q,
         lookup=lookup,
@@ -199,11 +202,7 @@ def leans_back(q: Question) -> bool:
         return False
     if REFERS_BACK.search(q.text) is not None:
         return True
-    if not q.terms:
-        return True
-    if length(q.text) > LEAN_CHARS:
-        return False
-    return q.asks is None
+    return not q.terms or length(q.text) <= LEAN_CHARS
 
 
 def length(text: str) -> int:

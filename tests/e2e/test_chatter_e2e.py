@@ -2,8 +2,10 @@
 
 The real bot with its shipped relevance weights and chatter gate, a OneBot peer and
 the loopback model recording every prompt: after /remember of memories that share
-their words, "早上好呀" and "哈哈哈哈" reach the model with no recalled block, while a
-question about what was remembered (the control) reaches it with the memory."""
+their words, "早上好呀" and "晚安啦" (a greeting never leans on the turns before it)
+and "哈哈哈哈" after three turns of small talk (laughter leans on them, and they are
+near nothing remembered) reach the model with no recalled block, while a question
+about what was remembered (the control) reaches it with the memory."""
 
 from __future__ import annotations
 
@@ -41,10 +43,16 @@ async def test_a_chatter_wake_reaches_the_model_without_memories(
             assert "记住了" in text_of(answer)
 
         prompts: list[str] = []
-        for wake in ("早上好呀", "哈哈哈哈"):
+        for wake in ("早上好呀", "晚安啦"):
             before = len(openai_server.requests)
             await chat.ask(wake, at_bot=True)
             prompts.append(openai_server.requests[before].prompt_text)
+        # Laughter leans on the turns before it: after small talk it is small talk still.
+        for turn in ("今天好冷啊", "风好大", "是啊，冻死了"):
+            await chat.say(turn)
+        before = len(openai_server.requests)
+        await chat.ask("哈哈哈哈", at_bot=True)
+        prompts.append(openai_server.requests[before].prompt_text)
 
         before = len(openai_server.requests)
         await chat.ask("阿明养的狗叫什么名字", at_bot=True)

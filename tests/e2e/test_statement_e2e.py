@@ -2,7 +2,8 @@
 
 The real bot with its shipped weights, a OneBot peer and the loopback model recording
 every prompt: after /remember, "我今天又去琴行了" (no question) reaches the model with
-the guitar lessons in its recalled block; a phatic wake reaches it with none; and the
+the guitar lessons in its recalled block; laughter right after it leans on it and
+brings them up too; a greeting reaches it with none; and the
 same statement after two turns about the lessons (the wake's context) finds them too."""
 
 from __future__ import annotations
@@ -55,13 +56,16 @@ async def test_a_statement_brings_up_what_it_mentions(
             )
 
         statement = await prompt_of("我今天又去琴行了")
-        phatic = await prompt_of("哈哈哈哈哈")
+        reaction = await prompt_of("哈哈哈哈哈")
+        phatic = await prompt_of("早上好呀")
         await chat.say("孙老师今天教了扫弦")
         await chat.say("左手按弦按得好疼")
         in_context = await prompt_of("我今天又去琴行了")
 
     assert HEADING in statement
     assert any("吉他" in line for line in recalled_lines(statement))
+    # Laughter right after it reacts to it, and leans on it; a greeting never leans.
+    assert any("吉他" in line for line in recalled_lines(reaction))
     assert HEADING not in phatic
     assert not recalled_lines(phatic)
     assert any("吉他" in line for line in recalled_lines(in_context))

@@ -136,7 +136,10 @@ def test_a_wake_that_names_someone_or_says_enough_is_searched_as_said(wake: str)
     assert not read_wake.leans
 
 
-@pytest.mark.parametrize("wake", ["其他人呢", "后来呢", "是啊，真的好累", "wow, really?"])
+@pytest.mark.parametrize(
+    "wake",
+    ["其他人呢", "后来呢", "是啊，真的好累", "wow, really?", "哈哈哈哈", "多少钱来着", "lol"],
+)
 def test_a_reaction_or_short_follow_up_leans_on_the_turns_before(wake: str) -> None:
     turns = [Turn("阿花上周搬家了", scope=G1), Turn("新家离公司很近", scope=G1)]
     read_wake = read(G1, wake, NAMES, (), turns)
@@ -150,3 +153,12 @@ def test_a_reaction_or_short_follow_up_leans_on_the_turns_before(wake: str) -> N
     alone = read(G1, wake, NAMES)
     assert not alone.leans
     assert alone.lookup == alone.question
+
+
+@pytest.mark.parametrize("wake", ["早上好呀", "晚安啦", "在吗在吗", "good morning!", "bye"])
+def test_a_greeting_or_goodbye_never_leans_on_the_turns_before(wake: str) -> None:
+    """It opens or closes a talk: whatever was said before it, it asks about nothing."""
+    turns = [Turn("阿花上周搬家了", scope=G1), Turn("新家离公司很近", scope=G1)]
+    read_wake = read(G1, wake, NAMES, (), turns)
+    assert not read_wake.leans
+    assert read_wake.lookup == read_wake.question
