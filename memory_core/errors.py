@@ -25,6 +25,7 @@
     │   ├── LLMRateLimited         429 after every retry
     │   └── LLMBadResponse         unparseable or schema-violating output
     └── BatchError             a consolidation tool call that the batch refuses
+        └── StaleBatchRange        a batch planned from a chat's cursor that moved on since
 
 The database layer translates SQLite's errors into these in one place
 (`memory_core.storage.failures`); plugins turn them into Chinese replies in one place
@@ -142,3 +143,9 @@ class LLMBadResponse(LLMError):
 
 class BatchError(YujiError):
     pass
+
+
+class StaleBatchRange(BatchError):
+    """A batch planned from a chat's cursor read before a batch of that chat was
+    acknowledged (in this process or another): the planner plans it again from the new
+    cursor at its next pass."""

@@ -34,7 +34,12 @@ from zoneinfo import ZoneInfo
 
 from memory_core.archive.service import ArchiveService
 from memory_core.clock import Clock
-from memory_core.errors import ConstraintViolation, LLMUnavailable, StorageError
+from memory_core.errors import (
+    ConstraintViolation,
+    LLMUnavailable,
+    StaleBatchRange,
+    StorageError,
+)
 from memory_core.llm.base import LLMClient
 from memory_core.ops.alerts import AlertSink, LogAlertSink
 from memory_core.people.observe import mentions
@@ -498,14 +503,20 @@ class ConsolidationService:
             cut = selection.cut(items, limits)
             if cut is None:
                 continue
-            batch = await self.repo.create(
-                chosen.scope,
-                cut,
-                secrets.token_urlsafe(12),
-                now,
-                owner=self.owner,
-                max_open=concurrency,
-            )
+            try:
+                batch = await self.repo.create(
+                    chosen.scope,
+                    cut,
+                    secrets.token_urlsafe(12),
+                    now,
+                    owner=self.owner,
+                    max_open=concurrency,
+                )
+            except StaleBatchRange:
+                # A batch of this chat was acknowledged after `pendings` was read (one
+                # of this process's ended during the pass): the next pass plans from the
+                # new cursor; the chats after it, and the batches already latched, go on.
+                continue
             if batch is None:  # another process opened one meanwhile
                 if not planned:
                     self._block(None)

@@ -27,7 +27,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory_core.errors import BatchError, NotFound
+from memory_core.errors import BatchError, NotFound, StaleBatchRange
 from memory_core.storage.archive import message_index
 from memory_core.storage.repository import Repository, upsert
 from memory_core.storage.schema import consolidation_batches as B
@@ -292,7 +292,7 @@ class ConsolidationRepo(Repository):
                 return None
             cursor = await _cursor(conn, scope)
             if cut.first_id <= cursor.acked_id:
-                raise BatchError(f"batch range {cut.first_id} starts at or before acked")
+                raise StaleBatchRange(f"batch range {cut.first_id} starts at or before acked")
             await _refuse_gap(conn, scope, cursor.acked_id, cut.first_id)
             await conn.execute(
                 upsert(conn, C)

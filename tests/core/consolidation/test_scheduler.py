@@ -13,11 +13,15 @@ from datetime import timedelta
 import pytest
 
 from memory_core import FakeClock, Yuji
+from memory_core.consolidation.runner import BatchReport
+from memory_core.consolidation.selection import Cut
 from memory_core.consolidation.service import ConsolidationService, retry_after_s, wait_event
+from memory_core.errors import StaleBatchRange
 from memory_core.llm import LLMRequest, ScriptedLLM, text_response
 from memory_core.llm.base import ChatResponse
 from memory_core.llm.metered import MeteredLLM
 from memory_core.ops.alerts import RecordingAlertSink
+from memory_core.storage import Batch
 from memory_core.storage.ops.usage_repo import UsageRepo, UsageRow
 from tests.fakes.simtime import SimTime
 
@@ -266,3 +270,40 @@ async def test_a_closed_scheduler_is_not_started_again(service: ConsolidationSer
     assert service.start() is not None
     await service.aclose()
     assert service.start() is None
+
+
+async def test_a_batch_ending_during_a_pass_leaves_its_chat_to_the_next_pass_not_the_pass_failed(
+    core: Yuji, service: ConsolidationService, llm: ScriptedLLM, clock: FakeClock
+) -> None:
+    """The pass reads every chat's cursor first; a batch of this process acknowledged
+    before the pass plans (here: while it lists the open batches) moves G1's cursor past
+    that reading. G1 waits for the next pass; G2's batch, latched first, still runs (the
+    pass used to fail with "batch range 1 starts at or before acked", leaving it queued
+    with nothing to run it until the watchdog failed it)."""
+    await seed(core, G2, n=15)
+    clock.advance(timedelta(minutes=1))
+    g1 = await seed(core, G1, n=15)
+    clock.advance(timedelta(hours=1))
+    llm.default = ack_nothing
+    listing = service.repo.open_batches
+    ended: list[BatchReport | None] = []
+
+    async def open_batches() -> list[Batch]:
+        if not ended:
+            ended.append(None)
+            ended[0] = await service.run_once(scope=G1)  # acknowledged meanwhile
+            await seed(core, G1, n=15, start=15)
+        return await listing()
+
+    service.repo.open_batches = open_batches  # type: ignore[method-assign]
+    await service.start_due()
+    while service.in_flight:  # a batch that ends sets `wake`
+        service.wake.clear()
+        await service.wake.wait()
+    assert ended[0] is not None
+    assert ended[0].outcome == "nothing"
+    done = await service.repo.batches(G2)
+    assert [b.state for b in done] == ["done"]
+    assert await unread(service, G1) == 15  # the new ones, for the next pass
+    with pytest.raises(StaleBatchRange):  # what the pass met, planned from the old cursor
+        await service.repo.create(G1, Cut(g1[0], g1[-1], 15, 100), "t", clock.now())
