@@ -298,5 +298,6 @@ def _brief(memory: Memory) -> dict[str, Any]:
         "subject": memory.subject,
         "content": memory.content,
         "status": memory.status,
+        "valid_from": memory.valid_from.isoformat() if memory.valid_from else None,
         "valid_to": memory.valid_to.isoformat() if memory.valid_to else None,
     }

@@ -461,14 +461,20 @@ class Memories:
     async def search(
         self, scope: str, text: str, *, limit: int = 10, now: datetime | None = None
     ) -> list[Memory]:
-        """The model's search tool: this chat's current memories sharing words with text."""
+        """The model's search tool: this chat's current memories sharing words with text,
+        its plans dated ahead first (up to half of `limit`): a question never sees one
+        before its day, but "四级不考了" must find the exam to retract or supersede it."""
         when = now or self._clock.now()
-        if self._search is not None:
-            return await self._search(scope, text, limit, when)
         wanted = set(bigram_tokens(text))
-        found = await self._repo.word_matches(scope, wanted, when, limit=limit * 20)
-        ranked = sorted(found, key=lambda f: (-len(wanted & f[1]), -f[0].id))
-        return [memory for memory, _ in ranked[:limit]]
+        ahead = await self._repo.upcoming_matches(scope, wanted, when, limit=limit * 20)
+        upcoming = _by_shared_words(ahead, wanted)[: max(1, limit // 2)]
+        rest = limit - len(upcoming)
+        if self._search is not None:
+            current = await self._search(scope, text, rest, when) if rest else []
+        else:
+            found = await self._repo.word_matches(scope, wanted, when, limit=limit * 20)
+            current = _by_shared_words(found, wanted)[:rest]
+        return [*upcoming, *current]
 
     async def newest(
         self,
@@ -713,3 +719,11 @@ def _validated(item: NewMemory, now: datetime) -> dict[str, Any]:
 def _check_unit(name: str, value: float) -> None:
     if not 0.0 <= value <= 1.0:
         raise ValidationError(f"{name} must be between 0 and 1, got {value}")
+
+
+def _by_shared_words(
+    found: Sequence[tuple[Memory, frozenset[str]]], wanted: set[str]
+) -> list[Memory]:
+    """Most words shared with the search first, then the newest."""
+    ranked = sorted(found, key=lambda f: (-len(wanted & f[1]), -f[0].id))
+    return [memory for memory, _ in ranked]

@@ -297,6 +297,29 @@ async def test_search_finds_current_memories_of_this_chat(core: Yuji) -> None:
     assert [m.id for m in found] == [memory.id]
 
 
+async def test_search_finds_a_plan_dated_ahead_first_that_no_question_sees_yet(
+    core: Yuji, clock: FakeClock
+) -> None:
+    """Consolidation's search tool: "四级不考了" must find next week's exam to retract it,
+    though recall hides it until its day; it comes before the current memories."""
+    refs = await ev(core)
+    current = await core.memories.write(
+        G1, type="fact", subject="阿哲", content="阿哲在准备四级", evidence=refs
+    )
+    exam = await core.memories.write(
+        G1,
+        type="event",
+        subject="阿哲",
+        content="阿哲3月9日考四级",
+        evidence=refs,
+        valid_from=clock.now() + timedelta(days=7),
+    )
+    found = await core.memories.search(G1, "阿哲3月9日考四级")
+    assert [m.id for m in found] == [exam.memory.id, current.memory.id]
+    asked = await core.recall.recall(G1, "阿哲考四级", now=clock.now())
+    assert exam.memory.id not in [r.memory.id for r in asked.items]
+
+
 async def test_every_write_recall_may_see_tells_recall_the_chat(
     core: Yuji, clock: FakeClock
 ) -> None:

@@ -103,6 +103,13 @@ def visible(scope: str, now: datetime, *, retrospective: bool = False) -> Column
     return _rule(literal(scope, String), literal(as_utc(now), m.valid_from.type), retrospective)
 
 
+def upcoming(scope: str, now: datetime) -> ColumnElement[bool]:
+    """The chat's memories (the one scope rule) that start after `now`: a plan dated
+    ahead, which no question sees until its day, but consolidation must find to cancel
+    or move it."""
+    return and_(in_chat(scope), m.valid_from > literal(as_utc(now), m.valid_from.type))
+
+
 @cache
 def visible_bound(retrospective: bool) -> ColumnElement[bool]:
     """`visible()` with the chat and the moment left as bound parameters (given by
