@@ -173,6 +173,12 @@ class ChatterGate:
         left = float(row[SIGNALS.index("left")])
         return left <= math.log1p(PHATIC_TERMS) + 1e-9 and self.p_asks(row) < self.line
 
+    def says_nothing_remembered(self, row: Vector, shares_a_word: bool) -> bool:
+        """Small talk that is no greeting ("the bus was late again"): below the line,
+        whatever its length, and no memory of the chat shares a word with it. A statement naming something remembered shares its word; one that asks
+        (above the line) is left to the memories, words or none (issue 47)."""
+        return not shares_a_word and self.p_asks(row) < self.line
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "signals": list(SIGNALS),

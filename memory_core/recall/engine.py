@@ -265,6 +265,8 @@ class Recall:
                 hearing.exception()  # read: a failure left unawaited is not logged as lost
         if not items and len(ex.memories) and chatter_wake:
             trace.append("the wake asks about nothing: chatter, nothing injected")
+        elif not items and len(ex.memories) and self.says_nothing_remembered(ex, dense_model):
+            trace.append("small talk no memory shares a word with: nothing injected")
         if hearing is not None and not chatter_wake:
             trace.append(f"recent messages quoted: {quotes.ids_of(quoted)}")
         if items and self._judge is not None and self._settings.recall_judge == "llm":
@@ -317,6 +319,8 @@ class Recall:
         nothing for a wake that asks about nothing."""
         if not ex.memories or limit <= 0 or self.is_chatter(ex, model):
             return ()
+        if self.says_nothing_remembered(ex, model):
+            return ()
         return choose(
             ex,
             model,
@@ -333,6 +337,7 @@ class Recall:
             and bool(ex.memories)
             and limit > 0
             and not self.is_chatter(ex, model)
+            and not self.says_nothing_remembered(ex, model)
         )
 
     def is_chatter(self, ex: Explained, model: RelevanceModel) -> bool:
@@ -340,6 +345,13 @@ class Recall:
         if ex.small_talk:
             return True
         return model.chatter is not None and model.chatter.is_chatter(ex.wake.signals)
+
+    def says_nothing_remembered(self, ex: Explained, model: RelevanceModel) -> bool:
+        """Small talk no memory of the chat shares a word with (chatter.py): no memory
+        is injected for it; the recent messages it meets are still quoted."""
+        shares = any(seen.bm25_rank is not None for seen in ex.seen)
+        gate = model.chatter
+        return gate is not None and gate.says_nothing_remembered(ex.wake.signals, shares)
 
     def _silent(self, wake: Wake) -> bool:
         """Every model this wake may be decided by reads it as asking about nothing

@@ -109,3 +109,28 @@ def test_a_nearer_memory_never_turns_a_conversation_into_small_talk(
     after[top] = min(1.0, float(after[top]) + lift)
     if not below_the_chat(before, background):
         assert not below_the_chat(after, background)
+
+
+# --- small talk that is no greeting: below the line, no word of any memory -------------
+
+
+def test_small_talk_no_memory_shares_a_word_with_gets_nothing() -> None:
+    gate = relevance.load(relevance.LEXICAL).chatter
+    assert gate is not None
+    row = signals("the bus was late again", False, BOT)
+    assert not gate.is_chatter(row)  # it says more than a phatic wake
+    assert gate.says_nothing_remembered(row, shares_a_word=False)
+
+
+def test_a_question_is_left_to_the_memories_even_with_no_word_in_common() -> None:
+    gate = relevance.load(relevance.LEXICAL).chatter
+    assert gate is not None
+    silenced = [t for t in QUESTIONS if gate.says_nothing_remembered(signals(t, False, BOT), False)]
+    assert silenced == []
+
+
+@given(st.text(max_size=40), st.booleans())
+def test_a_wake_sharing_a_word_with_a_memory_is_never_small_talk(text: str, named: bool) -> None:
+    gate = relevance.load(relevance.LEXICAL).chatter
+    assert gate is not None
+    assert not gate.says_nothing_remembered(signals(text, named, BOT), shares_a_word=True)
