@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -72,7 +72,8 @@ that leans on the turns before it is searched by them, but P reads the wake alon
 it says little there, and the hybrid over the turns says more (at 0.2, P's reading of
 "我酒量不行啊" put a memory about drinking above the wedding the turns were about). A
 short question that leans ("多少钱来着", "导演是谁") keeps `DEPTH_CONTEXT`: P reads
-the kind of answer it asks for, which the hybrid cannot."""
+the kind of answer it asks for, which the hybrid cannot; it is searched by the turns'
+words and its own vector."""
 LEAN_CHARS = 10
 """A wake this short (`length`), naming no one, is a reaction or a follow-up ("是啊，真
 的好累", "后来呢", "多少钱来着", "my legs hate me"): its topic is what the turns before
@@ -183,6 +184,11 @@ def read(
         lookup = analyse(joined, names, bots, asker, mentioned)
         signals = chatter.signals(joined, bool(lookup.named), bots)
         depth = min(depth, DEPTH_LEAN if q.asks is None else DEPTH_CONTEXT)
+        if q.asks is not None:
+            # Its words say what it asks: its own vector serves, and the turns count
+            # by their words. Embedding the turns joined for every short question after
+            # a conversation doubled recall's p95 at 10k (48 -> 85 ms).
+            lookup = replace(lookup, embed_text=q.embed_text)
     return Wake(
         question=q,
         lookup=lookup,

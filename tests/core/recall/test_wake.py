@@ -162,3 +162,17 @@ def test_a_greeting_or_goodbye_never_leans_on_the_turns_before(wake: str) -> Non
     read_wake = read(G1, wake, NAMES, (), turns)
     assert not read_wake.leans
     assert read_wake.lookup == read_wake.question
+
+
+def test_a_leaning_question_keeps_its_own_vector_and_a_reaction_reads_the_turns() -> None:
+    """Both are searched by the turns' words; only a reaction embeds the turns joined
+    (a question's own vector says what it asks, and a second embedding per short
+    question after a conversation doubled recall's p95)."""
+    turns = [Turn("阿花上周搬家了", scope=G1), Turn("新家离公司很近", scope=G1)]
+    question = read(G1, "多少钱来着", NAMES, (), turns)
+    reaction = read(G1, "是啊，真的好累", NAMES, (), turns)
+    assert question.leans and reaction.leans
+    assert "阿花" in question.lookup.named and "阿花" in reaction.lookup.named
+    assert question.lookup.embed_text == question.question.embed_text
+    assert "搬家" in reaction.lookup.embed_text
+    assert question.depth > reaction.depth
