@@ -171,8 +171,10 @@ def test_a_leaning_question_keeps_its_own_vector_and_a_reaction_reads_the_turns(
     turns = [Turn("阿花上周搬家了", scope=G1), Turn("新家离公司很近", scope=G1)]
     question = read(G1, "多少钱来着", NAMES, (), turns)
     reaction = read(G1, "是啊，真的好累", NAMES, (), turns)
-    assert question.leans and reaction.leans
-    assert "阿花" in question.lookup.named and "阿花" in reaction.lookup.named
+    assert question.leans
+    assert reaction.leans
+    assert "阿花" in question.lookup.named
+    assert "阿花" in reaction.lookup.named
     assert question.lookup.embed_text == question.question.embed_text
     assert "搬家" in reaction.lookup.embed_text
     assert question.depth > reaction.depth
