@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
-from playwright.async_api import Page
+from playwright.async_api import Browser, Page
 
 from memory_core import Actor, Settings, Yuji
 from memory_core.cli.demo_world import load_demo
@@ -94,15 +94,32 @@ GROUP = "group:900777"
 PRIVATE = "private:30001"
 LIVE_GROUP_ID = 900778
 LIVE_GROUP = f"group:{LIVE_GROUP_ID}"
-SVG = (
-    b'<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40"'
-    b" onload=\"window.__pwned=5;document.title='HACKED'\">"
-    b"<script>window.__pwned=6</script>"
-    b'<rect width="40" height="40" fill="#f08c2e"/></svg>'
-)
-"""An image a member can send: SVG is `image/*`, which the archive downloads. The
-xmlns is SVG's namespace name, which a browser needs to run the planted script; it is
-an identifier, never fetched: nothing here talks to anything but 127.0.0.1."""
+
+
+def planted_svg(namespace: str) -> bytes:
+    """An image a member can send: SVG is `image/*`, which the archive downloads. Its
+    root carries SVG's namespace name (`namespace`, read from the browser), without
+    which a browser opening it on its own would not take it as SVG nor run its
+    script."""
+    return (
+        f'<svg xmlns="{namespace}" width="40" height="40"'
+        " onload=\"window.__pwned=5;document.title='HACKED'\">"
+        "<script>window.__pwned=6</script>"
+        '<rect width="40" height="40" fill="#f08c2e"/></svg>'
+    ).encode()
+
+
+async def svg_namespace(browser: Browser) -> str:
+    """The namespace Chromium's HTML parser gives an `<svg>` element."""
+    page = await browser.new_page()
+    try:
+        return await page.evaluate(
+            "() => new DOMParser().parseFromString('<svg></svg>', 'text/html')"
+            ".querySelector('svg').namespaceURI"
+        )
+    finally:
+        await page.close()
+
 
 INERT = """() => {
   const planted = [...document.querySelectorAll(
@@ -213,7 +230,7 @@ def images() -> Iterator[FileServer]:
 
 @pytest.fixture(scope="module")
 async def served(
-    tmp_path_factory: pytest.TempPathFactory, images: FileServer
+    tmp_path_factory: pytest.TempPathFactory, images: FileServer, browser: Browser
 ) -> AsyncIterator[Served]:
     tmp = tmp_path_factory.mktemp("console-markup")
     core = await Yuji.open(Settings(data_dir=tmp / "data"))
@@ -233,7 +250,8 @@ async def served(
     bot = BotProcess(tmp, env=env)
     await bot.start()
     try:
-        svg_url = images.add("/cat.svg", SVG, content_type="image/svg+xml")
+        svg = planted_svg(await svg_namespace(browser))
+        svg_url = images.add("/cat.svg", svg, content_type="image/svg+xml")
         async with bot.peer() as peer:
             await peer.send_event(
                 {
