@@ -39,10 +39,11 @@ import json
 import random
 import tempfile
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from memory_core import EvidenceRef, FakeClock, NewExperience, Settings, Yuji
@@ -307,11 +308,25 @@ def violations(drill: Drill) -> dict[str, int]:
     return {k: found[k] for k in keys}
 
 
-def outcomes(drill: Drill, last_day: date) -> dict[str, Any]:
-    """What became of every follow-up that became due, by the drill's own log."""
+class Told(Protocol):
+    """A plan as a drill logged it (this one's and the peer drill's)."""
+
+    scope: str
+    day: date
+    ended_at: datetime | None
+    asked: list[tuple[datetime, str]]
+    offered_days: set[date]
+    crowded: int
+
+
+def outcomes(
+    plans: Iterable[Told], last_day: date, window_days: int, without: str
+) -> dict[str, Any]:
+    """What became of every follow-up that came due, by a drill's own log (`without`:
+    the group without follow-ups)."""
     became_due = [
         p
-        for p in drill.plans.values()
+        for p in plans
         if p.day + timedelta(days=1) <= last_day
         and (p.ended_at is None or p.ended_at > local(p.day + timedelta(days=1), 0))
     ]
@@ -321,13 +336,13 @@ def outcomes(drill: Drill, last_day: date) -> dict[str, Any]:
         if plan.asked:
             result[f"asked {plan.asked[0][1]}"] += 1
             by_chat[f"{plan.scope} {plan.asked[0][1]}"] += 1
-        elif plan.due_on(last_day, drill.window_days):
+        elif 1 <= (last_day - plan.day).days <= window_days:
             result["still due at the end"] += 1
         elif plan.offered_days:
             result["offered, never cited by the reply"] += 1
         elif plan.crowded:
             result["expired, another was asked each time it could have been"] += 1
-        elif plan.scope == OFF:
+        elif plan.scope == without:
             result["expired in the group without, its person never woke the persona"] += 1
         else:
             result["expired, held by the caps, a mute or quiet, and never woken"] += 1
@@ -371,7 +386,7 @@ async def run(days: int, seed: int, folder: Path) -> dict[str, Any]:
         "days": days,
         "plans_told": len(drill.plans),
         "plans_ended_early": sum(1 for p in drill.plans.values() if p.ended_at is not None),
-        **outcomes(drill, last_day),
+        **outcomes(drill.plans.values(), last_day, drill.window_days, OFF),
         "states_at_the_end": dict(sorted(Counter(f.state for f in listing).items())),
         "violations": violations(drill),
     }

@@ -4,12 +4,12 @@ drill.py), never from the bot's tables but for the one cross-check (`states`).""
 from __future__ import annotations
 
 from collections import Counter
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any
 
 from tests.e2e.harness import query
 
-from .drill import OFF, ON, SH, WEEK, Drill, in_hours, local
+from .drill import OFF, ON, SH, WEEK, Drill, in_hours
 
 
 def violations(drill: Drill) -> dict[str, int]:
@@ -55,35 +55,6 @@ def violations(drill: Drill) -> dict[str, int]:
         "woken_offered_nothing",
     )
     return {k: found[k] + drill.counts[k] for k in keys}
-
-
-def outcomes(drill: Drill, last_day: date) -> dict[str, Any]:
-    """What became of each follow-up that came due, by the drill's own log."""
-    became_due = [
-        p
-        for p in drill.plans.values()
-        if p.day + timedelta(days=1) <= last_day
-        and (p.ended_at is None or p.ended_at > local(p.day + timedelta(days=1), 0))
-    ]
-    result: Counter[str] = Counter()
-    by_chat: Counter[str] = Counter()
-    for plan in became_due:
-        if plan.asked:
-            result[f"asked {plan.asked[0][1]}"] += 1
-            by_chat[f"{plan.scope} {plan.asked[0][1]}"] += 1
-        elif plan.due_on(last_day):
-            result["still due at the end"] += 1
-        elif plan.crowded:
-            result["expired, another was asked each time it could have been"] += 1
-        elif plan.scope == OFF:
-            result["expired in the group without, its person never woke the persona"] += 1
-        else:
-            result["expired, held by the caps, the mute or quiet, and never woken"] += 1
-    return {
-        "followups_became_due": len(became_due),
-        "outcomes": dict(sorted(result.items())),
-        "asked_by_chat": dict(sorted(by_chat.items())),
-    }
 
 
 def states(drill: Drill) -> dict[str, Any]:

@@ -52,13 +52,14 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from benchmarks.followups_drill import outcomes
 from tests.e2e.faketime import FakeClock
 from tests.e2e.harness import BotProcess
 from tests.fakes.openai_server import FakeOpenAIServer
 
-from .drill import ENV, START, Drill, local
+from .drill import ENV, OFF, START, WINDOW_DAYS, Drill, local
 from .model import FakeModel
-from .report import outcomes, states, violations
+from .report import states, violations
 
 
 async def run(days: int, seed: int, folder: Path) -> dict[str, Any]:
@@ -84,7 +85,9 @@ async def run(days: int, seed: int, folder: Path) -> dict[str, Any]:
                 "changes_the_model_could_not_carry_out": sum(
                     1 for p in drill.plans.values() if not p.carried
                 ),
-                **outcomes(drill, START + timedelta(days=days - 1)),
+                **outcomes(
+                    drill.plans.values(), START + timedelta(days=days - 1), WINDOW_DAYS, OFF
+                ),
                 "followup_rows": states(drill),
                 "violations": violations(drill),
                 "other": {
