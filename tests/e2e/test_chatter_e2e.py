@@ -17,7 +17,7 @@ from memory_core.prompts.chat import QUOTES_HEADING
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, openai_server
 
 from .harness import running_bot
-from .test_chat_e2e import ENV, MEMORY_LINE, Chat, text_of
+from .test_chat_e2e import ENV, MEMORY_LINE, Chat, reply_prompt, text_of
 
 __all__ = ["openai_server"]
 
@@ -42,21 +42,17 @@ async def test_a_chatter_wake_reaches_the_model_without_memories(
             answer = await chat.ask(f"/remember {fact}", role="admin")
             assert "记住了" in text_of(answer)
 
-        prompts: list[str] = []
-        for wake in ("早上好呀", "晚安啦"):
+        async def prompt_of(wake: str) -> str:
             before = len(openai_server.requests)
             await chat.ask(wake, at_bot=True)
-            prompts.append(openai_server.requests[before].prompt_text)
+            return reply_prompt(openai_server, before)
+
+        prompts = [await prompt_of("早上好呀"), await prompt_of("晚安啦")]
         # Laughter leans on the turns before it: after small talk it is small talk still.
         for turn in ("今天好冷啊", "风好大", "是啊，冻死了"):
             await chat.say(turn)
-        before = len(openai_server.requests)
-        await chat.ask("哈哈哈哈", at_bot=True)
-        prompts.append(openai_server.requests[before].prompt_text)
-
-        before = len(openai_server.requests)
-        await chat.ask("阿明养的狗叫什么名字", at_bot=True)
-        control = openai_server.requests[before].prompt_text
+        prompts.append(await prompt_of("哈哈哈哈"))
+        control = await prompt_of("阿明养的狗叫什么名字")
 
     for prompt in prompts:  # (the /remember lines are in the recent chat, not recalled)
         assert HEADING not in prompt

@@ -17,7 +17,7 @@ from tests.fakes.openai_server import FakeOpenAIServer, Reply, openai_server
 from tests.fakes.provider_server import ProviderServer, provider_server
 
 from .harness import count_rows, running_bot
-from .test_chat_e2e import ENV, MEMORY_LINE, Chat, text_of
+from .test_chat_e2e import ENV, MEMORY_LINE, Chat, reply_prompt, text_of
 
 __all__ = ["openai_server", "provider_server"]
 
@@ -61,7 +61,7 @@ async def test_the_bot_recalls_through_an_embeddings_api(
         asked = len(provider_server.requests)
         answer = await chat.ask("阿明学的什么乐器", at_bot=True)
         assert text_of(answer) == "记得呀"
-        prompt = openai_server.requests[before].prompt_text
+        prompt = reply_prompt(openai_server, before)
         assert "阿明九月开始学吉他" in prompt
         assert 1 <= len(MEMORY_LINE.findall(prompt)) <= 5
         questions = [r for r in provider_server.requests[asked:] if r.path == "/v1/embeddings"]

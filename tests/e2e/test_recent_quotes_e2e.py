@@ -23,7 +23,7 @@ from memory_core.storage.engine import Database
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, openai_server
 
 from .harness import count_rows, query, running_bot, wait_until
-from .test_chat_e2e import ENV, Chat, text_of
+from .test_chat_e2e import ENV, Chat, reply_prompt, text_of
 
 __all__ = ["openai_server"]
 
@@ -98,7 +98,7 @@ async def test_recent_chat_is_quoted_until_acknowledged_and_never_after_forget_m
         before = len(openai_server.requests)
         answer = await chat.ask("大肥鱼，谁要去杭州面试来着", at_bot=True, user_id=ASKER)
         assert text_of(answer) == "咕噜，记得"
-        prompt = openai_server.requests[before].prompt_text
+        prompt = reply_prompt(openai_server, before)
         today = datetime.now(ZoneInfo("Asia/Shanghai")).date()
         stamp = f"{local:%H:%M}" if local.date() == today else f"{local:%m-%d %H:%M}"
         line = f"〔原话 消息#{interview_id}〕[{stamp}] 阿明：{INTERVIEW}"
@@ -110,14 +110,14 @@ async def test_recent_chat_is_quoted_until_acknowledged_and_never_after_forget_m
         await acknowledge_through(bot.database, interview_id)
         before = len(openai_server.requests)
         await chat.ask("大肥鱼，谁要去杭州面试来着", at_bot=True, user_id=ASKER)
-        prompt = openai_server.requests[before].prompt_text
+        prompt = reply_prompt(openai_server, before)
         assert QUOTES_HEADING not in prompt
         assert f"〔原话 消息#{interview_id}〕" not in prompt
 
         # Still unacknowledged, quoted; after its sender's /forget-me, never.
         before = len(openai_server.requests)
         await chat.ask("大肥鱼，谁月底要搬去苏州", at_bot=True, user_id=ASKER)
-        assert MOVING in openai_server.requests[before].prompt_text
+        assert MOVING in reply_prompt(openai_server, before)
         await chat.ask("/forget-me", user_id=OTHER)
         await chat.ask("/forget-me", user_id=OTHER)
         assert query(
@@ -125,6 +125,6 @@ async def test_recent_chat_is_quoted_until_acknowledged_and_never_after_forget_m
         ) == [(0,)]
         before = len(openai_server.requests)
         await chat.ask("大肥鱼，谁月底要搬去苏州", at_bot=True, user_id=ASKER)
-        prompt = openai_server.requests[before].prompt_text
+        prompt = reply_prompt(openai_server, before)
         assert MOVING not in prompt
         assert QUOTES_HEADING not in prompt

@@ -15,15 +15,13 @@ import pytest
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, openai_server
 
 from .harness import running_bot
-from .test_chat_e2e import ENV, MEMORY_LINE, Chat, text_of
+from .test_chat_e2e import ENV, MEMORY_LINE, Chat, reply_prompt, text_of
 
 __all__ = ["openai_server"]
 
 pytestmark = pytest.mark.e2e
 
 HEADING = "## 想起的记忆"
-CONSOLIDATION = "后台记忆整理员"
-"""Words of the consolidation prompt's first line (the model is also asked that)."""
 
 
 def recalled_lines(prompt: str) -> list[str]:
@@ -48,12 +46,7 @@ async def test_a_statement_brings_up_what_it_mentions(
         async def prompt_of(wake: str) -> str:
             before = len(openai_server.requests)
             await chat.ask(wake, at_bot=True)
-            # The reply's request, not a consolidation batch the messages started.
-            return next(
-                r.prompt_text
-                for r in openai_server.requests[before:]
-                if CONSOLIDATION not in r.prompt_text
-            )
+            return reply_prompt(openai_server, before)
 
         statement = await prompt_of("我今天又去琴行了")
         reaction = await prompt_of("哈哈哈哈哈")
