@@ -54,6 +54,8 @@ class Explained:
     small_talk: bool = False
     """A wake leaning on the turns before it, which are near nothing the chat
     remembers (chatter.below_the_chat): it asks about nothing."""
+    turns_share: bool = False
+    """A word of the turns before the wake is in some memory of the chat."""
 
 
 def choose(

@@ -347,11 +347,16 @@ class Recall:
         return model.chatter is not None and model.chatter.is_chatter(ex.wake.signals)
 
     def says_nothing_remembered(self, ex: Explained, model: RelevanceModel) -> bool:
-        """Small talk no memory of the chat shares a word with (chatter.py): no memory
-        is injected for it; the recent messages it meets are still quoted."""
-        shares = any(seen.bm25_rank is not None for seen in ex.seen)
+        """Small talk that no memory of the chat shares a word with, nor the turns
+        before it: below the chatter gate's line (chatter.py), or idle by its words
+        (smalltalk.py). No memory is injected for it; the recent messages it meets
+        are still quoted."""
+        if ex.turns_share or any(seen.bm25_rank is not None for seen in ex.seen):
+            return False
         gate = model.chatter
-        return gate is not None and gate.says_nothing_remembered(ex.wake.signals, shares)
+        # A wake leaning on the turns before is small talk by their cosines (small_talk).
+        idle = ex.wake.idle and not ex.wake.leans
+        return idle or (gate is not None and gate.says_nothing_remembered(ex.wake.signals, False))
 
     def _silent(self, wake: Wake) -> bool:
         """Every model this wake may be decided by reads it as asking about nothing
@@ -492,7 +497,14 @@ class Recall:
                 order_scores = scores
                 if look is not q and scores is not None:
                     order_scores = await searcher.scores(scope, look.embed_text, allowed)
-                if wake.leans and order_scores is not None and order_scores.background is not None:
+                # A question that leans ("那他多大了") asks about the turns, whatever
+                # their cosines: only a reaction to small talk is small talk.
+                if (
+                    wake.leans
+                    and wake.shape == "statement"
+                    and order_scores is not None
+                    and order_scores.background is not None
+                ):
                     small_talk = chatter.below_the_chat(
                         order_scores.scores, order_scores.background
                     )
@@ -600,6 +612,7 @@ class Recall:
             baseline=baseline,
             unrelated=features.unrelated(about, baseline, heard),
             small_talk=small_talk,
+            turns_share=any(t in df for t in extra),
         )
 
     async def search(self, scope: str, text: str, limit: int, now: datetime) -> list[Memory]:

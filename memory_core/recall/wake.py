@@ -54,7 +54,7 @@ import numpy.typing as npt
 from memory_core.tokenize import is_cjk
 from memory_core.types import Asker
 
-from . import chatter, language
+from . import chatter, language, smalltalk
 from .question import Names, Question, analyse, content_terms
 
 CONTEXT_TURNS = 3
@@ -129,6 +129,9 @@ class Wake:
     leans: bool = False
     """The wake says too little of its own: `lookup` is the turns before it and the
     wake joined, in words and in vectors."""
+    idle: bool = False
+    """Small talk by its words (smalltalk.py): it asks nothing, or asks the persona
+    about itself."""
 
     @property
     def context_terms(self) -> frozenset[str]:
@@ -175,7 +178,11 @@ def read(
     # A greeting or goodbye opens or closes a talk, whatever was said before it; laughter
     # or a sigh after news reacts to the news (and after small talk stays small talk:
     # chatter.below_the_chat).
-    leans = bool(spoken) and not about and leans_back(q) and not chatter.greets(q.text, bots)
+    # A reaction in the first person ("我也想去", "I'm shattered") names only its
+    # sender: it reacts to the turns as any other reaction does.
+    reacts = q.asks is None and shape == "statement"
+    plain = replace(q, named=analyse(text, names, bots, None, mentioned).named) if reacts else q
+    leans = bool(spoken) and not about and leans_back(plain) and not chatter.greets(q.text, bots)
     signals = chatter.signals(text, bool(q.named), bots)
     if leans:
         # Searched by what was being talked about; a reaction to small talk is small
@@ -198,6 +205,7 @@ def read(
         depth=depth,
         about=about,
         leans=leans,
+        idle=smalltalk.idle(text, bool(q.named)),
     )
 
 

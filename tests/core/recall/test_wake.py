@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from memory_core import FakeClock, Settings, Yuji
 from memory_core.recall.question import Names
 from memory_core.recall.wake import CONTEXT_TURNS, Turn, read
+from memory_core.types import Asker
 from memory_core.vectors import FakeEmbedder, sync_index
 from tests.core.test_recall import write
 from tests.core.vectors.helpers import add_memory
@@ -178,3 +179,20 @@ def test_a_leaning_question_keeps_its_own_vector_and_a_reaction_reads_the_turns(
     assert question.lookup.embed_text == question.question.embed_text
     assert "搬家" in reaction.lookup.embed_text
     assert question.depth > reaction.depth
+
+
+@pytest.mark.parametrize("wake", ["我也想去", "我真的会谢", "I'm shattered", "my legs hate me"])
+def test_a_reaction_in_the_first_person_leans_and_a_question_about_the_sender_does_not(
+    wake: str,
+) -> None:
+    """A first person names the sender, and a reaction that names no one else reacts to
+    the turns; a short question about the sender ("我的猫叫啥") asks on its own."""
+    turns = [Turn("阿花上周搬家了", scope=G1), Turn("新家离公司很近", scope=G1)]
+    asker = Asker("20001", ("小明",))
+    reaction = read(G1, wake, NAMES, (), turns, asker)
+    assert "小明" in reaction.question.named  # who it is about stays the sender
+    assert reaction.leans
+    assert "阿花" in reaction.lookup.named
+    question = read(G1, "我的猫叫啥", NAMES, (), turns, asker)
+    assert "小明" in question.question.named
+    assert not question.leans
