@@ -196,3 +196,18 @@ def test_a_reaction_in_the_first_person_leans_and_a_question_about_the_sender_do
     question = read(G1, "我的猫叫啥", NAMES, (), turns, asker)
     assert "小明" in question.question.named
     assert not question.leans
+
+
+@pytest.mark.parametrize(
+    ("wake", "asks"), [("有人去过吗", True), ("能带狗吗", True), ("真的吗", False), ("是吗", False)]
+)
+def test_a_short_yes_no_question_keeps_its_own_vector_and_a_bare_particle_reacts(
+    wake: str, asks: bool
+) -> None:
+    """ "能带狗吗" asks something its words say, as "多少钱来着" does; "真的吗" only
+    reacts to the turns (its vector is the turns joined)."""
+    turns = [Turn("阿花上周搬家了", scope=G1), Turn("新家离公司很近", scope=G1)]
+    read_wake = read(G1, wake, NAMES, (), turns)
+    assert read_wake.leans
+    assert (read_wake.lookup.embed_text == read_wake.question.embed_text) is asks
+    assert (read_wake.depth > 0) is asks
