@@ -43,7 +43,13 @@ class Said:
 
     @classmethod
     def of(cls, text: str) -> Said:
-        return cls(token_set(text), numbers(text), normalise(text))
+        return _said(text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _said(text: str) -> Said:
+    # Cached: every recall of a chat reads the same memory texts again.
+    return Said(token_set(text), numbers(text), normalise(text))
 
 
 def restates(a: Said, b: Said) -> bool:
