@@ -63,16 +63,18 @@ _COMPANY_EN = re.compile(
 )
 _FIRST_PERSON = re.compile(r"我|\b(?:i|me|my|mine|myself)\b")
 _KNOWS_EN = re.compile(r"\byou\s+(?:still\s+)?(?:remember|recall|know|heard)\b")
-_REFERS_BACK = re.compile(
+_POINTS_AT_SOMEONE = re.compile(
     r"(?<!其)[他她它](?!人|乡)|\b(?:he|she|him|her|his|hers|they|them|their)\b"
 )
+"""A third person said before the wake (wake.REFERS_BACK without "it": "it's so hot"
+points at nothing)."""
 
 
 def idle(text: str, named: bool) -> bool:
     """Whether a wake (`named`: it names a member of the chat) is small talk by its
     words: it asks nothing, or only asks the persona about itself or for company."""
     norm = normalise(text)
-    if named or _REFERS_BACK.search(norm) or chatter.REMEMBER.search(norm):
+    if named or _POINTS_AT_SOMEONE.search(norm) or chatter.REMEMBER.search(norm):
         return False
     return to_persona(norm) or not asks(norm)
 
