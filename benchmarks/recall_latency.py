@@ -16,7 +16,9 @@ question (the bundled e5; every memory is embedded first, which takes a while at
 `--context N` (context mode) also times every question again with N turns before it
 (short sentences made from other memories of the chat, member and bot turns taking
 turns, as the chat path hands them over), in the same run: `ctx p50` / `ctx p95`
-beside the wake alone (recall reads a turn by its words; no turn is embedded).
+beside the wake alone (recall reads a turn by its words; no turn is embedded), and
+`react p95`: reactions ("是啊，真的好累", "羡慕了") after the same turns, which lean on
+them (memory_core/recall/wake.py) and are embedded a second time joined with them.
 
 `--pending N` also archives N messages of the chat that no consolidation has read (said
 before the questions, embedded as the bot embeds them in the background): a busy chat's
@@ -41,7 +43,7 @@ import asyncio
 import random
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -58,6 +60,7 @@ from memory_core.types import Asker, EvidenceRef, NewExperience
 SCOPE = "group:1"
 MEMBERS = ["小明", "阿杰", "老周", "胖虎", "小鹿", "大刘", "糖糖", "阿May"]
 DAYS = 120
+REACTIONS = ["是啊，真的好累", "哈哈哈哈", "太惨了吧", "羡慕了", "我也想去", "真的假的", "好吧"]
 """The memories' messages were said over this many days before the questions."""
 QUESTIONS = ["小明最近在忙什么", "有人去过日本吗", "谁的猫生病了", "周末去哪玩", "阿杰换工作了吗"]
 
@@ -223,14 +226,22 @@ async def measure(
             mine = [f"我{q}" for q in qs]
             nobody, member = await paired(core, mine, Asker("20001", (MEMBERS[0],)))
             ctx_ms: list[float] = []
+            react_ms: list[float] = []
             if turns:
                 ctx = contexts(contents, count, turns, random.Random(size + 1))
                 ctx_ms = (await timed(core, [f"{q}。" for q in qs], ctx)).recall_ms
+                said = random.Random(size + 2)
+                reactions = [said.choice(REACTIONS) for _ in qs]
+                # Turns of their own: a reaction after turns already embedded would be
+                # timed from the vector cache.
+                fresh = [[replace(t, text=f"{t.text}，{i}") for t in c] for i, c in enumerate(ctx)]
+                react_ms = (await timed(core, reactions, fresh)).recall_ms
         finally:
             await core.close()
     return {
         "ctx_p50": round(percentile(ctx_ms, 50), 2),
         "ctx_p95": round(percentile(ctx_ms, 95), 2),
+        "react_p95": round(percentile(react_ms, 95), 2),
         "size": size,
         "load_s": round(load_s, 1),
         "recall_p50": round(percentile(alone.recall_ms, 50), 2),
@@ -259,7 +270,7 @@ async def main() -> None:
     print(
         f"{'memories':>9} {'load s':>7} {'recall p50':>11} {'p95':>7} {'fts5 p50':>9} {'p95':>7}"
         + f" {'answered':>9} {'quoted':>7} {'我… p95':>8} {'asker p95':>9}"
-        + (f" {'ctx p50':>8} {'ctx p95':>8}" if args.context else "")
+        + (f" {'ctx p50':>8} {'ctx p95':>8} {'react p95':>9}" if args.context else "")
     )
     sizes = [int(s) for s in args.sizes.split(",")]
     for size in (size for size in sizes for _ in range(args.rounds)):
@@ -268,7 +279,7 @@ async def main() -> None:
             f"{r['size']:>9} {r['load_s']:>7} {r['recall_p50']:>11} {r['recall_p95']:>7}"
             f" {r['fts5_p50']:>9} {r['fts5_p95']:>7} {r['answered']:>9} {r['quoted']:>7}"
             f" {r['first_person_p95']:>8} {r['asker_p95']:>9}"
-            + (f" {r['ctx_p50']:>8} {r['ctx_p95']:>8}" if args.context else ""),
+            + (f" {r['ctx_p50']:>8} {r['ctx_p95']:>8} {r['react_p95']:>9}" if args.context else ""),
             flush=True,
         )
 
