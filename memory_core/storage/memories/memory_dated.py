@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, and_, or_, select
+from sqlalchemy import ColumnElement, and_, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.clock import as_utc
@@ -65,11 +65,12 @@ class MemoryDated(MemoryReads):
                 .limit(limit)
                 for on_span in _validity_ways(start, end)
             ]
-            for query in (by_evidence, *by_validity):
-                for row in await c.execute(query):
-                    at = as_utc(row.dated_at)
-                    if row.id not in best or best[row.id][1] < at:
-                        best[row.id] = (to_memory(row), at)
+            # One round trip: each way keeps its own order and limit inside the union.
+            ways = union_all(*(q.subquery().select() for q in (by_evidence, *by_validity)))
+            for row in await c.execute(ways):
+                at = as_utc(row.dated_at)
+                if row.id not in best or best[row.id][1] < at:
+                    best[row.id] = (to_memory(row), at)
         latest = sorted(best.values(), key=lambda pair: (-pair[1].timestamp(), pair[0].id))
         return latest[:limit]
 
@@ -101,9 +102,8 @@ class MemoryDated(MemoryReads):
                     e.sent_at < end,
                 )
             )
-            found = {int(i) for i in (await c.execute(by_validity)).scalars()}
-            found |= {int(i) for i in (await c.execute(by_evidence)).scalars()}
-        return frozenset(found)
+            found = (await c.execute(union_all(by_validity, by_evidence))).scalars()
+            return frozenset(int(i) for i in found)
 
 
 def _validity_ways(start: datetime, end: datetime) -> tuple[ColumnElement[bool], ...]:
