@@ -497,7 +497,7 @@ class Recall:
                 order_scores = scores
                 if look is not q and scores is not None:
                     order_scores = await searcher.scores(scope, look.embed_text, allowed)
-                # A question that leans ("那他多大了") asks about the turns, whatever
+                # A question that leans ("那他老婆是谁") asks about the turns, whatever
                 # their cosines: only a reaction to small talk is small talk.
                 if (
                     wake.leans
