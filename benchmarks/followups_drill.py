@@ -400,7 +400,12 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         result = asyncio.run(run(args.days, args.seed, Path(folder)))
-    if args.json:
+    show(result, as_json=args.json)
+
+
+def show(result: dict[str, Any], *, as_json: bool) -> None:
+    """A drill's result as JSON, or a line per count."""
+    if as_json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
         return
     for key, value in result.items():

@@ -45,14 +45,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import random
 import tempfile
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from benchmarks.followups_drill import outcomes
+from benchmarks.followups_drill import outcomes, show
 from tests.e2e.faketime import FakeClock
 from tests.e2e.harness import BotProcess
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -128,11 +127,7 @@ def main() -> None:
     else:
         with tempfile.TemporaryDirectory() as folder:
             result = asyncio.run(run(args.days, args.seed, Path(folder)))
-    if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
-        return
-    for key, value in result.items():
-        print(f"{key}: {value}")
+    show(result, as_json=args.json)
 
 
 if __name__ == "__main__":

@@ -466,7 +466,7 @@ class Memories:
         before its day, but "四级不考了" must find the exam to retract or supersede it."""
         when = now or self._clock.now()
         wanted = set(bigram_tokens(text))
-        ahead = await self._repo.upcoming_matches(scope, wanted, when, limit=limit * 20)
+        ahead = await self._repo.word_matches(scope, wanted, when, limit=limit * 20, ahead=True)
         upcoming = _by_shared_words(ahead, wanted)[: max(1, limit // 2)]
         rest = limit - len(upcoming)
         if self._search is not None:

@@ -351,12 +351,12 @@ class Recall:
         before it: below the chatter gate's line (chatter.py), or idle by its words
         (smalltalk.py). No memory is injected for it; the recent messages it meets
         are still quoted."""
-        if ex.turns_share or any(seen.bm25_rank is not None for seen in ex.seen):
-            return False
-        gate = model.chatter
+        shares = ex.turns_share or any(seen.bm25_rank is not None for seen in ex.seen)
         # A wake leaning on the turns before is small talk by their cosines (small_talk).
-        idle = ex.wake.idle and not ex.wake.leans
-        return idle or (gate is not None and gate.says_nothing_remembered(ex.wake.signals, False))
+        if ex.wake.idle and not ex.wake.leans and not shares:
+            return True
+        gate = model.chatter
+        return gate is not None and gate.says_nothing_remembered(ex.wake.signals, shares)
 
     def _silent(self, wake: Wake) -> bool:
         """Every model this wake may be decided by reads it as asking about nothing

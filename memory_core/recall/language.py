@@ -232,6 +232,10 @@ def names_as_subject(written: str) -> bool:
 _NOT_NAMES_LATIN = frozenset({"this", "that", "it", "there", "here", "today", "tomorrow"})
 
 
+THIRD_PERSON = r"(?<!其)[他她它](?!人|乡|妈)|\b(?:he|she|him|her|his|hers|they|them|their)\b"
+"""A third-person pronoun pointing at someone said before (其他 "other", 他人 "others"
+and the expletive 他妈 point nowhere); English "it" is left to the caller."""
+
 _FIRST_PERSON = re.compile(
     r"我(?!们)|俺(?!们)|本人|(?:^|(?<=[\s,.!?，。！？~～]))人家(?!的)"
     r"|\b(?:i|me|my|mine|myself|i'm|i've|i'd)\b"

@@ -61,13 +61,9 @@ _ABOUT_ITSELF_EN = re.compile(
 _COMPANY_EN = re.compile(
     r"\b(?:talk\s+to\s+me|tell\s+me\s+a\s+(?:joke|story)|keep\s+me\s+company)\b"
 )
-_FIRST_PERSON = re.compile(r"我|\b(?:i|me|my|mine|myself)\b")
 _KNOWS_EN = re.compile(r"\byou\s+(?:still\s+)?(?:remember|recall|know|heard)\b")
-_POINTS_AT_SOMEONE = re.compile(
-    r"(?<!其)[他她它](?!人|乡)|\b(?:he|she|him|her|his|hers|they|them|their)\b"
-)
-"""A third person said before the wake (wake.REFERS_BACK without "it": "it's so hot"
-points at nothing)."""
+_POINTS_AT_SOMEONE = re.compile(language.THIRD_PERSON)
+"""A third person said before the wake (not "it": "it's so hot" points at nothing)."""
 
 
 def idle(text: str, named: bool) -> bool:
@@ -96,6 +92,6 @@ def to_persona(norm: str) -> bool:
     if _COMPANY.search(norm) or _COMPANY_EN.search(norm):
         return True
     # "你觉得我该换工作吗" asks about the sender, which the memories may answer.
-    if _FIRST_PERSON.search(norm):
+    if language.speaks_of_self(norm):
         return False
     return bool(_ABOUT_ITSELF.search(norm) or _ABOUT_ITSELF_EN.search(norm))

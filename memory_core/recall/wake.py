@@ -83,11 +83,8 @@ LATIN_WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
 
 Shape = Literal["question", "statement"]
 
-REFERS_BACK = re.compile(
-    r"(?<!其)[他她它](?!人|乡|妈)|\b(?:he|she|him|her|his|hers|they|them|their|it|its)\b"
-)
-"""A third-person pronoun: the wake is about someone or something said before it
-(其他 "other" and 他人 "others" point nowhere)."""
+REFERS_BACK = re.compile(rf"{language.THIRD_PERSON}|\b(?:it|its)\b")
+"""A third-person pronoun: the wake is about someone or something said before it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +178,7 @@ def read(
     # A reaction in the first person ("我也想去", "I'm shattered") names only its
     # sender: it reacts to the turns as any other reaction does.
     reacts = q.asks is None and shape == "statement"
-    plain = replace(q, named=analyse(text, names, bots, None, mentioned).named) if reacts else q
+    plain = replace(q, named=q.named - {names.of_asker(asker)}) if reacts else q
     leans = bool(spoken) and not about and leans_back(plain) and not chatter.greets(q.text, bots)
     signals = chatter.signals(text, bool(q.named), bots)
     if leans:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, delete, select, text
+from sqlalchemy import Select, delete, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.storage.engine import Database
@@ -102,33 +102,14 @@ class MemorySearch(MemoryReads):
         now: datetime,
         *,
         limit: int,
+        ahead: bool = False,
         conn: AsyncConnection | None = None,
     ) -> list[tuple[Memory, frozenset[str]]]:
         """The `limit` best (bm25) memories visible now holding any of these bigram
-        tokens, each with the bigram tokens it holds."""
-        return await self._matches(scope, tokens, sql.visible(scope, now), limit, conn)
-
-    async def upcoming_matches(
-        self,
-        scope: str,
-        tokens: Iterable[str],
-        now: datetime,
-        *,
-        limit: int,
-        conn: AsyncConnection | None = None,
-    ) -> list[tuple[Memory, frozenset[str]]]:
-        """`word_matches` among the chat's memories that start after `now` (a plan
-        dated ahead, which visibility hides until its day)."""
-        return await self._matches(scope, tokens, sql.upcoming(scope, now), limit, conn)
-
-    async def _matches(
-        self,
-        scope: str,
-        tokens: Iterable[str],
-        where: ColumnElement[bool],
-        limit: int,
-        conn: AsyncConnection | None,
-    ) -> list[tuple[Memory, frozenset[str]]]:
+        tokens, each with the bigram tokens it holds; `ahead`: among the chat's memories
+        that start after `now` instead (a plan dated ahead, which visibility hides until
+        its day)."""
+        where = sql.upcoming(scope, now) if ahead else sql.visible(scope, now)
         async with self.reading(conn) as c:
             match = match_params(c.dialect.name, scope, tokens)
             if match is None:
