@@ -56,6 +56,9 @@ class Explained:
     remembers (chatter.below_the_chat): it asks about nothing."""
     turns_share: bool = False
     """A word of the turns before the wake is in some memory of the chat."""
+    topic_shared: bool = False
+    """A word of the wake's own, not a time word, is in some memory of the chat (a
+    day named in small talk, "终于周五了", is the day, not something remembered)."""
 
 
 def choose(

@@ -353,7 +353,7 @@ class Recall:
         are still quoted."""
         shares = ex.turns_share or any(seen.bm25_rank is not None for seen in ex.seen)
         # A wake leaning on the turns before is small talk by their cosines (small_talk).
-        if ex.wake.idle and not ex.wake.leans and not shares:
+        if ex.wake.idle and not ex.wake.leans and not (ex.turns_share or ex.topic_shared):
             return True
         gate = model.chatter
         return gate is not None and gate.says_nothing_remembered(ex.wake.signals, shares)
@@ -613,6 +613,7 @@ class Recall:
             unrelated=features.unrelated(about, baseline, heard),
             small_talk=small_talk,
             turns_share=any(t in df for t in extra),
+            topic_shared=any(not language.is_time(t) for t in heard),
         )
 
     async def search(self, scope: str, text: str, limit: int, now: datetime) -> list[Memory]:

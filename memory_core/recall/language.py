@@ -112,6 +112,7 @@ _NUMBER = re.compile(
 _PLACE = re.compile(
     r"[\u4e00-\u9fff](?:市|省|区|县|镇|村|路|街|站|店|馆|园|楼|栋|小区|公司|学校|大学|医院|公园|商场|机场)"
     r"|在[\u4e00-\u9fff]{2}|去[\u4e00-\u9fff]{2}|住[\u4e00-\u9fff]{2}"
+    r"|搬(?:家)?(?:到|去|进|回)了?[\u4e00-\u9fff]{2}"
     r"|\b(?:street|st|road|rd|avenue|ave|lane|drive|boulevard|square|city|town|village|county"
     r"|state|country|island|park|hotel|station|airport|school|university|college|campus"
     r"|hospital|clinic|office|house|home|apartment|flat|bar|pub|restaurant|cafe|caf\u00e9|club"
@@ -215,6 +216,11 @@ def states(text: str, kind: AnswerKind, written: str = "") -> bool:
     if kind == "name":
         return _NAME_STATED.search(text) is not None or names_as_subject(written)
     return True  # a person or a particular thing: any statement may name one
+
+
+def is_time(term: str) -> bool:
+    """`term` is a time word and nothing else ("周五", "明天", "tonight")."""
+    return _TIME_WORDS.fullmatch(term) is not None
 
 
 def names_as_subject(written: str) -> bool:

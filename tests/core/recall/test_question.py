@@ -100,6 +100,10 @@ def test_the_kind_of_answer_an_english_question_asks_and_a_memory_states() -> No
     written = "Leo works remotely from Denver"
     assert language.states(written.lower(), "place", written)
     assert not language.states("leo works remotely", "place", "Leo works remotely")
+    # a move states where someone now is, whether or not the place's name says "区"
+    assert language.states("阿杰上个月搬到了滨江", "place")
+    assert language.states("我们家搬回老城了", "place")
+    assert not language.states("阿杰上个月换了工作", "place")
 
 
 def test_english_inflections_meet_at_one_stem() -> None:

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_core import Yuji
+from memory_core.recall import language
 from memory_core.recall.smalltalk import asks, idle
 from memory_core.recall.wake import Turn
 from memory_core.vectors import sync_index
@@ -62,6 +63,16 @@ def test_a_question_word_used_as_something_else_asks_nothing(text: str) -> None:
     assert not asks(text)
 
 
+@pytest.mark.parametrize("term", ["周五", "星期天", "明天", "晚上", "tonight", "friday"])
+def test_a_time_word_is_a_time_word(term: str) -> None:
+    assert language.is_time(term)
+
+
+@pytest.mark.parametrize("term", ["综合", "吉他", "周末去", "guitar", "fridays off"])
+def test_a_word_with_more_than_a_time_in_it_is_not_one(term: str) -> None:
+    assert not language.is_time(term)
+
+
 @given(st.text(max_size=30))
 def test_a_wake_naming_a_member_is_never_idle(text: str) -> None:
     assert not idle(text, named=True)
@@ -89,6 +100,10 @@ async def test_idle_small_talk_gets_nothing_unless_a_word_of_it_or_its_turns_is_
     alone = await core.recall.recall(G1, small_talk)
     assert alone.items == (), alone.trace
     assert any("small talk" in line for line in alone.trace), alone.trace
+
+    # A day's name in common is the day, not something remembered.
+    friday = await core.recall.recall(G1, "终于周六了")
+    assert friday.items == (), friday.trace
 
     # A statement naming something remembered is not small talk.
     said = await core.recall.recall(G1, "今天又去琴行了")
