@@ -15,7 +15,6 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.storage import MemoryRepo
-from memory_core.types import Memory
 
 from .when import Span
 
@@ -26,14 +25,10 @@ LIMIT = 30
 @dataclass(frozen=True, slots=True)
 class Day:
     span: Span | None = None
-    memories: tuple[Memory, ...] = ()
+    ids: tuple[int, ...] = ()
     """The memories dated on the named day, latest first (at most LIMIT)."""
     on_day: frozenset[int] = frozenset()
     """Which of every candidate (these and the other sources') are dated on it."""
-
-    @property
-    def ids(self) -> tuple[int, ...]:
-        return tuple(memory.id for memory in self.memories)
 
     @property
     def note(self) -> tuple[str, ...]:
@@ -61,11 +56,10 @@ async def search(
     being computed)."""
     if span is None:
         return Day()
-    rows = await repo.dated_candidates(
+    ids = await repo.dated_candidates(
         scope, span.start, span.end, now, with_past=with_past, limit=limit, conn=conn
     )
-    memories = tuple(memory for memory, _ in rows)
-    return Day(span, memories, frozenset(memory.id for memory in memories))
+    return Day(span, tuple(ids), frozenset(ids))
 
 
 async def marked(

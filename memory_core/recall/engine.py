@@ -62,7 +62,7 @@ from .dense_port import DenseSearch
 from .dense_view import cosines_of, top_view
 from .features import Baseline, Seen, Via
 from .judge import Judge
-from .question import Names, Question, name_tokens
+from .question import Names, Question, analyse, name_tokens
 from .quotes import RecentSource
 from .ranking import Points, RankParams
 from .relevance import LEXICAL, RelevanceModel
@@ -402,7 +402,14 @@ class Recall:
         n, subjects, aliases = held
         names = Names.of(subjects, aliases, self._settings.nicknames)
         nicknames = self._settings.nicknames
-        wake = read_wake(scope, text, names, nicknames, context, asker, members)
+        searcher = self.dense if dense else None
+        if searcher is not None and searcher.mode == "off":
+            searcher = None
+        # The wake's own vector is always asked for: it starts before the turns are read.
+        own = analyse(text, names, nicknames, asker, members)
+        if searcher is not None:
+            searcher.prefetch(own.embed_text)
+        wake = read_wake(scope, text, names, nicknames, context, asker, members, own)
         kin = language.kin_asked(wake.question.text) if asker is not None else ()
         if kin:
             relatives = await self._relatives(scope, names, names.of_asker(asker), kin)
@@ -412,11 +419,8 @@ class Recall:
                 # its searches and the sure band.
                 told = f"{text} {' '.join(sorted(relatives))}"
                 wake = read_wake(scope, told, names, nicknames, context, mentioned=members)
-        searcher = self.dense if dense else None
-        if searcher is not None and searcher.mode == "off":
-            searcher = None
         if searcher is not None:
-            for asked in {wake.question.embed_text, wake.lookup.embed_text}:
+            for asked in (wake.question.embed_text, wake.lookup.embed_text):
                 searcher.prefetch(asked)
         return Reading(text, wake, names, n, searcher)
 
@@ -554,9 +558,8 @@ class Recall:
                 found.setdefault(mid, (None, "search"))
             day = await dated.marked(self._repo, conn, scope, day, found)
             trace.extend(day.note)  # last: every source's candidate is dated or not
-            # The word and day searches read their memories already, in this snapshot.
-            said = (*(m for m, _ in (*matched, *extra_found)), *day.memories)
-            read = {m.id: m for m in said if m.id in found}
+            # The word searches read their memories already, in this snapshot.
+            read = {m.id: m for m, _ in (*matched, *extra_found) if m.id in found}
             rest = await self._repo.get_many(scope, found.keys() - read.keys(), conn=conn)
             fetched = sorted([*read.values(), *rest], key=lambda mem: mem.id)
         kept = [mem for mem in fetched if is_visible(mem, scope, now, retrospective=retro)]

@@ -8,7 +8,8 @@ itself ("你会下棋吗", "do you ever get tired?"), or a request for its compa
 
 Whether it mentions something remembered is for the memories to say: the engine
 injects nothing for an idle wake only when neither it nor the turns before it share a
-word with any memory of the chat. A cosine cannot make that call: small talk and
+word with any memory of the chat (a time word is no such word: "终于周五了" names
+the day). A cosine cannot make that call: small talk and
 questions that share no word with their answer reach the same cosines in a chat.
 
 An idle wake names no member, points back at no one and has no cue to remember; and

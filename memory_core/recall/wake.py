@@ -144,12 +144,14 @@ def read(
     context: Sequence[Turn] = (),
     asker: Asker | None = None,
     mentioned: Sequence[Asker] = (),
+    question: Question | None = None,
 ) -> Wake:
     """The analysis of a wake `text` said in `scope` after `context` (oldest first),
     sent by `asker` (a first person is them; None: nobody known), @-mentioning the
-    members `mentioned` (it names them)."""
+    members `mentioned` (it names them). `question`: the text analysed already (the
+    engine starts its embedding before the turns are read)."""
     bots = tuple(bot_names)
-    q = analyse(text, names, bots, asker, mentioned)
+    q = question or analyse(text, names, bots, asker, mentioned)
     mine = [t for t in context if t.scope is None or t.scope == scope][-CONTEXT_TURNS:]
     said: list[Said] = []
     spoken: list[str] = []  # the turns with content, newest first

@@ -19,11 +19,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_core.clock import as_utc
 from memory_core.storage.schema import experiences, memories, memory_evidence
-from memory_core.types import Memory
 
 from . import memory_sql as sql
 from .memory_reads import MemoryReads
-from .memory_sql import m, to_memory
+from .memory_sql import m
 
 e = experiences.c
 ev = memory_evidence.c
@@ -40,16 +39,17 @@ class MemoryDated(MemoryReads):
         with_past: bool,
         limit: int,
         conn: AsyncConnection | None = None,
-    ) -> list[tuple[Memory, datetime]]:
-        """At most `limit` memories visible at `now` (`with_past`: also those whose
-        validity ended) dated on [start, end), each with the instant that dates it
-        (the evidence message's time or the validity's start), latest first."""
+    ) -> list[int]:
+        """The ids of at most `limit` memories visible at `now` (`with_past`: also
+        those whose validity ended) dated on [start, end), latest first by the instant
+        that dates each (the evidence message's time or the validity's start). Ids
+        alone: recall reads the memories with its other candidates, in one statement."""
         start, end = as_utc(start), as_utc(end)
         visible = sql.visible(scope, now, retrospective=with_past)
-        best: dict[int, tuple[Memory, datetime]] = {}
+        latest: dict[int, datetime] = {}
         async with self.reading(conn) as c:
             by_evidence = (
-                select(memories, e.sent_at.label("dated_at"))
+                select(m.id, e.sent_at.label("dated_at"))
                 .join_from(experiences, memory_evidence, ev.experience_id == e.id)
                 .join(memories, m.id == ev.memory_id)
                 .where(e.scope == scope, e.sent_at >= start, e.sent_at < end, visible)
@@ -59,7 +59,7 @@ class MemoryDated(MemoryReads):
             # One statement per way of being dated, each a range of one index (an OR
             # of the two is planned as a walk through every memory of the chat).
             by_validity = [
-                select(memories, m.valid_from.label("dated_at"))
+                select(m.id, m.valid_from.label("dated_at"))
                 .where(visible, on_span)
                 .order_by(m.valid_from.desc(), m.id)
                 .limit(limit)
@@ -69,10 +69,10 @@ class MemoryDated(MemoryReads):
             ways = union_all(*(q.subquery().select() for q in (by_evidence, *by_validity)))
             for row in await c.execute(ways):
                 at = as_utc(row.dated_at)
-                if row.id not in best or best[row.id][1] < at:
-                    best[row.id] = (to_memory(row), at)
-        latest = sorted(best.values(), key=lambda pair: (-pair[1].timestamp(), pair[0].id))
-        return latest[:limit]
+                if row.id not in latest or latest[row.id] < at:
+                    latest[row.id] = at
+        ordered = sorted(latest.items(), key=lambda pair: (-pair[1].timestamp(), pair[0]))
+        return [memory_id for memory_id, _ in ordered[:limit]]
 
     async def dated_among(
         self,
