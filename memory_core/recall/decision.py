@@ -54,11 +54,10 @@ class Explained:
     small_talk: bool = False
     """A wake leaning on the turns before it, which are near nothing the chat
     remembers (chatter.below_the_chat): it asks about nothing."""
-    turns_share: bool = False
-    """A word of the turns before the wake is in some memory of the chat."""
-    topic_shared: bool = False
-    """A word of the wake's own, not a time word, is in some memory of the chat (a
-    day named in small talk, "终于周五了", is the day, not something remembered)."""
+    shares_a_word: bool = False
+    """Some memory of the chat holds a word of the wake or of the turns before it, or
+    the member it names: it mentions something remembered. A time word alone does not
+    count ("终于周五了" names the day; the day's memories are found as dated ones)."""
 
 
 def choose(

@@ -351,12 +351,11 @@ class Recall:
         before it: below the chatter gate's line (chatter.py), or idle by its words
         (smalltalk.py). No memory is injected for it; the recent messages it meets
         are still quoted."""
-        shares = ex.turns_share or any(seen.bm25_rank is not None for seen in ex.seen)
         # A wake leaning on the turns before is small talk by their cosines (small_talk).
-        if ex.wake.idle and not ex.wake.leans and not (ex.turns_share or ex.topic_shared):
+        if ex.wake.idle and not ex.wake.leans and not ex.shares_a_word:
             return True
         gate = model.chatter
-        return gate is not None and gate.says_nothing_remembered(ex.wake.signals, shares)
+        return gate is not None and gate.says_nothing_remembered(ex.wake.signals, ex.shares_a_word)
 
     def _silent(self, wake: Wake) -> bool:
         """Every model this wake may be decided by reads it as asking about nothing
@@ -405,12 +404,13 @@ class Recall:
         searcher = self.dense if dense else None
         if searcher is not None and searcher.mode == "off":
             searcher = None
-        # The wake's own vector is always asked for: it starts before the turns are read.
         own = analyse(text, names, nicknames, asker, members)
-        if searcher is not None:
+        kin = language.kin_asked(own.text) if asker is not None else ()
+        if searcher is not None and not kin:
+            # The wake's own vector is always asked for: it starts before the turns are
+            # read (a kin word's wake may be read again, naming whom it means).
             searcher.prefetch(own.embed_text)
         wake = read_wake(scope, text, names, nicknames, context, asker, members, own)
-        kin = language.kin_asked(wake.question.text) if asker is not None else ()
         if kin:
             relatives = await self._relatives(scope, names, names.of_asker(asker), kin)
             if relatives:
@@ -615,8 +615,9 @@ class Recall:
             baseline=baseline,
             unrelated=features.unrelated(about, baseline, heard),
             small_talk=small_talk,
-            turns_share=any(t in df for t in extra),
-            topic_shared=any(not language.is_time(t) for t in heard),
+            shares_a_word=any(t in df for t in extra)
+            or any(not language.is_time(t) for t in heard)
+            or (bool(look.named) and bool(words)),
         )
 
     async def search(self, scope: str, text: str, limit: int, now: datetime) -> list[Memory]:
